@@ -1,0 +1,164 @@
+"""The heightfield: a grid of heights with its georeference.
+
+Axis conventions
+----------------
+World coordinates are GIS map coordinates: ``x`` grows east, ``y`` grows north, heights in the
+same unit (metres for projected CRSs). The height array is stored the way GIS rasters are:
+``heights[row, col]`` with row 0 on the **north** edge and column 0 on the **west** edge.
+The centre of cell ``(r, c)`` is ``x = origin_x + (c + 0.5) * cell_size`` and
+``y = origin_y - (r + 0.5) * cell_size`` (``origin`` is the north-west *corner* of the grid).
+
+Houdini heightfields lie in the XZ plane with Y up; the Houdini front ends map world ``x`` to
+Houdini ``X`` and world ``y`` to Houdini ``-Z`` (north is -Z, the top of the top view).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from .errors import TerraceInputError
+
+__all__ = ["Heightfield"]
+
+
+@dataclass(frozen=True)
+class Heightfield:
+    """Heights on a regular square grid, with where that grid lies in the world.
+
+    Parameters
+    ----------
+    heights : (M, N) ndarray of float
+        Heights in world units. Row 0 is the north edge, column 0 the west edge.
+    cell_size : float
+        Edge length of one square cell, world units (> 0).
+    origin : (float, float)
+        World ``(x, y)`` of the grid's north-west corner.
+    crs : str, optional
+        Coordinate reference system (WKT or ``EPSG:n``), kept through to the outputs.
+    meta : dict, optional
+        Anything a reader wants carried to the writer (for example a rasterio profile).
+    """
+
+    heights: np.ndarray
+    cell_size: float
+    origin: tuple[float, float] = (0.0, 0.0)
+    crs: str | None = None
+    meta: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """Grid shape ``(rows, cols)``."""
+        return tuple(self.heights.shape)  # type: ignore[return-value]
+
+    @property
+    def extent(self) -> tuple[float, float, float, float]:
+        """World bounds ``(xmin, ymin, xmax, ymax)`` of the grid's outer cell edges."""
+        rows, cols = self.heights.shape
+        x0, y0 = self.origin
+        return (x0, y0 - rows * self.cell_size, x0 + cols * self.cell_size, y0)
+
+    @property
+    def cell_area(self) -> float:
+        """Area of one cell, square world units."""
+        return float(self.cell_size) ** 2
+
+    @property
+    def transform(self) -> tuple[float, float, float, float, float, float]:
+        """Affine coefficients ``(a, b, c, d, e, f)`` as rasterio's ``Affine`` takes them."""
+        x0, y0 = self.origin
+        return (self.cell_size, 0.0, x0, 0.0, -self.cell_size, y0)
+
+    def cell_centres(self) -> tuple[np.ndarray, np.ndarray]:
+        """World coordinates of the cell centres along each axis.
+
+        Returns
+        -------
+        xs : (N,) ndarray
+            ``x`` of each column's centre.
+        ys : (M,) ndarray
+            ``y`` of each row's centre (decreasing: row 0 is north).
+        """
+        rows, cols = self.heights.shape
+        x0, y0 = self.origin
+        xs = x0 + (np.arange(cols) + 0.5) * self.cell_size
+        ys = y0 - (np.arange(rows) + 0.5) * self.cell_size
+        return xs, ys
+
+    def world_to_grid(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Fractional ``(row, col)`` of world points, in cell-centre units.
+
+        ``(0.0, 0.0)`` is the centre of the north-west cell.
+        """
+        x0, y0 = self.origin
+        col = (np.asarray(x, dtype=float) - x0) / self.cell_size - 0.5
+        row = (y0 - np.asarray(y, dtype=float)) / self.cell_size - 0.5
+        return row, col
+
+    def sample(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Bilinear height at world points (clamped to the outer cell centres).
+
+        Parameters
+        ----------
+        x, y : (K,) array_like
+            World coordinates.
+
+        Returns
+        -------
+        (K,) ndarray of float64
+        """
+        h = self.heights
+        rows, cols = h.shape
+        r, c = self.world_to_grid(x, y)
+        r = np.clip(r, 0.0, rows - 1.0)
+        c = np.clip(c, 0.0, cols - 1.0)
+        r0 = np.minimum(np.floor(r).astype(np.intp), rows - 2)
+        c0 = np.minimum(np.floor(c).astype(np.intp), cols - 2)
+        fr = r - r0
+        fc = c - c0
+        h00 = h[r0, c0].astype(np.float64)
+        h01 = h[r0, c0 + 1].astype(np.float64)
+        h10 = h[r0 + 1, c0].astype(np.float64)
+        h11 = h[r0 + 1, c0 + 1].astype(np.float64)
+        top = h00 + (h01 - h00) * fc
+        bottom = h10 + (h11 - h10) * fc
+        return top + (bottom - top) * fr
+
+    def with_heights(self, heights: np.ndarray) -> "Heightfield":
+        """The same georeference with other heights (same shape)."""
+        if heights.shape != self.heights.shape:
+            raise ValueError(f"heights shape {heights.shape} != grid shape {self.heights.shape}")
+        return replace(self, heights=heights)
+
+    def validate(self, source: str = "heightfield") -> "Heightfield":
+        """Check the grid is usable; return it with float64 heights.
+
+        Raises
+        ------
+        TerraceInputError
+            Fewer than 2x2 cells, non-positive or non-finite cell size, NaN or infinite heights.
+        """
+        h = np.asarray(self.heights)
+        if h.ndim != 2:
+            raise TerraceInputError(f"heights must be a 2-D grid, got {h.ndim}-D", source)
+        if h.shape[0] < 2 or h.shape[1] < 2:
+            raise TerraceInputError(
+                f"grid is {h.shape[0]}x{h.shape[1]} cells; at least 2x2 is needed", source
+            )
+        if not np.issubdtype(h.dtype, np.number) or np.issubdtype(h.dtype, np.complexfloating):
+            raise TerraceInputError(f"heights must be real numbers, got dtype {h.dtype}", source)
+        cs = float(self.cell_size)
+        if not np.isfinite(cs) or cs <= 0:
+            raise TerraceInputError(f"cell size must be positive, got {self.cell_size}", source)
+        if not all(np.isfinite(v) for v in self.origin):
+            raise TerraceInputError(f"origin must be finite, got {self.origin}", source)
+        bad = ~np.isfinite(h)
+        if bad.any():
+            r, c = np.argwhere(bad)[0]
+            raise TerraceInputError(
+                f"{int(bad.sum())} NaN, infinite or nodata heights (first at row {r}, col {c})",
+                source,
+            )
+        return replace(self, heights=h.astype(np.float64, copy=False), cell_size=cs,
+                       origin=(float(self.origin[0]), float(self.origin[1])))

@@ -1,0 +1,124 @@
+"""The method's parameters, their defaults and their valid ranges (one place for all front ends).
+
+Every front end (Python API, CLI, Houdini assets) takes these names. ``PARAMETERS`` is the table
+the CLI builds its flags from and the Houdini network spec checks its promoted parameters against.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from .errors import TerraceInputError
+
+__all__ = ["TerraceParams", "PARAMETERS", "ParamInfo"]
+
+
+@dataclass(frozen=True)
+class ParamInfo:
+    """How one parameter is presented: label, help and valid range."""
+
+    name: str
+    label: str
+    help: str
+    minimum: float | None = None
+    maximum: float | None = None
+    min_inclusive: bool = True
+
+
+PARAMETERS: dict[str, ParamInfo] = {p.name: p for p in [
+    ParamInfo("seed", "Seed", "Seed of the scatter and of the lot cuts; same seed, same result."),
+    ParamInfo("scatter_count", "Scatter Count",
+              "Points scattered in each range polygon; each becomes one Voronoi piece.", 1),
+    ParamInfo("relax_iterations", "Relax Iterations",
+              "Lloyd relaxation passes that spread the scattered points evenly (0 = none).", 0),
+    ParamInfo("min_lot_size", "Min Lot Size",
+              "Pieces larger than this area (square world units) are split again.", 0, None, False),
+    ParamInfo("lot_iterations", "Lot Iterations",
+              "Most times a piece is split in two while it is larger than Min Lot Size.", 0),
+    ParamInfo("irregularity", "Irregularity",
+              "How far cuts stray from the middle of a lot and from square (0 = even halves).",
+              0, 1),
+    ParamInfo("remesh_size", "Remesh Size",
+              "Target triangle edge length of the slice meshes, world units.", 0, None, False),
+    ParamInfo("blend", "Blend",
+              "Per vertex h' = lerp(max(pad, h), pad, blend): 1 gives flat pads, 0 fills only.",
+              0, 1),
+    ParamInfo("blur_radius", "Blur Radius",
+              "Reach of the blur that blends the terraces into the terrain, world units.", 0),
+]}
+
+
+@dataclass(frozen=True)
+class TerraceParams:
+    """Parameters of the terrace method (defaults are the reference method's).
+
+    Attributes
+    ----------
+    seed : int
+        Seed of every random choice.
+    scatter_count : int
+        Points scattered per range polygon (Voronoi pieces before lot subdivision).
+    relax_iterations : int
+        Lloyd relaxation passes applied to the scattered points.
+    min_lot_size : float
+        Largest lot area kept without splitting, square world units.
+    lot_iterations : int
+        Most split levels in lot subdivision.
+    irregularity : float
+        0..1, randomness of the cut position and angle.
+    remesh_size : float
+        Target triangle edge of the slice meshes, world units.
+    blend : float
+        0..1, weight of the pad height in ``h' = lerp(max(pad, h), pad, blend)``.
+    blur_radius : float
+        Reach of the difference blur, world units (0 = no blur).
+    """
+
+    seed: int = 0
+    scatter_count: int = 50
+    relax_iterations: int = 2
+    min_lot_size: float = 7000.0
+    lot_iterations: int = 12
+    irregularity: float = 0.3
+    remesh_size: float = 10.0
+    blend: float = 0.5
+    blur_radius: float = 10.0
+
+    def validated(self) -> "TerraceParams":
+        """Return a copy with the types normalised; raise on any value out of range.
+
+        Raises
+        ------
+        TerraceInputError
+            Naming the parameter, its value and the allowed range.
+        """
+        values: dict[str, Any] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            info = PARAMETERS[f.name]
+            kind = int if f.type in ("int", int) else float
+            try:
+                if isinstance(v, bool):
+                    raise TypeError
+                cast = kind(v)
+                if kind is int and cast != v:
+                    raise TypeError
+            except (TypeError, ValueError):
+                raise TerraceInputError(f"must be {'an integer' if kind is int else 'a number'},"
+                                        f" got {v!r}", f.name) from None
+            if kind is float and cast != cast or cast in (float("inf"), float("-inf")):
+                raise TerraceInputError(f"must be finite, got {v!r}", f.name)
+            lo, hi = info.minimum, info.maximum
+            if lo is not None and (cast < lo or (cast == lo and not info.min_inclusive)):
+                rng = f"[{lo}, {hi if hi is not None else 'inf'}]" if info.min_inclusive \
+                    else f"({lo}, {hi if hi is not None else 'inf'}]"
+                raise TerraceInputError(f"{cast} is out of range {rng}", f.name)
+            if hi is not None and cast > hi:
+                raise TerraceInputError(f"{cast} is out of range [{lo}, {hi}]", f.name)
+            values[f.name] = cast
+        return TerraceParams(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict of the parameters (for reports and sidecars)."""
+        return asdict(self)

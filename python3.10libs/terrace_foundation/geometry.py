@@ -1,0 +1,193 @@
+"""Batched convex-polygon geometry: the numpy kernels every stage is built from.
+
+A batch of convex polygons is a padded array ``poly`` of shape ``(N, K, 2)`` plus a vertex
+count per polygon ``count`` of shape ``(N,)``. Unused slots repeat the polygon's first vertex,
+so shoelace sums over all ``K`` slots are exact without masking. Polygons are
+counter-clockwise. A half-plane is ``(normal, offset)``: the inside is ``normal . p <= offset``.
+
+Everything here is vectorised over the batch; Python loops run over vertex slots or
+half-planes (a handful), never over polygons or cells.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "pad_polygons", "clip_halfplane", "clip_halfplanes", "polygon_area", "polygon_moments",
+    "polygon_halfplanes", "polygon_bounds", "fan_triangles",
+]
+
+
+def pad_polygons(poly: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Fill the unused slots of each polygon with its first vertex (in place, returned)."""
+    k = poly.shape[1]
+    unused = np.arange(k)[None, :] >= count[:, None]
+    if unused.any():
+        first = np.broadcast_to(poly[:, :1, :], poly.shape)
+        poly[unused] = first[unused]
+    return poly
+
+
+def clip_halfplane(poly: np.ndarray, count: np.ndarray, normal: np.ndarray,
+                   offset: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Clip each convex polygon by its own half-plane (Sutherland-Hodgman, batched).
+
+    Parameters
+    ----------
+    poly : (N, K, 2) ndarray
+        Padded polygons.
+    count : (N,) ndarray of int
+        Vertex counts (0 for empty polygons).
+    normal : (N, 2) or (2,) ndarray
+        Half-plane normals (pointing out of the kept side).
+    offset : (N,) ndarray or float
+        Half-plane offsets: the kept side is ``normal . p <= offset``.
+
+    Returns
+    -------
+    poly : (N, K', 2) ndarray
+        Clipped polygons, padded, ``K' <= K + 1``.
+    count : (N,) ndarray of int
+    """
+    n, k, _ = poly.shape
+    if n == 0:
+        return poly, count
+    normal = np.broadcast_to(np.asarray(normal, dtype=np.float64), (n, 2))
+    offset = np.broadcast_to(np.asarray(offset, dtype=np.float64), (n,))
+    valid = np.arange(k)[None, :] < count[:, None]
+    s = poly[:, :, 0] * normal[:, None, 0] + poly[:, :, 1] * normal[:, None, 1] - offset[:, None]
+    inside = s <= 0.0
+    nxt = (np.arange(k)[None, :] + 1) % np.maximum(count, 1)[:, None]
+    rows = np.arange(n)[:, None]
+    p1 = poly[rows, nxt]
+    s1 = s[rows, nxt]
+    in1 = inside[rows, nxt]
+    cross = valid & (((s < 0.0) & (s1 > 0.0)) | ((s > 0.0) & (s1 < 0.0)))
+    # Intersection computed from the lexicographically smaller end point, so two polygons
+    # sharing an edge get bit-identical points on it.
+    swap = (poly[:, :, 0] > p1[:, :, 0]) | ((poly[:, :, 0] == p1[:, :, 0]) & (poly[:, :, 1] > p1[:, :, 1]))
+    a = np.where(swap[..., None], p1, poly)
+    b = np.where(swap[..., None], poly, p1)
+    sa = np.where(swap, s1, s)
+    sb = np.where(swap, s, s1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = sa / (sa - sb)
+    t = np.where(cross, t, 0.0)
+    ip = a + t[..., None] * (b - a)
+    cand = np.empty((n, 2 * k, 2))
+    cand[:, 0::2] = poly
+    cand[:, 1::2] = ip
+    keep = np.empty((n, 2 * k), dtype=bool)
+    keep[:, 0::2] = valid & inside
+    keep[:, 1::2] = cross
+    new_count = keep.sum(axis=1)
+    order = np.argsort(~keep, axis=1, kind="stable")
+    kmax = int(new_count.max()) if n else 0
+    kmax = max(kmax, 1)
+    order = order[:, :kmax]
+    out = np.take_along_axis(cand, order[..., None], axis=1)
+    new_count = np.where(new_count >= 3, new_count, 0)
+    return pad_polygons(out, new_count), new_count
+
+
+def clip_halfplanes(poly: np.ndarray, count: np.ndarray, normals: np.ndarray,
+                    offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Clip each polygon by its own set of half-planes.
+
+    Parameters
+    ----------
+    poly : (N, K, 2) ndarray
+    count : (N,) ndarray of int
+    normals : (N, H, 2) ndarray
+        Per polygon ``H`` half-plane normals (pad with zero normals and offset 1 to skip).
+    offsets : (N, H) ndarray
+
+    Returns
+    -------
+    poly, count
+        As :func:`clip_halfplane`.
+    """
+    for h in range(normals.shape[1]):
+        live = count > 0
+        if not live.any():
+            break
+        poly, count = clip_halfplane(poly, count, normals[:, h], offsets[:, h])
+    return poly, count
+
+
+def polygon_halfplanes(poly: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Half-planes ``(normals (N, K, 2), offsets (N, K))`` whose intersection is each polygon.
+
+    Slots past a polygon's count (and zero-length edges) get the always-true half-plane
+    ``0 . p <= 1``.
+    """
+    nxt = np.roll(poly, -1, axis=1)
+    k = poly.shape[1]
+    # The closing edge of a padded polygon runs from the last real vertex to slot 0.
+    last = np.clip(count - 1, 0, k - 1)
+    rows = np.arange(len(poly))
+    nxt[rows, last] = poly[:, 0]
+    e = nxt - poly
+    normal = np.stack([e[..., 1], -e[..., 0]], axis=-1)  # outward for CCW polygons
+    offset = (normal * poly).sum(axis=-1)
+    dead = (np.arange(k)[None, :] >= count[:, None]) | ((e[..., 0] == 0) & (e[..., 1] == 0))
+    normal[dead] = 0.0
+    offset[dead] = 1.0
+    return normal, offset
+
+
+def polygon_area(poly: np.ndarray) -> np.ndarray:
+    """Signed shoelace area of each padded polygon, ``(N,)``."""
+    x = poly[..., 0]
+    y = poly[..., 1]
+    return 0.5 * (x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y).sum(axis=1)
+
+
+def polygon_moments(poly: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Area, first and second moments of each polygon about the world origin.
+
+    Returns
+    -------
+    area : (N,) ndarray
+    first : (N, 2) ndarray
+        ``(int x dA, int y dA)``.
+    second : (N, 3) ndarray
+        ``(int x^2 dA, int y^2 dA, int x y dA)``.
+    """
+    x0 = poly[..., 0]
+    y0 = poly[..., 1]
+    x1 = np.roll(x0, -1, axis=1)
+    y1 = np.roll(y0, -1, axis=1)
+    c = x0 * y1 - x1 * y0
+    area = 0.5 * c.sum(axis=1)
+    mx = (c * (x0 + x1)).sum(axis=1) / 6.0
+    my = (c * (y0 + y1)).sum(axis=1) / 6.0
+    mxx = (c * (x0 * x0 + x0 * x1 + x1 * x1)).sum(axis=1) / 12.0
+    myy = (c * (y0 * y0 + y0 * y1 + y1 * y1)).sum(axis=1) / 12.0
+    mxy = (c * (x0 * y1 + 2 * x0 * y0 + 2 * x1 * y1 + x1 * y0)).sum(axis=1) / 24.0
+    return area, np.stack([mx, my], axis=1), np.stack([mxx, myy, mxy], axis=1)
+
+
+def polygon_bounds(poly: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per polygon ``(lo (N, 2), hi (N, 2))`` bounding-box corners."""
+    return poly.min(axis=1), poly.max(axis=1)
+
+
+def fan_triangles(poly: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Fan-triangulate each convex polygon.
+
+    Returns
+    -------
+    tri : (T, 3, 2) ndarray
+        Triangle corner coordinates (counter-clockwise).
+    source : (T,) ndarray of int
+        Index of the polygon each triangle came from.
+    """
+    n, k, _ = poly.shape
+    j = np.arange(1, k - 1)
+    use = j[None, :] < (count[:, None] - 1)
+    src, jj = np.nonzero(use)
+    jj = jj + 1
+    tri = np.stack([poly[src, 0], poly[src, jj], poly[src, jj + 1]], axis=1)
+    return tri, src

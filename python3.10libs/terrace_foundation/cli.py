@@ -1,0 +1,253 @@
+"""``terrace-foundation``: the command line front end (argparse, shaped like rasterio's ``rio``).
+
+Commands are thin: parse, check the output folder, read the inputs, call
+:func:`terrace_foundation.generate`, hand the result to :func:`terrace_foundation.io.write_outputs`.
+Every flag of the method is built from :data:`terrace_foundation.PARAMETERS` (labels, help,
+ranges) and :class:`terrace_foundation.TerraceParams` (types, defaults), so the CLI, the Python
+API and the Houdini assets share one table.
+
+Exit codes: 0 success, 1 bad input (one line on stderr: ``terrace-foundation: error: ...``),
+2 usage error (argparse).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import warnings
+from dataclasses import fields
+from typing import Callable, Sequence, TextIO
+
+from . import PARAMETERS, TerraceParams, __version__, generate
+from .errors import TerraceError, TerraceInputError, TerraceWarning
+
+__all__ = ["main", "build_parser", "COMMANDS"]
+
+PROG = "terrace-foundation"
+
+#: subcommand name -> (function(args) -> exit code, help line); ``report`` will join here.
+COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {}
+
+
+def _command(name: str, help: str):
+    def deco(func):
+        COMMANDS[name] = (func, help)
+        return func
+    return deco
+
+
+# --------------------------------------------------------------------------- shared options
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _param_types() -> dict[str, type]:
+    return {f.name: (int if f.type in ("int", int) else float) for f in fields(TerraceParams)}
+
+
+def params_parent() -> argparse.ArgumentParser:
+    """Parent parser with one flag per method parameter (``--scatter-count``, ``--blend``...)."""
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("method parameters")
+    defaults = TerraceParams()
+    types = _param_types()
+    for name, info in PARAMETERS.items():
+        kind = types[name]
+        rng = ""
+        if info.minimum is not None or info.maximum is not None:
+            lo = "-inf" if info.minimum is None else f"{info.minimum:g}"
+            hi = "inf" if info.maximum is None else f"{info.maximum:g}"
+            rng = f" Range {'[' if info.min_inclusive else '('}{lo}, {hi}]."
+        group.add_argument(
+            _flag(name), dest=name, type=kind, default=getattr(defaults, name),
+            metavar="INT" if kind is int else "NUM",
+            help=f"{info.help}{rng} Default: %(default)s.")
+    return parent
+
+
+def output_parent() -> argparse.ArgumentParser:
+    """Parent parser with ``--out``, ``--overwrite`` and ``--quiet``."""
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("output")
+    group.add_argument("--out", "-o", metavar="DIR", required=True,
+                       help="Output folder (must not exist unless --overwrite).")
+    group.add_argument("--overwrite", action="store_true",
+                       help="Replace an existing output folder (only after the run succeeded).")
+    group.add_argument("--quiet", "-q", action="store_true",
+                       help="No progress or summary on stderr (warnings and errors still show).")
+    return parent
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``terrace-foundation`` parser with every registered subcommand."""
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="Terraced city foundations on heightfields: range polygons +"
+        " terrain -> terrace slices + terrace heightfield.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    parents = [output_parent(), params_parent()]
+
+    p = sub.add_parser(
+        "generate", parents=parents, help=COMMANDS["generate"][1],
+        description="Terrace the REGIONS polygons into HEIGHTFIELD and write the terrace"
+        " heightfield, the slices (GeoJSON, OBJ), report.json and preview.png into --out.")
+    p.add_argument("heightfield", metavar="HEIGHTFIELD",
+                   help="GeoTIFF (or any raster GDAL reads), or .npy with a .json sidecar.")
+    p.add_argument("regions", metavar="REGIONS",
+                   help="GeoJSON Polygon, MultiPolygon, Feature or FeatureCollection.")
+
+    sub.add_parser(
+        "demo", parents=parents, help=COMMANDS["demo"][1],
+        description="Terrace the built-in synthetic mountain (two city outlines, one with a"
+        " hole) and write the same outputs as generate into --out.")
+    return parser
+
+
+# --------------------------------------------------------------------------- reporting
+
+class Progress:
+    """Progress on a stream: a line per stage (redrawn in place on a terminal)."""
+
+    def __init__(self, stream: TextIO, enabled: bool = True) -> None:
+        self.stream = stream
+        self.enabled = enabled
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.stage: str | None = None
+        self.shown = -1
+        self.t0 = time.perf_counter()
+
+    def __call__(self, stage: str, fraction: float) -> None:
+        if not self.enabled:
+            return
+        pct = int(max(0.0, min(1.0, float(fraction))) * 100)
+        if stage != self.stage:
+            if self.tty and self.stage is not None:
+                self.stream.write("\n")
+            self.stage, self.shown = stage, -1
+            if not self.tty:
+                self.stream.write(f"{PROG}: {stage}...\n")
+                self.stream.flush()
+        if self.tty and (pct >= self.shown + 5 or pct == 100) and pct != self.shown:
+            self.shown = pct
+            self.stream.write(f"\r{PROG}: {stage} {pct:3d}%")
+            self.stream.flush()
+
+    def message(self, text: str) -> None:
+        if self.enabled:
+            self.end()
+            self.stream.write(f"{PROG}: {text}\n")
+            self.stream.flush()
+
+    def end(self) -> None:
+        if self.tty and self.stage is not None:
+            self.stream.write("\n")
+            self.stage = None
+
+
+def _error(text: str) -> int:
+    line = " ".join(str(text).split())  # one line, always
+    sys.stderr.write(f"{PROG}: error: {line}\n")
+    return 1
+
+
+def _warn(text: str) -> None:
+    sys.stderr.write(f"{PROG}: warning: {' '.join(str(text).split())}\n")
+
+
+def _params_from(args: argparse.Namespace) -> dict:
+    values = {name: getattr(args, name) for name in PARAMETERS}
+    try:
+        return TerraceParams(**values).validated().to_dict()
+    except TerraceInputError as e:
+        if e.source in PARAMETERS:
+            raise TerraceInputError(e.problem, _flag(e.source)) from None
+        raise
+
+
+def _run(hf, regions, args: argparse.Namespace, context, protect: Sequence[str]) -> int:
+    """Generate and write; shared by ``generate`` and ``demo``."""
+    from .io import write_outputs
+
+    params = _params_from(args)
+    progress = Progress(sys.stderr, enabled=not args.quiet)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TerraceWarning)
+        result = generate(hf, regions, progress=progress, **params)
+    progress.end()
+    seen = set()
+    for text in [*result.warnings, *(str(w.message) for w in caught
+                                     if issubclass(w.category, TerraceWarning))]:
+        if text not in seen:
+            seen.add(text)
+            _warn(text)
+    files = write_outputs(result, args.out, context, overwrite=args.overwrite, protect=protect)
+    for text in context.warnings:
+        _warn(text)
+    progress.message(f"wrote {len(files)} files to {args.out} ({len(result.lots)} lots,"
+                     f" {time.perf_counter() - progress.t0:.1f} s)")
+    return 0
+
+
+@_command("generate", "Terrace regions into a heightfield file.")
+def cmd_generate(args: argparse.Namespace) -> int:
+    from .io import (OutputContext, check_output_folder, check_regions_against,
+                     heightfield_format, read_heightfield, read_regions)
+
+    protect = [args.heightfield, args.regions]
+    _params_from(args)                       # bad parameters fail before any reading
+    check_output_folder(args.out, args.overwrite, protect)
+    hf = read_heightfield(args.heightfield)
+    regs = read_regions(args.regions)
+    check_regions_against(regs, hf, args.heightfield)
+    if heightfield_format(args.heightfield) == "npy":
+        protect.append(str(hf.meta.get("sidecar", args.heightfield)))
+    context = OutputContext(
+        heightfield_format=hf.meta.get("format", heightfield_format(args.heightfield)),
+        crs=regs.crs or hf.crs,
+        inputs={"heightfield": args.heightfield, "regions": args.regions},
+        command=[PROG, *sys.argv[1:]] if sys.argv else None)
+    return _run(hf, regs.regions, args, context, protect)
+
+
+@_command("demo", "Terrace the built-in synthetic mountain (no input files needed).")
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import demo_inputs
+    from .io import OutputContext, check_output_folder
+    from .io._deps import available
+
+    _params_from(args)
+    check_output_folder(args.out, args.overwrite)
+    hf, regions = demo_inputs()
+    fmt = "gtiff" if available("rasterio") else "npy"
+    context = OutputContext(heightfield_format=fmt, crs=None,
+                            inputs={"heightfield": "built-in demo mountain",
+                                    "regions": "built-in demo cities"},
+                            command=[PROG, *sys.argv[1:]] if sys.argv else None)
+    if fmt == "npy" and not args.quiet:
+        _warn("rasterio is not installed: writing terrace_heightfield.npy + .json instead of"
+              " .tif (pip install terrace-foundation[io])")
+    return _run(hf, regions, args, context, protect=())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; return the exit code (``sys.exit(main())`` in the entry point)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func = COMMANDS[args.command][0]
+    try:
+        return func(args)
+    except TerraceError as e:           # bad input, missing optional library
+        return _error(str(e))
+    except OSError as e:                # the output folder could not be written, disk full...
+        name = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        return _error(f"{name}{e.strerror or e}")
+    except KeyboardInterrupt:
+        sys.stderr.write(f"\n{PROG}: interrupted; nothing was written\n")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

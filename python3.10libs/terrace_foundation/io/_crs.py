@@ -1,0 +1,80 @@
+"""Coordinate reference system names: normalise and compare without needing GDAL."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["normalise_crs", "same_crs", "geojson_crs_member"]
+
+_EPSG = re.compile(r"^(?:urn:ogc:def:crs:)?epsg:(?:[0-9.]*:)?:?(\d+)$", re.IGNORECASE)
+_CRS84 = re.compile(r"^(?:urn:ogc:def:crs:)?ogc:(?:1\.3:)?crs84$", re.IGNORECASE)
+
+
+def normalise_crs(crs: str | None) -> str | None:
+    """Short form of a CRS name: ``"EPSG:2056"``, ``"OGC:CRS84"``, or the input unchanged.
+
+    Accepts ``EPSG:n``, ``urn:ogc:def:crs:EPSG::n``, ``urn:ogc:def:crs:OGC:1.3:CRS84``; anything
+    else (WKT, PROJ strings) is returned stripped. Empty strings give ``None``.
+
+    Examples
+    --------
+    >>> normalise_crs("urn:ogc:def:crs:EPSG::2056")
+    'EPSG:2056'
+    """
+    if crs is None:
+        return None
+    s = str(crs).strip()
+    if not s:
+        return None
+    m = _EPSG.match(s)
+    if m:
+        return f"EPSG:{int(m.group(1))}"
+    if _CRS84.match(s):
+        return "OGC:CRS84"
+    return s
+
+
+def _simple(s: str) -> bool:
+    return s.startswith("EPSG:") or s == "OGC:CRS84"
+
+
+def same_crs(a: str | None, b: str | None) -> bool | None:
+    """Whether two CRS names mean the same system; ``None`` when that cannot be told.
+
+    Short names are compared directly; for WKT or PROJ strings rasterio is used when installed.
+    """
+    na, nb = normalise_crs(a), normalise_crs(b)
+    if na is None or nb is None:
+        return None
+    if na == nb:
+        return True
+    if _simple(na) and _simple(nb):
+        return False
+    try:
+        from rasterio.crs import CRS  # optional: only to compare WKT/PROJ definitions
+    except ImportError:
+        return None
+    try:
+        ca, cb = CRS.from_user_input(na), CRS.from_user_input(nb)
+    except Exception:  # noqa: BLE001 - an unparseable definition: cannot tell
+        return None
+    if ca == cb:
+        return True
+    ea, eb = ca.to_epsg(), cb.to_epsg()
+    if ea is not None and eb is not None:
+        return ea == eb
+    return False
+
+
+def geojson_crs_member(crs: str | None) -> dict | None:
+    """Legacy GeoJSON (2008) ``crs`` member naming ``crs``, or ``None`` if there is none."""
+    n = normalise_crs(crs)
+    if n is None:
+        return None
+    if n.startswith("EPSG:"):
+        name = f"urn:ogc:def:crs:EPSG::{n[5:]}"
+    elif n == "OGC:CRS84":
+        name = "urn:ogc:def:crs:OGC:1.3:CRS84"
+    else:
+        name = n
+    return {"type": "name", "properties": {"name": name}}

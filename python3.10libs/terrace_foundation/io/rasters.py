@@ -1,0 +1,316 @@
+"""Heightfield files: GeoTIFF (any GDAL raster, through rasterio) and ``.npy`` + JSON sidecar.
+
+Readers return a :class:`~terrace_foundation.Heightfield` whose ``meta`` says how it was read
+(``meta["format"]`` is ``"gtiff"`` or ``"npy"``; GeoTIFF inputs also carry the rasterio
+``profile``), so the writers can give the terrace heightfield the same georeference.
+
+Sidecar (``dem.npy`` + ``dem.json``), simple form::
+
+    {"cell_size": 25.0, "origin": [x_west, y_north], "crs": "EPSG:2056", "nodata": null}
+
+The richer form of ``../shared/data/*/dem.json`` is read too: ``cell_size_m``,
+``origin_x_west_edge``, ``origin_y_north_edge`` or a GDAL ``gdal_geotransform``; ``shape`` and
+``nodata`` are checked when present. Row 0 of the array is the north edge, column 0 the west.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import TerraceInputError
+from ..heightfield import Heightfield
+from ._crs import normalise_crs
+from ._deps import require
+
+__all__ = [
+    "read_heightfield", "read_npy_heightfield", "read_geotiff_heightfield", "sidecar_path",
+    "write_npy_heightfield", "write_geotiff_heightfield", "heightfield_format",
+]
+
+NPY_SUFFIXES = (".npy",)
+
+
+def heightfield_format(path: str | os.PathLike) -> str:
+    """``"npy"`` for ``.npy`` files, ``"gtiff"`` for anything else (read through GDAL)."""
+    return "npy" if Path(path).suffix.lower() in NPY_SUFFIXES else "gtiff"
+
+
+def sidecar_path(path: str | os.PathLike) -> Path:
+    """The JSON sidecar of an ``.npy`` heightfield: same folder and stem, ``.json``."""
+    return Path(path).with_suffix(".json")
+
+
+def read_heightfield(path: str | os.PathLike) -> Heightfield:
+    """Read a heightfield file and check it is usable.
+
+    Parameters
+    ----------
+    path : str or path-like
+        ``.npy`` (with a ``.json`` sidecar of the same stem) or a GeoTIFF / GDAL raster.
+
+    Returns
+    -------
+    Heightfield
+        Validated (finite heights, at least 2x2 cells, positive cell size), float64 heights.
+
+    Raises
+    ------
+    TerraceInputError
+        One line naming the file: unreadable, truncated, nodata/NaN/inf heights, bad grid.
+    MissingDependencyError
+        A GeoTIFF is given and rasterio is not installed.
+    """
+    if heightfield_format(path) == "npy":
+        return read_npy_heightfield(path)
+    return read_geotiff_heightfield(path)
+
+
+def _os_problem(err: OSError) -> str:
+    return err.strerror or str(err) or type(err).__name__
+
+
+def _check_file(path: Path) -> None:
+    if not path.exists():
+        raise TerraceInputError("file not found", str(path))
+    if path.is_dir():
+        raise TerraceInputError("is a folder, not a file", str(path))
+
+
+def _nodata_error(count: int, nodata: float, source: str) -> TerraceInputError:
+    return TerraceInputError(
+        f"{count} nodata heights (value {nodata:g}); fill the voids before terracing", source)
+
+
+def _check_nodata(heights: np.ndarray, nodata: Any, source: str) -> None:
+    if nodata is None:
+        return
+    nd = float(nodata)
+    bad = np.isnan(heights) if math.isnan(nd) else (heights == nd)
+    n = int(np.count_nonzero(bad))
+    if n:
+        raise _nodata_error(n, nd, source)
+
+
+# --------------------------------------------------------------------------- .npy + sidecar
+
+def _sidecar_number(side: dict, keys: tuple[str, ...], sidecar: str) -> float | None:
+    for k in keys:
+        if k in side and side[k] is not None:
+            v = side[k]
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise TerraceInputError(f"'{k}' must be a number, got {v!r}", sidecar)
+            return float(v)
+    return None
+
+
+def _read_sidecar(path: Path) -> dict:
+    side_path = sidecar_path(path)
+    sidecar = str(side_path)
+    if not side_path.exists():
+        raise TerraceInputError(
+            f"sidecar {side_path.name} not found (an .npy heightfield needs cell_size and origin"
+            " in a JSON file of the same name)", str(path))
+    try:
+        with open(side_path, encoding="utf-8") as f:
+            side = json.load(f)
+    except json.JSONDecodeError as e:
+        raise TerraceInputError(f"not valid JSON ({e.msg} at line {e.lineno} column {e.colno})",
+                                sidecar) from None
+    except UnicodeDecodeError:
+        raise TerraceInputError("not a UTF-8 JSON text file", sidecar) from None
+    except OSError as e:
+        raise TerraceInputError(f"cannot read: {_os_problem(e)}", sidecar) from None
+    if not isinstance(side, dict):
+        raise TerraceInputError("must hold a JSON object", sidecar)
+
+    gt = side.get("gdal_geotransform", side.get("geotransform"))
+    if gt is not None:
+        if (not isinstance(gt, list) or len(gt) != 6
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in gt)):
+            raise TerraceInputError("'gdal_geotransform' must be 6 numbers", sidecar)
+        if gt[2] != 0 or gt[4] != 0:
+            raise TerraceInputError("rotated grids are not supported (geotransform terms 2 and 4"
+                                    " must be 0)", sidecar)
+    cell = _sidecar_number(side, ("cell_size", "cell_size_m"), sidecar)
+    if cell is None and gt is not None:
+        cell = float(gt[1])
+    if cell is None:
+        raise TerraceInputError("no cell size (give 'cell_size')", sidecar)
+
+    origin = side.get("origin")
+    if origin is not None:
+        if (not isinstance(origin, (list, tuple)) or len(origin) != 2
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                           for v in origin)):
+            raise TerraceInputError("'origin' must be [x_west, y_north]", sidecar)
+        ox, oy = float(origin[0]), float(origin[1])
+    else:
+        ox_ = _sidecar_number(side, ("origin_x_west_edge", "origin_x"), sidecar)
+        oy_ = _sidecar_number(side, ("origin_y_north_edge", "origin_y"), sidecar)
+        if ox_ is None or oy_ is None:
+            if gt is None:
+                raise TerraceInputError("no origin (give 'origin': [x_west, y_north])", sidecar)
+            ox_, oy_ = float(gt[0]), float(gt[3])
+        ox, oy = ox_, oy_
+    crs = side.get("crs")
+    if crs is not None and not isinstance(crs, str):
+        raise TerraceInputError(f"'crs' must be a string, got {crs!r}", sidecar)
+    nodata = side.get("nodata")
+    if nodata is not None and (isinstance(nodata, bool) or not isinstance(nodata, (int, float))):
+        raise TerraceInputError(f"'nodata' must be a number or null, got {nodata!r}", sidecar)
+    shape = side.get("shape")
+    return {"cell_size": cell, "origin": (ox, oy), "crs": crs, "nodata": nodata,
+            "shape": shape, "sidecar": sidecar, "z_units": side.get("z_units")}
+
+
+def read_npy_heightfield(path: str | os.PathLike) -> Heightfield:
+    """Read ``path`` (``.npy``, 2-D, real) and its JSON sidecar; see the module docstring."""
+    path = Path(path)
+    source = str(path)
+    _check_file(path)
+    side = _read_sidecar(path)
+    try:
+        heights = np.load(path, allow_pickle=False)
+    except OSError as e:
+        raise TerraceInputError(f"cannot read: {_os_problem(e)}", source) from None
+    except (ValueError, EOFError) as e:
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise TerraceInputError(f"not a readable .npy array (truncated or corrupt: {first})",
+                                source) from None
+    if not isinstance(heights, np.ndarray):
+        raise TerraceInputError("holds several arrays (.npz?); give one 2-D .npy array", source)
+    shape = side["shape"]
+    if shape is not None and list(shape) != list(heights.shape):
+        raise TerraceInputError(
+            f"array shape {tuple(heights.shape)} does not match the sidecar's shape {tuple(shape)}",
+            source)
+    if heights.ndim == 2 and np.issubdtype(heights.dtype, np.number):
+        _check_nodata(heights, side["nodata"], source)
+    hf = Heightfield(heights, side["cell_size"], side["origin"], normalise_crs(side["crs"]),
+                     meta={"format": "npy", "path": source, "sidecar": side["sidecar"],
+                           "dtype": str(heights.dtype), "z_units": side["z_units"]})
+    return hf.validate(source=source)
+
+
+def write_npy_heightfield(hf: Heightfield, path: str | os.PathLike,
+                          extra: dict | None = None) -> list[Path]:
+    """Write ``hf`` as float32 ``path`` (``.npy``) plus its sidecar; return both paths.
+
+    The sidecar carries both the simple keys (``cell_size``, ``origin``, ``crs``) and the keys of
+    the shared data sidecars (``cell_size_m``, ``origin_x_west_edge``, ``gdal_geotransform``).
+    """
+    path = Path(path)
+    heights = np.asarray(hf.heights, dtype=np.float32)
+    with open(path, "wb") as f:
+        np.save(f, heights, allow_pickle=False)
+    x0, y0 = (float(v) for v in hf.origin)
+    cs = float(hf.cell_size)
+    side = {
+        "file": path.name,
+        "dtype": "float32",
+        "shape": list(heights.shape),
+        "layout": "row-major; row 0 = NORTH edge; col 0 = WEST edge (GDAL north-up)",
+        "cell_size": cs,
+        "origin": [x0, y0],
+        "crs": hf.crs,
+        "nodata": None,
+        "cell_size_m": cs,
+        "origin_x_west_edge": x0,
+        "origin_y_north_edge": y0,
+        "gdal_geotransform": [x0, cs, 0.0, y0, 0.0, -cs],
+        "cell_center_of_rc": "x = origin_x + (c+0.5)*cell ; y = origin_y - (r+0.5)*cell",
+        "z_min": float(heights.min()),
+        "z_max": float(heights.max()),
+    }
+    if hf.meta.get("z_units"):
+        side["z_units"] = hf.meta["z_units"]
+    side.update(extra or {})
+    side_path = sidecar_path(path)
+    with open(side_path, "w", encoding="utf-8") as f:
+        json.dump(side, f, indent=1, allow_nan=False)
+        f.write("\n")
+    return [path, side_path]
+
+
+# --------------------------------------------------------------------------- GeoTIFF
+
+def read_geotiff_heightfield(path: str | os.PathLike, band: int = 1) -> Heightfield:
+    """Read band ``band`` of a GeoTIFF (or any raster GDAL reads) as a heightfield.
+
+    The grid must be north-up with square cells and no rotation. Cells equal to the file's
+    nodata value are an error (they would be terraced as real heights).
+    """
+    path = Path(path)
+    source = str(path)
+    _check_file(path)
+    rasterio = require("rasterio", "read GeoTIFF")
+    from rasterio.errors import RasterioError
+
+    try:
+        with rasterio.open(path) as src:
+            profile = dict(src.profile)
+            if band < 1 or band > src.count:
+                raise TerraceInputError(f"has {src.count} bands, band {band} asked", source)
+            a, b, c, d, e, f = (float(v) for v in tuple(src.transform)[:6])
+            heights = src.read(band)
+            nodata = src.nodatavals[band - 1]
+            crs = src.crs.to_string() if src.crs else None
+            tags = src.tags()
+    except TerraceInputError:
+        raise
+    except (RasterioError, OSError) as e:
+        msg = " ".join(str(e).split()) or type(e).__name__
+        msg = msg.replace(f"{source}: ", "").replace(f"'{source}' ", "")
+        raise TerraceInputError(f"cannot read raster ({msg})", source) from None
+    if b != 0 or d != 0:
+        raise TerraceInputError("rotated or sheared grids are not supported", source)
+    if e > 0:
+        raise TerraceInputError("south-up grids are not supported (transform e > 0)", source)
+    if a > 0 and e < 0 and not math.isclose(a, -e, rel_tol=1e-6):
+        raise TerraceInputError(f"cells must be square, got {a:g} x {-e:g}", source)
+    if np.issubdtype(heights.dtype, np.number):
+        _check_nodata(heights, nodata, source)
+    hf = Heightfield(heights, a, (c, f), crs,
+                     meta={"format": "gtiff", "path": source, "profile": profile,
+                           "dtype": str(heights.dtype), "z_units": tags.get("z_units")})
+    return hf.validate(source=source)
+
+
+def write_geotiff_heightfield(hf: Heightfield, path: str | os.PathLike,
+                              tags: dict | None = None) -> list[Path]:
+    """Write ``hf`` as a float32 single-band GeoTIFF with the input's transform and CRS.
+
+    When ``hf.meta["profile"]`` holds the input's rasterio profile it is the starting point
+    (so CRS, transform, tiling and compression carry over), otherwise a profile is built from
+    the heightfield's own georeference.
+    """
+    rasterio = require("rasterio", "write GeoTIFF")
+    from rasterio.transform import Affine
+
+    path = Path(path)
+    heights = np.asarray(hf.heights, dtype=np.float32)
+    rows, cols = heights.shape
+    profile = dict(hf.meta.get("profile") or {})
+    if profile and str(profile.get("driver", "")).upper() != "GTIFF":
+        # another GDAL format's creation options mean nothing to GTiff: keep the georeference
+        profile = {k: profile[k] for k in ("crs", "transform") if k in profile}
+    profile.setdefault("transform", Affine(*hf.transform))
+    profile.setdefault("crs", hf.crs)
+    profile.setdefault("compress", "deflate")
+    profile.update(driver="GTiff", dtype="float32", count=1, height=rows, width=cols,
+                   nodata=None)
+    if profile.get("compress", "").lower() in ("deflate", "lzw", "zstd"):
+        profile["predictor"] = 3  # floating-point predictor
+    if profile.get("photometric"):
+        profile.pop("photometric")
+    with rasterio.open(path, "w", **profile) as dst:
+        dst.write(heights, 1)
+        if tags:
+            dst.update_tags(**{k: str(v) for k, v in tags.items()})
+    return [path]

@@ -131,6 +131,10 @@ class Heightfield:
             raise ValueError(f"heights shape {heights.shape} != grid shape {self.heights.shape}")
         return replace(self, heights=heights)
 
+    def with_origin(self, origin: tuple[float, float]) -> "Heightfield":
+        """The same grid placed with its north-west corner at ``origin``."""
+        return replace(self, origin=(float(origin[0]), float(origin[1])))
+
     def validate(self, source: str = "heightfield") -> "Heightfield":
         """Check the grid is usable; return it with float64 heights.
 

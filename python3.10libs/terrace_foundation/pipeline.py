@@ -1,36 +1,103 @@
 """Run the stages in order: the reference implementation of the method.
 
-TEMPORARY STUB (being replaced by the real stages): one lot per region, heightfield unchanged.
-The signature and the result's shape are final.
+``generate`` is the one place the stages are chained; front ends (CLI, Python SOP, farm
+scripts) only parse their inputs and call it.
 """
 
 from __future__ import annotations
 
+import time
+import warnings as _warnings
 from typing import Callable, Sequence
 
 import numpy as np
 
+from .blend import blend_difference, blur_halfwidth
+from .errors import TerraceInputError, TerraceWarning
+from .footprint import lot_footprint
+from .fracture import decompose_region, intersect_pieces, voronoi_cells
 from .heightfield import Heightfield
+from .heights import pad_heights, slice_heights, vertex_degrees
 from .lot import Lot
 from .params import TerraceParams
+from .project import rasterize_triangles
 from .region import Region
+from .remesh import remesh_lots
+from .report import build_report, lot_statistics
 from .result import TerraceResult
+from .scatter import region_rng, relax_points, scatter_points
+from .subdivide import LotSet, subdivide_lots
+
+__all__ = ["generate", "as_regions", "fracture_region"]
 
 ProgressFn = Callable[[str, float], None]
 
 
 def as_regions(regions, source: str = "regions") -> list[Region]:
-    """Accept one Region, a list of Regions, or raw rings; return validated Regions."""
+    """Accept one Region, a sequence of Regions, or raw rings; return Regions.
+
+    Raw input per region is either an ``(K, 2)`` outer ring or a list ``[outer, hole, ...]``.
+    """
     if isinstance(regions, Region):
         return [regions]
     out = []
     for k, r in enumerate(regions):
         if isinstance(r, Region):
             out.append(r)
-        else:
-            arr = r if isinstance(r, (list, tuple)) and len(r) and np.ndim(r[0]) == 2 else [r]
-            out.append(Region.from_rings(arr[0], arr[1:], region_id=k, source=source))
+            continue
+        rings = list(r) if isinstance(r, (list, tuple)) and len(r) and np.ndim(r[0]) == 2 else [r]
+        out.append(Region.from_rings(rings[0], rings[1:], region_id=k, source=source))
+    if not out:
+        raise TerraceInputError("no range polygons given", source)
     return out
+
+
+def fracture_region(region: Region, params: TerraceParams,
+                    clip: tuple[float, float, float, float]) -> LotSet:
+    """Steps 1-2 for one region: scatter, relax, Voronoi-fracture, subdivide.
+
+    Parameters
+    ----------
+    region : Region
+    params : TerraceParams
+    clip : (xmin, ymin, xmax, ymax)
+        The heightfield's extent: lots are clipped to it.
+
+    Returns
+    -------
+    LotSet
+        Lots in a stable order for the seed.
+    """
+    rng = region_rng(params.seed, region.region_id)
+    b = region.bounds
+    bounds = (max(b[0], clip[0]), max(b[1], clip[1]), min(b[2], clip[2]), min(b[3], clip[3]))
+    pts = scatter_points(region, params.scatter_count, rng, clip=bounds)
+    pts = relax_points(pts, region, params.relax_iterations, rng, clip=bounds)
+    pieces = decompose_region(region)
+    if len(pts) == 0:
+        return LotSet(np.zeros((0, 4, 2)), np.zeros(0, int), np.zeros((0, 4, 2)),
+                      np.zeros(0, int), np.zeros(0, int))
+    cells, cell_count = voronoi_cells(pts, bounds)
+    poly, cnt, cell = intersect_pieces(pieces, np.full(len(pieces), 4), cells, cell_count)
+    lots = LotSet(cells, cell_count, poly, cnt, cell).compact()
+    lots = subdivide_lots(lots, params.min_lot_size, params.lot_iterations, params.irregularity,
+                          rng)
+    return lots.compact()
+
+
+def _check_overlap(region: Region, extent: tuple[float, float, float, float],
+                   warnings: list[str]) -> None:
+    b = region.bounds
+    x0, y0, x1, y1 = extent
+    if b[2] <= x0 or b[0] >= x1 or b[3] <= y0 or b[1] >= y1:
+        raise TerraceInputError(
+            f"region {region.region_id} lies wholly outside the heightfield "
+            f"(region bounds {tuple(round(v, 3) for v in b)}, grid extent "
+            f"{tuple(round(v, 3) for v in extent)})", "regions")
+    if b[0] < x0 or b[1] < y0 or b[2] > x1 or b[3] > y1:
+        msg = f"region {region.region_id} reaches beyond the heightfield; it is clipped to the grid"
+        warnings.append(msg)
+        _warnings.warn(msg, TerraceWarning, stacklevel=3)
 
 
 def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
@@ -40,29 +107,127 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     Parameters
     ----------
     heightfield : Heightfield
-        The terrain.
+        The terrain (see :mod:`terrace_foundation.heightfield` for the axis conventions).
     regions : Region or sequence of Region (or of rings)
         Range polygons in the heightfield's world coordinates.
     progress : callable(stage: str, fraction: float), optional
-        Called as stages advance.
+        Called when a stage starts (fraction of the run done so far).
     **params
-        Any field of :class:`TerraceParams`.
+        Any field of :class:`~terrace_foundation.params.TerraceParams`.
 
     Returns
     -------
     TerraceResult
+        Same inputs, parameters and seed give identical results.
+
+    Raises
+    ------
+    TerraceInputError
+        Bad parameters, an unusable grid, or a region wholly outside it.
     """
+    timings: dict[str, float] = {}
+    warn: list[str] = []
+    tick = time.perf_counter()
+
+    def stage(name: str, fraction: float) -> None:
+        nonlocal tick
+        now = time.perf_counter()
+        if timings or name != "validate":
+            last = list(timings)[-1] if timings else None
+            if last is not None:
+                timings[last] += now - tick
+        timings.setdefault(name, 0.0)
+        tick = now
+        if progress is not None:
+            progress(name, fraction)
+
+    stage("validate", 0.0)
     p = TerraceParams(**params).validated()
     hf = heightfield.validate()
     regs = as_regions(regions)
+    for reg in regs:
+        _check_overlap(reg, hf.extent, warn)
+    # Work in a local frame with the grid's north-west corner at (0, 0): map coordinates of
+    # millions of units would cost shoelace areas and cut points most of their precision.
+    shift = np.array(hf.origin, dtype=np.float64)
+    local = hf.with_origin((0.0, 0.0))
+    regs = [reg.translated(-shift) for reg in regs]
+    extent = local.extent
+
+    stage("subdivide", 0.05)
+    lot_sets = [fracture_region(reg, p, extent) for reg in regs]
+    if sum(ls.n_lots for ls in lot_sets) == 0:
+        raise TerraceInputError("no part of any region lies on the heightfield", "regions")
+
+    stage("footprint", 0.25)
+    lots_meta = []  # (region, local index, global lot index)
+    pieces, piece_count, piece_lot = [], [], []
+    width = max(ls.pieces.shape[1] for ls in lot_sets if ls.n_lots)
+    offset = 0
+    for reg, ls in zip(regs, lot_sets):
+        if ls.n_lots == 0:
+            continue
+        ra, rb = reg.edges()
+        areas = ls.areas()
+        for i in range(ls.n_lots):
+            fp = [[ring + shift for ring in poly]
+                  for poly in lot_footprint(ra, rb, ls.outline[i], int(ls.outline_count[i]))]
+            lots_meta.append((reg.region_id, fp, float(areas[i])))
+        pad = np.zeros((len(ls.pieces), width, 2))
+        pad[:, :ls.pieces.shape[1]] = ls.pieces
+        pad[:, ls.pieces.shape[1]:] = ls.pieces[:, :1]
+        pieces.append(pad)
+        piece_count.append(ls.piece_count)
+        piece_lot.append(ls.piece_lot + offset)
+        offset += ls.n_lots
+    n_lots = offset
+
+    stage("remesh", 0.35)
+    mesh = remesh_lots(np.concatenate(pieces), np.concatenate(piece_count),
+                       np.concatenate(piece_lot), p.remesh_size)
+
+    stage("heights", 0.5)
+    terrain = local.sample(mesh.vertices[:, 0], mesh.vertices[:, 1])
+    degree = vertex_degrees(mesh.triangles, len(mesh.vertices))
+    pads = pad_heights(terrain, degree, mesh.vertex_lot, n_lots)
+    sliced = slice_heights(terrain, pads[mesh.vertex_lot], p.blend)
+
+    stage("project", 0.6)
+    tri_xy = mesh.vertices[mesh.triangles]
+    cells, target, label = rasterize_triangles(tri_xy, sliced[mesh.triangles],
+                                               mesh.triangle_lot + 1, local)
+    lot_mask = np.zeros(hf.shape, dtype=np.int32)
+    lot_mask.ravel()[cells] = label
+
+    stage("blend", 0.75)
+    k = blur_halfwidth(p.blur_radius, hf.cell_size)
+    terrace, window = blend_difference(hf.heights, cells, target, k)
+
+    stage("lots", 0.85)
+    # split the batched mesh into per-lot meshes (vertices and triangles are sorted by lot)
+    v_start = np.searchsorted(mesh.vertex_lot, np.arange(n_lots + 1))
+    t_start = np.searchsorted(mesh.triangle_lot, np.arange(n_lots + 1))
     lots = []
-    for k, reg in enumerate(regs, 1):
-        v2 = reg.exterior
-        h = hf.sample(v2[:, 0], v2[:, 1])
-        tri = np.array([[0, i, i + 1] for i in range(1, len(v2) - 1)], dtype=np.int64)
-        pad = float(h.mean())
-        hp = np.maximum(pad, h) * (1 - p.blend) + pad * p.blend
-        lots.append(Lot(k, reg.region_id, [reg.rings], reg.area, np.column_stack([v2, hp]), h, tri,
-                        pad))
-    mask = np.zeros(hf.shape, dtype=np.int32)
-    return TerraceResult(hf.with_heights(hf.heights.copy()), hf, lots, mask, p, {"lots": []})
+    for i, (region_id, fp, area) in enumerate(lots_meta):
+        v0, v1 = v_start[i], v_start[i + 1]
+        t0, t1 = t_start[i], t_start[i + 1]
+        lots.append(Lot(
+            lot_id=i + 1, region_id=region_id, footprint=fp, area=area,
+            vertices=np.column_stack([mesh.vertices[v0:v1] + shift, sliced[v0:v1]]),
+            terrain=terrain[v0:v1], triangles=(mesh.triangles[t0:t1] - v0).astype(np.int64),
+            pad_height=float(pads[i])))
+
+    stage("report", 0.9)
+    stats = lot_statistics(hf.heights, terrace, lot_mask, hf.cell_size, n_lots, window)
+    now = time.perf_counter()
+    timings["report"] += now - tick
+    tick = now
+    before_w = hf.heights[window]
+    after_w = terrace[window]
+    report = build_report(lots, stats, before_w, after_w, hf.cell_size, 3 * k, p.to_dict(),
+                          timings, warn, hf.shape)
+    timings["report"] += time.perf_counter() - tick
+    report["timings_s"] = {kk: round(v, 4) for kk, v in timings.items()}
+    if progress is not None:
+        progress("done", 1.0)
+    return TerraceResult(hf.with_heights(terrace), hf, lots, lot_mask, p, report, timings, warn)

@@ -145,6 +145,12 @@ class Region:
         """Outer ring first, then the holes."""
         return [self.exterior, *self.holes]
 
+    def translated(self, offset) -> "Region":
+        """The same region moved by ``offset`` (dx, dy)."""
+        d = np.asarray(offset, dtype=np.float64)
+        return Region(self.exterior + d, tuple(h + d for h in self.holes), self.region_id,
+                      self.properties)
+
     @property
     def area(self) -> float:
         """Area inside the outer ring and outside the holes."""

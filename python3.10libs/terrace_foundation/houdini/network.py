@@ -1,0 +1,538 @@
+"""The Terrace Foundation digital assets as data (no ``hou`` import).
+
+One spec drives three consumers: :mod:`.write_hda` writes it as an expanded HDA library,
+:mod:`.build` rebuilds it with the hou API under hython, and ``build.validate_network`` compares a
+live asset against it. Tests check every node type and parameter name against the SideFX Labs
+node catalog (``shared/houdini/node_catalog.json``).
+
+Two assets share the interface (inputs, outputs, parameter names):
+
+``terrace::terrace_foundation::1.0`` (:data:`NATIVE`)
+    The method with native SOPs (scatter, Voronoi fracture, Labs Lot Subdivision, remesh, ray,
+    attribute blur, heightfield project/layer/blur).
+``terrace::terrace_foundation_numpy::1.0`` (:data:`NUMPY`)
+    A Python SOP that calls the numpy engine through :mod:`terrace_foundation.houdini.sop`: the
+    same result for Houdini Engine sessions and machines without SideFX Labs.
+
+Geometry conventions (both assets)
+----------------------------------
+Input 1 holds the range polygons as closed polygons (one polygon = one region; the Y of their
+points is ignored). Input 2 holds a heightfield: a 2-D volume named ``height`` in the XZ plane.
+World ``x`` is Houdini ``X``, world ``y`` (north) is Houdini ``-Z``, height is ``Y``.
+Output 1 holds the terrace slices (triangles; primitive attributes ``lot_id``, ``region_id``,
+``pad_height``, ``area``); output 2 the terrace heightfield (volumes ``height`` and ``mask``, the
+mask 1 on the lots).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from ..params import PARAMETERS, TerraceParams
+
+__all__ = [
+    "Expr", "Indirect", "Src", "ParmSpec", "FolderSpec", "NodeSpec", "NetBoxSpec", "AssetSpec",
+    "NATIVE", "NUMPY", "ASSETS", "TARGET_HOUDINI", "asset_by_type",
+]
+
+#: Houdini versions the assets target (node parms must exist in the oldest).
+TARGET_HOUDINI = ("20.0", "20.5", "21.0")
+
+
+# --------------------------------------------------------------------------------------------
+# Spec types
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Expr:
+    """A parameter component driven by an hscript expression (a channel in ``.chn``).
+
+    Parameters
+    ----------
+    expr : str
+        The hscript expression, e.g. ``ch("../seed")`` (``../`` is the asset node).
+    value : float
+        The value it evaluates to with the asset's defaults (stored as the current value).
+    """
+
+    expr: str
+    value: float
+
+
+@dataclass(frozen=True)
+class Indirect:
+    """The asset's own input ``index`` (0-based), as seen from inside the subnet."""
+
+    index: int
+
+
+@dataclass(frozen=True)
+class Src:
+    """Output ``output`` (0-based) of the sibling node ``node``."""
+
+    node: str
+    output: int = 0
+
+
+Source = Union[Src, Indirect, None]
+#: A parameter value: bool (toggle), int, float, str (string or menu token), an Expr, or a
+#: tuple of those (one per component of a vector parameter).
+Value = Union[bool, int, float, str, Expr, tuple]
+
+
+@dataclass(frozen=True)
+class ParmSpec:
+    """One parameter of the asset interface.
+
+    ``minimum``/``maximum`` are the slider range; ``min_locked``/``max_locked`` make Houdini
+    refuse values beyond them (``range { 0! 1! }``).
+    """
+
+    name: str
+    label: str
+    type: str                      # "integer" | "float" | "toggle"
+    default: float
+    help: str
+    folder: str
+    minimum: float = 0.0
+    maximum: float = 1.0
+    min_locked: bool = False
+    max_locked: bool = False
+    invisible: bool = False
+
+
+@dataclass(frozen=True)
+class FolderSpec:
+    """A titled box of parameters (``groupsimple``)."""
+
+    name: str
+    label: str
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """One node inside the asset: type, parameter values, wiring and layout."""
+
+    name: str
+    type: str
+    parms: dict = field(default_factory=dict)
+    inputs: tuple = ()
+    position: tuple = (0.0, 0.0)
+    netbox: str | None = None
+    comment: str = ""
+    color: tuple = (0.8, 0.8, 0.8)
+    #: Output connectors of the node (a For-Each begin or a Python SOP has one; all SOPs used here
+    #: have one output).
+    outputs: int = 1
+
+
+@dataclass(frozen=True)
+class NetBoxSpec:
+    """A network box naming one stage; it is fitted around its nodes."""
+
+    name: str
+    comment: str
+    color: tuple = (0.52, 0.52, 0.52)
+
+
+@dataclass(frozen=True)
+class AssetSpec:
+    """A whole SOP asset: its definition record, interface, network and help."""
+
+    namespace: str
+    name: str
+    version: str
+    label: str
+    icon: str
+    input_labels: tuple
+    output_labels: tuple
+    folders: tuple
+    parms: tuple
+    nodes: tuple
+    netboxes: tuple
+    help: str
+    tab_submenu: str
+    library: str                   # expanded library folder name, e.g. terrace_foundation.hda
+
+    @property
+    def type_name(self) -> str:
+        """Operator name as users and ``createNode`` spell it, e.g. ``terrace::x::1.0``."""
+        return f"{self.namespace}::{self.name}::{self.version}"
+
+    @property
+    def section_name(self) -> str:
+        """Definition section name: the op table inserted after the namespace."""
+        return f"{self.namespace}::Sop/{self.name}::{self.version}"
+
+    def node(self, name: str) -> NodeSpec:
+        """The inner node called ``name``."""
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise KeyError(name)
+
+    @property
+    def outputs(self) -> dict[int, str]:
+        """``outputidx -> output node name``."""
+        return {int(n.parms["outputidx"]): n.name for n in self.nodes if n.type == "output"}
+
+
+def asset_by_type(type_name: str) -> AssetSpec:
+    """The spec whose :attr:`AssetSpec.type_name` is ``type_name``."""
+    for a in ASSETS:
+        if a.type_name == type_name:
+            return a
+    raise KeyError(type_name)
+
+
+# --------------------------------------------------------------------------------------------
+# The interface (shared by both assets)
+# --------------------------------------------------------------------------------------------
+
+_DEFAULTS = TerraceParams()
+
+#: Slider ranges where the engine gives no upper bound (UI only; Houdini lets users type more).
+_UI_MAX = {
+    "seed": 100, "scatter_count": 200, "relax_iterations": 20, "min_lot_size": 50000.0,
+    "lot_iterations": 20, "irregularity": 1.0, "remesh_size": 50.0, "blend": 1.0,
+    "blur_radius": 100.0,
+}
+#: Locked minimum used where the engine's minimum is exclusive (Houdini ranges are inclusive).
+_EXCLUSIVE_FLOOR = {"min_lot_size": 1.0, "remesh_size": 0.1}
+_INT_PARMS = {"seed", "scatter_count", "relax_iterations", "lot_iterations"}
+_FOLDER_OF = {
+    "seed": "fd_lots", "scatter_count": "fd_lots", "relax_iterations": "fd_lots",
+    "min_lot_size": "fd_lots", "lot_iterations": "fd_lots", "irregularity": "fd_lots",
+    "remesh_size": "fd_slices", "blur_iterations": "fd_slices", "blend": "fd_slices",
+    "blur_radius": "fd_heightfield",
+}
+FOLDERS = (
+    FolderSpec("fd_lots", "Lots"),
+    FolderSpec("fd_slices", "Terrace Slices"),
+    FolderSpec("fd_heightfield", "Terrace Heightfield"),
+)
+#: Order of the parameters on the asset (engine names plus the native-only blur_iterations).
+PARM_ORDER = ("seed", "scatter_count", "relax_iterations", "min_lot_size", "lot_iterations",
+              "irregularity", "remesh_size", "blur_iterations", "blend", "blur_radius")
+#: Pad-height blur passes of the native network; enough for lots about 40 remesh edges across.
+BLUR_ITERATIONS = 1000
+
+
+def _engine_parm(name: str) -> ParmSpec:
+    """A promoted parameter whose label, help and range come from ``PARAMETERS``."""
+    info = PARAMETERS[name]
+    lo = info.minimum if info.minimum is not None else 0.0
+    locked = info.minimum is not None
+    if info.minimum is not None and not info.min_inclusive:
+        lo = _EXCLUSIVE_FLOOR[name]
+    hi = info.maximum if info.maximum is not None else _UI_MAX[name]
+    return ParmSpec(
+        name=name, label=info.label, type="integer" if name in _INT_PARMS else "float",
+        default=float(getattr(_DEFAULTS, name)), help=info.help, folder=_FOLDER_OF[name],
+        minimum=float(lo), maximum=float(hi), min_locked=locked,
+        max_locked=info.maximum is not None,
+    )
+
+
+def _parms(native: bool) -> tuple:
+    out = []
+    for name in PARM_ORDER:
+        if name == "blur_iterations":
+            out.append(ParmSpec(
+                "blur_iterations", "Blur Iterations", "integer", float(BLUR_ITERATIONS),
+                "Smoothing passes that spread each lot's vertex heights until they meet at the "
+                "lot's average (the pad height). Raise it for lots many remesh edges across."
+                if native else
+                "Native network only: the numpy engine computes the pad height exactly.",
+                "fd_slices", 1.0, 5000.0, min_locked=True, invisible=not native))
+        else:
+            out.append(_engine_parm(name))
+    return tuple(out)
+
+
+def _ch(name: str) -> Expr:
+    """Channel reference to the asset parameter ``name`` (evaluates to its default)."""
+    default = BLUR_ITERATIONS if name == "blur_iterations" else getattr(_DEFAULTS, name)
+    return Expr(f'ch("../{name}")', float(default))
+
+
+# --------------------------------------------------------------------------------------------
+# VEX of the wrangles (ch("../x") reads the asset's parameters directly)
+# --------------------------------------------------------------------------------------------
+
+VEX_REGION_IDS = """\
+// One region per input polygon; its index travels to every lot cut from it.
+i@region_id = @primnum;
+"""
+
+VEX_LOT_ATTRIBUTES = """\
+// Lots are numbered from 1 (0 means "no lot" in the mask); area is the footprint's.
+i@lot_id = @primnum + 1;
+f@area = primintrinsic(0, "measuredarea", @primnum);
+"""
+
+VEX_TERRAIN_TOP = """\
+// Highest height sample, so the lots can be lifted above the terrain before the rays.
+int res[] = volumeres(0, "height");
+float top = -1e30;
+for (int j = 0; j < res[1]; j++)
+    for (int i = 0; i < res[0]; i++)
+        top = max(top, volumeindex(0, "height", set(i, j, 0)));
+f@terrain_top = top;
+"""
+
+VEX_LIFT_LOTS = """\
+// Start every lot above the terrain; the ray SOP drops it straight down onto it.
+@P.y = detail(1, "terrain_top", 0) + 1.0;
+"""
+
+VEX_STORE_HEIGHTS = """\
+// h: terrain height under the vertex. pad: the copy the blur averages to the lot's mean.
+f@terrain = @P.y;
+f@pad = @P.y;
+"""
+
+VEX_TERRACE_HEIGHTS = """\
+// h' = lerp(max(avg, h), avg, blend): fill below the pad, blend cut above it.
+float h = f@terrain;
+float avg = f@pad;
+@P.y = lerp(max(avg, h), avg, ch("../blend"));
+"""
+
+VEX_SLICE_ATTRIBUTES = """\
+// The pad height of each slice triangle: the blurred average its vertices converged to.
+int pts[] = primpoints(0, @primnum);
+float s = 0;
+foreach (int p; pts)
+    s += point(0, "pad", p);
+f@pad_height = s / max(1, len(pts));
+"""
+
+VEX_MASK_SLICES = """\
+// A flat copy of the slices at height 1: projected into the mask layer it marks the lots.
+@P.y = 1.0;
+"""
+
+#: Python SOP code of the numpy asset: a forwarder to the package (the algorithm lives there).
+PYTHON_SOP_CODE = """\
+node = hou.pwd()
+try:
+    from terrace_foundation.houdini import sop
+except ImportError as exc:
+    raise hou.NodeError(
+        "Terrace Foundation's Python package is not on PYTHONPATH (%s). Install "
+        "houdini_package.json as described in docs/houdini.md." % exc)
+sop.cook(node)
+"""
+
+
+def _wrangle(name: str, snippet: str, run_over: str, inputs: tuple, position: tuple,
+             netbox: str | None) -> NodeSpec:
+    return NodeSpec(name, "attribwrangle", {"class": run_over, "snippet": snippet},
+                    inputs, position, netbox)
+
+
+# --------------------------------------------------------------------------------------------
+# The native network
+# --------------------------------------------------------------------------------------------
+
+_BOX_INPUTS = "__netbox1"
+_BOX_FRACTURE = "__netbox2"
+_BOX_LOTS = "__netbox3"
+_BOX_SLICES = "__netbox4"
+_BOX_HF = "__netbox5"
+
+_NATIVE_BOXES = (
+    NetBoxSpec(_BOX_INPUTS, "INPUTS: range polygons and heightfield"),
+    NetBoxSpec(_BOX_FRACTURE, "1 SCATTER AND FRACTURE each region"),
+    NetBoxSpec(_BOX_LOTS, "2 LOT SUBDIVISION: lots with ids, lifted above the terrain"),
+    NetBoxSpec(_BOX_SLICES, "3-5 SLICES: project, remesh, average, h' = lerp(max(avg,h),avg,blend)"),
+    NetBoxSpec(_BOX_HF, "6 TERRACE HEIGHTFIELD: project, difference, blur, add"),
+)
+
+# Layout: the slices column runs down x = 0, the heightfield column at x = 6 (y grows upward in
+# the network editor, so stages go down in negative y).
+_NATIVE_NODES = (
+    NodeSpec("IN_REGIONS", "null", {}, (Indirect(0),), (0.0, 0.0), _BOX_INPUTS,
+             color=(0.6, 0.7, 0.77)),
+    NodeSpec("IN_HEIGHTFIELD", "null", {}, (Indirect(1),), (6.0, 0.0), _BOX_INPUTS,
+             color=(0.6, 0.7, 0.77)),
+    _wrangle("region_ids", VEX_REGION_IDS, "primitive", (Src("IN_REGIONS"),), (0.0, -1.5),
+             _BOX_FRACTURE),
+    NodeSpec("foreach_region_begin", "block_begin",
+             {"method": "piece", "blockpath": "../foreach_region_end"},
+             (Src("region_ids"),), (0.0, -2.5), _BOX_FRACTURE, color=(0.75, 0.4, 0.0)),
+    NodeSpec("scatter", "scatter::2.0", {
+        "generateby": "bydensity", "forcetotal": True, "npts": _ch("scatter_count"),
+        "seed": _ch("seed"),
+        "relaxpoints": Expr('ch("../relax_iterations") > 0',
+                            float(_DEFAULTS.relax_iterations > 0)),
+        "relaxiterations": _ch("relax_iterations"),
+    }, (Src("foreach_region_begin"),), (2.0, -3.5), _BOX_FRACTURE),
+    NodeSpec("voronoifracture", "voronoifracture", {"createinside": False},
+             (Src("foreach_region_begin"), Src("scatter")), (0.0, -4.5), _BOX_FRACTURE),
+    NodeSpec("foreach_region_end", "block_end", {
+        "itermethod": "pieces", "method": "merge", "class": "primitive", "useattrib": True,
+        "attrib": "region_id", "blockpath": "../foreach_region_begin",
+        "templatepath": "../foreach_region_begin",
+    }, (Src("voronoifracture"),), (0.0, -5.5), _BOX_FRACTURE, color=(0.75, 0.4, 0.0)),
+    NodeSpec("lot_subdivision", "labs::lot_subdivision::2.0", {
+        "min_lot_size": _ch("min_lot_size"), "iterations": _ch("lot_iterations"),
+        "shape_seed": _ch("seed"), "irregularity": _ch("irregularity"),
+    }, (Src("foreach_region_end"),), (0.0, -7.0), _BOX_LOTS),
+    NodeSpec("facet", "facet", {"unique": True}, (Src("lot_subdivision"),), (0.0, -8.0),
+             _BOX_LOTS),
+    _wrangle("lot_attributes", VEX_LOT_ATTRIBUTES, "primitive", (Src("facet"),), (0.0, -9.0),
+             _BOX_LOTS),
+    _wrangle("terrain_top", VEX_TERRAIN_TOP, "detail", (Src("IN_HEIGHTFIELD"),), (3.0, -9.0),
+             _BOX_LOTS),
+    _wrangle("lift_lots", VEX_LIFT_LOTS, "point", (Src("lot_attributes"), Src("terrain_top")),
+             (0.0, -10.0), _BOX_LOTS),
+    NodeSpec("foreach_lot_begin", "block_begin",
+             {"method": "piece", "blockpath": "../foreach_lot_end"},
+             (Src("lift_lots"),), (0.0, -11.5), _BOX_SLICES, color=(0.75, 0.4, 0.0)),
+    NodeSpec("remesh", "remesh::2.0", {"sizing": "uniform", "targetsize": _ch("remesh_size")},
+             (Src("foreach_lot_begin"),), (0.0, -12.5), _BOX_SLICES),
+    NodeSpec("ray", "ray", {
+        "entity": "point", "method": "project", "dirmethod": "vector",
+        "dir": (0, -1, 0), "dotrans": True,
+    }, (Src("remesh"), Src("IN_HEIGHTFIELD")), (0.0, -13.5), _BOX_SLICES),
+    _wrangle("store_heights", VEX_STORE_HEIGHTS, "point", (Src("ray"),), (0.0, -14.5),
+             _BOX_SLICES),
+    NodeSpec("attribblur", "attribblur", {
+        "attributes": "pad", "method": "uniform", "mode": "laplacian",
+        "iterations": _ch("blur_iterations"), "stepsize": 0.5, "pinborder": False,
+        "influencetype": "connectivity",
+    }, (Src("store_heights"),), (0.0, -15.5), _BOX_SLICES),
+    _wrangle("terrace_heights", VEX_TERRACE_HEIGHTS, "point", (Src("attribblur"),),
+             (0.0, -16.5), _BOX_SLICES),
+    NodeSpec("foreach_lot_end", "block_end", {
+        "itermethod": "pieces", "method": "merge", "class": "primitive", "useattrib": True,
+        "attrib": "lot_id", "blockpath": "../foreach_lot_begin",
+        "templatepath": "../foreach_lot_begin",
+    }, (Src("terrace_heights"),), (0.0, -17.5), _BOX_SLICES, color=(0.75, 0.4, 0.0)),
+    _wrangle("slice_attributes", VEX_SLICE_ATTRIBUTES, "primitive", (Src("foreach_lot_end"),),
+             (0.0, -18.5), _BOX_SLICES),
+    NodeSpec("OUT_SLICES", "output", {"outputidx": 0}, (Src("slice_attributes"),),
+             (0.0, -20.0), None, color=(0.3, 0.6, 0.3)),
+    NodeSpec("project_slices", "heightfield_project", {
+        "layer": "height", "combine": "replace", "maxraydist": 100000,
+    }, (Src("IN_HEIGHTFIELD"), Src("slice_attributes")), (6.0, -19.5), _BOX_HF),
+    NodeSpec("difference", "heightfield_layer", {"mode": "diff", "layer": "height"},
+             (Src("IN_HEIGHTFIELD"), Src("project_slices")), (6.0, -20.5), _BOX_HF),
+    NodeSpec("blur_difference", "heightfield_blur", {
+        "layer": "height", "method": "blur", "radius": _ch("blur_radius"),
+    }, (Src("difference"),), (6.0, -21.5), _BOX_HF),
+    NodeSpec("add_difference", "heightfield_layer", {"mode": "add", "layer": "height"},
+             (Src("IN_HEIGHTFIELD"), Src("blur_difference")), (6.0, -22.5), _BOX_HF),
+    _wrangle("mask_slices", VEX_MASK_SLICES, "point", (Src("slice_attributes"),),
+             (3.0, -22.5), _BOX_HF),
+    NodeSpec("project_mask", "heightfield_project", {
+        "layer": "mask", "combine": "replace", "maxraydist": 100000,
+    }, (Src("add_difference"), Src("mask_slices")), (6.0, -23.5), _BOX_HF),
+    NodeSpec("OUT_HEIGHTFIELD", "output", {"outputidx": 1}, (Src("project_mask"),),
+             (6.0, -25.0), None, color=(0.3, 0.6, 0.3)),
+)
+
+# --------------------------------------------------------------------------------------------
+# The numpy (Python SOP) network
+# --------------------------------------------------------------------------------------------
+
+_BOX_NUMPY = "__netbox1"
+_NUMPY_NODES = (
+    NodeSpec("IN_REGIONS", "null", {}, (Indirect(0),), (0.0, 0.0), None, color=(0.6, 0.7, 0.77)),
+    NodeSpec("IN_HEIGHTFIELD", "null", {}, (Indirect(1),), (3.0, 0.0), None,
+             color=(0.6, 0.7, 0.77)),
+    NodeSpec("terrace_numpy", "python", {"python": PYTHON_SOP_CODE},
+             (Src("IN_REGIONS"), Src("IN_HEIGHTFIELD")), (1.5, -1.5), _BOX_NUMPY),
+    NodeSpec("slices_only", "blast", {
+        "group": "@name=height @name=mask", "grouptype": "prims", "negate": False,
+    }, (Src("terrace_numpy"),), (0.0, -3.0), _BOX_NUMPY),
+    NodeSpec("heightfield_only", "blast", {
+        "group": "@name=height @name=mask", "grouptype": "prims", "negate": True,
+    }, (Src("terrace_numpy"),), (3.0, -3.0), _BOX_NUMPY),
+    NodeSpec("OUT_SLICES", "output", {"outputidx": 0}, (Src("slices_only"),), (0.0, -4.5),
+             None, color=(0.3, 0.6, 0.3)),
+    NodeSpec("OUT_HEIGHTFIELD", "output", {"outputidx": 1}, (Src("heightfield_only"),),
+             (3.0, -4.5), None, color=(0.3, 0.6, 0.3)),
+)
+_NUMPY_BOXES = (
+    NetBoxSpec(_BOX_NUMPY, "NUMPY ENGINE: terrace_foundation.houdini.sop, split into the outputs"),
+)
+
+# --------------------------------------------------------------------------------------------
+# Help (wiki markup, embedded so Houdini Engine sessions have it too)
+# --------------------------------------------------------------------------------------------
+
+_PARM_HELP_ORDER = [(f, [p for p in PARM_ORDER if _FOLDER_OF[p] == f.name]) for f in FOLDERS]
+
+
+def _help(title: str, internal: str, summary: str, overview: str, parms: tuple) -> str:
+    by_name = {p.name: p for p in parms}
+    lines = [
+        f"= {title} =", "", "#type: node", "#context: sop", f"#internal: {internal}",
+        "#icon: SOP/subnet", "#tags: terrain, heightfield, city, terrace", "",
+        f'"""{summary}"""', "", "== Overview ==", "", overview, "",
+        "@inputs", "", "Range Polygons:",
+        "    Closed polygons, one per region (city footprint), drawn in the XZ plane; their Y "
+        "is ignored.",
+        "Heightfield:", "    The terrain: a heightfield with a `height` layer.", "",
+        "@outputs", "", "Terrace Slices:",
+        "    One triangle mesh per lot at its terraced heights, with primitive attributes "
+        "`lot_id`, `region_id`, `pad_height` and `area`.",
+        "Terrace Heightfield:",
+        "    The input terrain with the terraces blended in (`height`), and a `mask` layer "
+        "that is 1 on the lots.", "", "@parameters", "",
+    ]
+    for folder, names in _PARM_HELP_ORDER:
+        shown = [by_name[n] for n in names if not by_name[n].invisible]
+        if not shown:
+            continue
+        lines += [f"== {folder.label} ==", ""]
+        for p in shown:
+            lines += [f"{p.label}:", f"    {p.help}", ""]
+    lines += ["@related", "", "- [Node:sop/heightfield_project]",
+              "- [Node:sop/labs--lot_subdivision-2.0]", ""]
+    return "\n".join(lines)
+
+
+_NATIVE_PARMS = _parms(native=True)
+_NUMPY_PARMS = _parms(native=False)
+
+NATIVE = AssetSpec(
+    namespace="terrace", name="terrace_foundation", version="1.0",
+    label="Terrace Foundation", icon="SOP_subnet",
+    input_labels=("Range Polygons", "Heightfield"),
+    output_labels=("Terrace Slices", "Terrace Heightfield"),
+    folders=FOLDERS, parms=_NATIVE_PARMS, nodes=_NATIVE_NODES, netboxes=_NATIVE_BOXES,
+    help=_help(
+        "Terrace Foundation", "terrace::terrace_foundation::1.0",
+        "Cuts range polygons into lots and terraces a heightfield under them.",
+        "Scatters seeded points in each range polygon and Voronoi-fractures it, splits pieces "
+        "larger than the minimum lot size (Labs Lot Subdivision), projects and remeshes every "
+        "lot onto the terrain, and moves each vertex to `lerp(max(avg, h), avg, blend)` where "
+        "`avg` is the lot's average height. The slices are projected into the heightfield; the "
+        "difference to the terrain is blurred and added back.\n\n"
+        "Needs SideFX Labs. Without it, or in Houdini Engine sessions without Labs, use "
+        "Terrace Foundation (numpy), which gives the same result.",
+        _NATIVE_PARMS),
+    tab_submenu="Terrace Foundation", library="terrace_foundation.hda",
+)
+
+NUMPY = AssetSpec(
+    namespace="terrace", name="terrace_foundation_numpy", version="1.0",
+    label="Terrace Foundation (numpy)", icon="SOP_python",
+    input_labels=NATIVE.input_labels, output_labels=NATIVE.output_labels,
+    folders=FOLDERS, parms=_NUMPY_PARMS, nodes=_NUMPY_NODES, netboxes=_NUMPY_BOXES,
+    help=_help(
+        "Terrace Foundation (numpy)", "terrace::terrace_foundation_numpy::1.0",
+        "The Terrace Foundation method computed by the numpy engine in a Python SOP.",
+        "Same inputs, outputs and parameters as Terrace Foundation, computed by the "
+        "`terrace_foundation` Python package (the reference engine). Needs no SideFX Labs; "
+        "needs the Terrace Foundation package on PYTHONPATH (install houdini_package.json).",
+        _NUMPY_PARMS),
+    tab_submenu="Terrace Foundation", library="terrace_foundation_numpy.hda",
+)
+
+ASSETS = (NATIVE, NUMPY)

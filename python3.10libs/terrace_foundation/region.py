@@ -198,7 +198,10 @@ class Region:
                 raise TerraceInputError(f"{name} has fewer than 3 distinct points", where)
             area = ring_area(ring)
             scale = float(np.ptp(ring, axis=0).max()) ** 2
-            if abs(area) <= 1e-12 * scale:
+            centred = ring - ring.mean(axis=0)
+            sv = np.linalg.svd(centred, compute_uv=False)
+            if sv[1] <= 1e-12 * sv[0] or (abs(area) <= 1e-12 * scale
+                                          and _first_crossing([ring]) is None):
                 raise TerraceInputError(f"{name} has zero area", where)
             want_ccw = k == 0
             if (area > 0) != want_ccw:

@@ -1,0 +1,118 @@
+"""Benchmark of the numpy engine: seconds per stage and peak memory on synthetic terrains.
+
+Each size runs in a fresh subprocess so its peak resident memory (``ru_maxrss``) is its own.
+
+Usage::
+
+    python scripts/bench.py                 # 1025, 2049, 4097
+    python scripts/bench.py --sizes 1025 --preset grading
+    python scripts/bench.py --markdown      # the table for README
+
+The terrain is a fractal-ish mountain (sum of sines plus ridges) with 1 m cells; the regions are
+three city outlines (one with a hole) covering about a quarter of the map, 120 scatter
+points per outline (so the 4097² case has over 1000 lots); all other parameters are defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python3.10libs"))
+
+
+def synthetic_case(size: int, cell: float = 1.0):
+    """Heightfield of ``size`` x ``size`` cells and regions over about a quarter of it."""
+    import numpy as np
+
+    from terrace_foundation import Heightfield, Region
+
+    y, x = np.mgrid[0:size, 0:size].astype(np.float32) / np.float32(size)
+    h = 400.0 * np.exp(-((x - 0.5) ** 2 + (y - 0.5) ** 2) / 0.08)
+    for k, (fx, fy, amp) in enumerate([(3, 2, 40), (7, 5, 15), (17, 13, 5), (41, 37, 1.5)]):
+        h += amp * np.sin(2 * np.pi * fx * x + k) * np.cos(2 * np.pi * fy * y + 2 * k)
+    hf = Heightfield(h.astype(np.float64), cell, (500000.0, 4200000.0 + size * cell))
+    x0, y0, x1, y1 = hf.extent
+    w = x1 - x0
+    t = np.linspace(0, 2 * np.pi, 64, endpoint=False)
+
+    def blob(cx, cy, r, wobble, k):
+        rr = r * (1 + wobble * np.sin(k * t))
+        return np.column_stack([x0 + cx * w + rr * np.cos(t), y0 + cy * w + rr * np.sin(t)])
+
+    # three outlines; total area about a quarter of the map
+    r = 0.2 * w
+    regions = [
+        Region.from_rings(blob(0.30, 0.32, r, 0.15, 5), [blob(0.30, 0.32, 0.25 * r, 0.1, 3)],
+                          region_id=0),
+        Region.from_rings(blob(0.70, 0.35, 0.8 * r, 0.2, 4), region_id=1),
+        Region.from_rings(blob(0.50, 0.72, 0.75 * r, 0.1, 6), region_id=2),
+    ]
+    return hf, regions
+
+
+def run_one(size: int, preset: str | None) -> dict:
+    import numpy as np  # noqa: F401
+
+    import terrace_foundation as tf
+
+    hf, regions = synthetic_case(size)
+    area = sum(r.area for r in regions)
+    x0, y0, x1, y1 = hf.extent
+    params = {"seed": 1, "scatter_count": 120}
+    if preset:
+        params["preset"] = preset
+    t0 = time.perf_counter()
+    res = tf.generate(hf, regions, **params)
+    total = time.perf_counter() - t0
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    return {
+        "size": size, "cells": size * size, "lots": len(res.lots),
+        "region_share": area / ((x1 - x0) * (y1 - y0)),
+        "triangles": int(sum(len(l.triangles) for l in res.lots)),
+        "seconds": total, "stages": res.timings, "peak_mb": peak_mb,
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1025, 2049, 4097])
+    ap.add_argument("--preset", default=None, help="engine preset (default: the reference)")
+    ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.one:
+        print(json.dumps(run_one(args.one, args.preset)))
+        return 0
+    rows = []
+    for size in args.sizes:
+        cmd = [sys.executable, os.path.abspath(__file__), "--one", str(size)]
+        if args.preset:
+            cmd += ["--preset", args.preset]
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        row = json.loads(out.strip().splitlines()[-1])
+        rows.append(row)
+        if not args.markdown:
+            stages = ", ".join(f"{k} {v:.2f}" for k, v in row["stages"].items())
+            print(f"{size}^2: {row['lots']} lots, {row['triangles']} triangles, "
+                  f"regions {row['region_share']:.0%} of map, {row['seconds']:.2f} s, "
+                  f"peak {row['peak_mb']:.0f} MB  [{stages}]", flush=True)
+    if args.markdown:
+        stages = list(rows[0]["stages"])
+        print("| grid | lots | triangles | " + " | ".join(stages) + " | total s | peak MB |")
+        print("|---" * (len(stages) + 5) + "|")
+        for r in rows:
+            print(f"| {r['size']}² | {r['lots']} | {r['triangles']} | "
+                  + " | ".join(f"{r['stages'][s]:.2f}" for s in stages)
+                  + f" | {r['seconds']:.2f} | {r['peak_mb']:.0f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -208,7 +208,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         heightfield_format=hf.meta.get("format", heightfield_format(args.heightfield)),
         crs=regs.crs or hf.crs,
         inputs={"heightfield": args.heightfield, "regions": args.regions},
-        command=[PROG, *sys.argv[1:]] if sys.argv else None)
+        command=[PROG, *args.argv])
     return _run(hf, regs.regions, args, context, protect)
 
 
@@ -225,7 +225,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     context = OutputContext(heightfield_format=fmt, crs=None,
                             inputs={"heightfield": "built-in demo mountain",
                                     "regions": "built-in demo cities"},
-                            command=[PROG, *sys.argv[1:]] if sys.argv else None)
+                            command=[PROG, *args.argv])
     if fmt == "npy" and not args.quiet:
         _warn("rasterio is not installed: writing terrace_heightfield.npy + .json instead of"
               " .tif (pip install terrace-foundation[io])")
@@ -235,7 +235,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit code (``sys.exit(main())`` in the entry point)."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
+    args.argv = argv
     func = COMMANDS[args.command][0]
     try:
         return func(args)

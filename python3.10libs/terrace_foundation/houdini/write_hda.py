@@ -23,7 +23,7 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .network import ASSETS, AssetSpec, Expr, Indirect, NodeSpec, Src
+from .network import ASSETS, AssetSpec, Expr, Indirect, NetBoxSpec, NodeSpec, Src
 
 __all__ = ["escape_section_name", "library_files", "write_library", "write_all", "main"]
 
@@ -299,7 +299,7 @@ def _box_geometry(a: AssetSpec, box: str) -> tuple[float, float, float, float]:
     return x0, y0, max(xs) + 2.5 - x0, max(ys) + 1.2 - y0
 
 
-def _netboxinit(a: AssetSpec, box) -> str:
+def _netboxinit(a: AssetSpec, box: NetBoxSpec) -> str:
     x, y, w, h = _box_geometry(a, box.name)
     comment = box.comment.replace("\\", "\\\\").replace('"', '\\"')
     if any(c.isspace() for c in box.comment):

@@ -81,7 +81,7 @@ def preview_image(before: np.ndarray, after: np.ndarray, cell_size: float,
     """RGB image (H, W, 3) uint8: hillshade ``before`` | ``after``, lot outlines on both."""
     rows, cols = before.shape
     width = 2 * cols + GAP
-    step = max(width / max_side, rows / max_side, 1.0)
+    step = max(2 * cols / (max_side - GAP), rows / max_side, 1.0)
     if step == 1.0 and width < MIN_WIDTH:
         step = 1.0 / max(1, MIN_WIDTH // width)
     edges = lot_edges(lot_mask) if lot_mask is not None else np.zeros(before.shape, bool)

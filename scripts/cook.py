@@ -1,0 +1,121 @@
+"""Cook a Terrace Foundation asset headless and write both outputs to files (hython only).
+
+Usage::
+
+    hython scripts/cook.py REGIONS HEIGHTFIELD --out DIR [--asset native|numpy] [--seed N ...]
+
+REGIONS is any geometry file Houdini reads (closed polygons, one per region, e.g. ``.bgeo.sc``,
+``.geo``, ``.obj``); HEIGHTFIELD a geometry file holding a ``height`` volume (``.bgeo.sc``).
+Writes ``DIR/terrace_slices.bgeo.sc`` and ``DIR/terrace_heightfield.bgeo.sc``; each is written
+to a temporary file first and renamed, so a failed cook leaves nothing half-written. Every asset
+parameter is a flag (``--scatter-count 40``). Exit status 1 with a one-line message on error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(_ROOT, "python3.10libs"))
+
+import hou  # noqa: E402
+
+from terrace_foundation.houdini.network import ASSETS, NATIVE, NUMPY  # noqa: E402
+
+OUTPUT_FILES = ("terrace_slices.bgeo.sc", "terrace_heightfield.bgeo.sc")
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="hython scripts/cook.py", description=__doc__.split("\n")[0])
+    ap.add_argument("regions", help="geometry file with the range polygons")
+    ap.add_argument("heightfield", help="geometry file with a 'height' volume")
+    ap.add_argument("--out", required=True, help="output folder")
+    ap.add_argument("--asset", choices=("native", "numpy"), default="native",
+                    help="native-node asset (needs SideFX Labs) or the numpy Python SOP asset")
+    for p in NATIVE.parms:
+        ap.add_argument("--" + p.name.replace("_", "-"), dest=p.name, default=None,
+                        type=int if p.type == "integer" else float, help=p.help)
+    return ap.parse_args(argv)
+
+
+def _install_libraries() -> None:
+    for spec in ASSETS:
+        path = os.path.join(_ROOT, "otls", spec.library)
+        if hou.nodeType(hou.sopNodeTypeCategory(), spec.type_name) is None:
+            hou.hda.installFile(path)
+
+
+def _file_node(parent: hou.OpNode, name: str, path: str) -> hou.OpNode:
+    if not os.path.isfile(path):
+        raise ValueError(f"{path}: no such file")
+    node = parent.createNode("file", name)
+    _set(node, "file", os.path.abspath(path))
+    return node
+
+
+def _set(node: hou.OpNode, name: str, value: int | float | str) -> None:
+    parm = node.parm(name)
+    if parm is None:
+        raise hou.OperationFailed(f"{node.path()} has no parameter {name!r}")
+    parm.set(value)
+
+
+def cook(args: argparse.Namespace) -> list[str]:
+    """Cook the chosen asset on the inputs; return the written file paths."""
+    _install_libraries()
+    spec = NATIVE if args.asset == "native" else NUMPY
+    obj = hou.node("/obj")
+    assert isinstance(obj, hou.OpNode)
+    geo = obj.createNode("geo", "terrace_cook")
+    regions = _file_node(geo, "regions", args.regions)
+    heightfield = _file_node(geo, "heightfield", args.heightfield)
+    asset = geo.createNode(spec.type_name, "terrace")
+    asset.setInput(0, regions)
+    asset.setInput(1, heightfield)
+    for p in spec.parms:
+        value = getattr(args, p.name)
+        if value is not None:
+            _set(asset, p.name, value)
+    assert isinstance(asset, hou.SopNode)
+    asset.cook(force=True)
+    errors = asset.errors()
+    if errors:
+        raise hou.OperationFailed("; ".join(errors))
+    os.makedirs(args.out, exist_ok=True)
+    written = []
+    for index, name in enumerate(OUTPUT_FILES):
+        result = asset.geometry(index)
+        if result is None:
+            raise hou.OperationFailed(f"output {index + 1} is empty")
+        target = os.path.join(args.out, name)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix="_" + name, dir=args.out)
+        os.close(fd)
+        try:
+            result.saveToFile(tmp)
+            os.replace(tmp, target)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+        written.append(target)
+    return written
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    try:
+        for path in cook(args):
+            print(path)
+    except hou.Error as exc:
+        print(f"cook: {exc.instanceMessage()}", file=sys.stderr)
+        return 1
+    except (OSError, ValueError) as exc:
+        print(f"cook: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

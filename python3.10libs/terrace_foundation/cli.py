@@ -59,8 +59,8 @@ def params_parent() -> argparse.ArgumentParser:
         rng = ""
         if info.minimum is not None or info.maximum is not None:
             lo = "-inf" if info.minimum is None else f"{info.minimum:g}"
-            hi = "inf" if info.maximum is None else f"{info.maximum:g}"
-            rng = f" Range {'[' if info.min_inclusive else '('}{lo}, {hi}]."
+            hi = "inf)" if info.maximum is None else f"{info.maximum:g}]"
+            rng = f" Range {'[' if info.min_inclusive else '('}{lo}, {hi}."
         group.add_argument(
             _flag(name), dest=name, type=kind, default=getattr(defaults, name),
             metavar="INT" if kind is int else "NUM",
@@ -183,7 +183,8 @@ def _run(hf, regions, args: argparse.Namespace, context, protect: Sequence[str])
         if text not in seen:
             seen.add(text)
             _warn(text)
-    files = write_outputs(result, args.out, context, overwrite=args.overwrite, protect=protect)
+    files = write_outputs(result, args.out, context, overwrite=args.overwrite, protect=protect,
+                          extra=getattr(args, "export", None) or ())  # an --export flag's names
     for text in context.warnings:
         _warn(text)
     progress.message(f"wrote {len(files)} files to {args.out} ({len(result.lots)} lots,"

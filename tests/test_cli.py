@@ -226,6 +226,20 @@ def test_demo(cli, tmp_path):
     assert "crs" not in fc                                      # the demo has no CRS
 
 
+@pytest.mark.parametrize("preset", ["reference", "grading"])
+def test_demo_presets(cli, tmp_path, preset):
+    out = tmp_path / preset
+    res = cli("demo", "--out", out, "--quiet", "--preset", preset, *FAST)
+    assert res.code == 0, res.err
+    report = json.loads((out / "report.json").read_text())
+    assert report["params"]["preset"] == preset
+
+
+def test_choice_parameter_usage_error(cli, tmp_path):
+    res = cli("demo", "--out", tmp_path / "o", "--preset", "fancy")
+    assert res.code == 2 and "--preset" in res.err and not (tmp_path / "o").exists()
+
+
 def test_demo_region_with_hole_keeps_the_hole(cli, tmp_path):
     from shapely.geometry import Polygon, shape
     from shapely.ops import unary_union
@@ -294,6 +308,8 @@ def test_help_has_every_parameter_with_its_default(cli, command):
         flag = "--" + name.replace("_", "-")
         assert flag in text
         assert f"Default: {getattr(defaults, name)}" in text
+        for choice in PARAMETERS[name].choices:
+            assert choice in text
     for flag in ("--out", "--overwrite", "--quiet"):
         assert flag in text
 

@@ -161,6 +161,7 @@ def test_write_outputs_all_default_files(tmp_path):
     report = json.loads((out / "report.json").read_text())
     assert set(report["outputs"]) == names
     assert report["params"]["seed"] == 0 and report["timings"] == {"total": 0.1}
+    assert report["warnings"] == []
 
 
 @pytest.fixture

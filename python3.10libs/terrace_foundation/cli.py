@@ -45,7 +45,8 @@ def _flag(name: str) -> str:
 
 
 def _param_types() -> dict[str, type]:
-    return {f.name: (int if f.type in ("int", int) else float) for f in fields(TerraceParams)}
+    kinds = {"int": int, "float": float, "str": str, int: int, float: float, str: str}
+    return {f.name: kinds.get(f.type, float) for f in fields(TerraceParams)}
 
 
 def params_parent() -> argparse.ArgumentParser:
@@ -55,16 +56,22 @@ def params_parent() -> argparse.ArgumentParser:
     defaults = TerraceParams()
     types = _param_types()
     for name, info in PARAMETERS.items():
-        kind = types[name]
+        kind = types.get(name, float)
+        extra: dict = {}
         rng = ""
-        if info.minimum is not None or info.maximum is not None:
-            lo = "-inf" if info.minimum is None else f"{info.minimum:g}"
-            hi = "inf)" if info.maximum is None else f"{info.maximum:g}]"
-            rng = f" Range {'[' if info.min_inclusive else '('}{lo}, {hi}."
+        if getattr(info, "choices", ()):
+            extra = {"choices": list(info.choices)}
+            kind = str
+            metavar = "{" + ",".join(info.choices) + "}"
+        else:
+            metavar = {int: "INT", float: "NUM"}.get(kind, "TEXT")
+            if info.minimum is not None or info.maximum is not None:
+                lo = "-inf" if info.minimum is None else f"{info.minimum:g}"
+                hi = "inf)" if info.maximum is None else f"{info.maximum:g}]"
+                rng = f" Range {'[' if info.min_inclusive else '('}{lo}, {hi}."
         group.add_argument(
             _flag(name), dest=name, type=kind, default=getattr(defaults, name),
-            metavar="INT" if kind is int else "NUM",
-            help=f"{info.help}{rng} Default: %(default)s.")
+            metavar=metavar, help=f"{info.help}{rng} Default: %(default)s.", **extra)
     return parent
 
 
@@ -120,7 +127,7 @@ class Progress:
         self.t0 = time.perf_counter()
 
     def __call__(self, stage: str, fraction: float) -> None:
-        if not self.enabled:
+        if not self.enabled or stage == "done":
             return
         pct = int(max(0.0, min(1.0, float(fraction))) * 100)
         if stage != self.stage:

@@ -308,12 +308,15 @@ def _write_report(result: TerraceResult, folder: Path, context: OutputContext) -
         "inputs": dict(context.inputs),
         "crs": context.crs,
         "outputs": [*context.written, "report.json"],
-        "warnings": [*result.warnings, *context.warnings],
-        "timings": dict(result.timings),
         **context.report_extra,
     }
+    if "timings_s" not in result.report:
+        extra["timings"] = dict(result.timings)
+    report = dict(result.report)
+    warnings = list(report.get("warnings") or result.warnings)
+    report["warnings"] = warnings + [w for w in context.warnings if w not in warnings]
     if context.command:
         extra["command"] = list(context.command)
     if "params" not in result.report:
         extra["params"] = result.params.to_dict()
-    return write_report(result.report, folder / "report.json", extra)
+    return write_report(report, folder / "report.json", extra)

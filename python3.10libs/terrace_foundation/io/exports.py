@@ -1,0 +1,71 @@
+"""Engine and GIS exports, registered as output writers (``--export ue,unity,glb,masks``).
+
+Each export is one function in its own module (:mod:`.export_ue`, :mod:`.export_unity`,
+:mod:`.export_gltf`, :mod:`.export_masks`); this module only registers them with
+:func:`~terrace_foundation.io.outputs.register_writer` (``default=False``: written only when asked
+for). The Unreal and Unity writers put their ``import.json`` content under
+``context.report_extra["exports"][name]`` so it reaches ``report.json``; its ``summary`` is the
+line the CLI prints on stdout.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..result import TerraceResult
+from ._grid16 import span_centre
+from .outputs import OutputContext, register_writer
+
+__all__ = ["EXPORTS", "export_summaries"]
+
+#: ``--export`` names, in the order they are written.
+EXPORTS = ("ue", "unity", "glb", "masks")
+
+
+def _note(context: OutputContext, name: str, info: dict) -> None:
+    context.report_extra.setdefault("exports", {})[name] = info
+
+
+def export_summaries(context: OutputContext) -> list[str]:
+    """The stdout lines of the exports written with ``context`` (import settings to type)."""
+    return [info["summary"] for info in context.report_extra.get("exports", {}).values()
+            if isinstance(info, dict) and info.get("summary")]
+
+
+@register_writer("ue", default=False, order=60,
+                 description="ue/terrace_heightfield.png + .r16 + import.json (Unreal landscape)")
+def _write_ue(result: TerraceResult, folder: Path, context: OutputContext) -> list[Path]:
+    from .export_ue import write_unreal_landscape
+
+    paths, info = write_unreal_landscape(result.terrace_heightfield, folder, context.crs)
+    _note(context, "ue", info)
+    return paths
+
+
+@register_writer("unity", default=False, order=61,
+                 description="unity/terrace_heightfield.raw + import.json (Unity terrain)")
+def _write_unity(result: TerraceResult, folder: Path, context: OutputContext) -> list[Path]:
+    from .export_unity import write_unity_terrain
+
+    paths, info = write_unity_terrain(result.terrace_heightfield, folder, context.crs)
+    _note(context, "unity", info)
+    return paths
+
+
+@register_writer("glb", default=False, order=62,
+                 description="terrace_slices.glb, one mesh node per lot (Y up, metres)")
+def _write_glb(result: TerraceResult, folder: Path, context: OutputContext) -> list[Path]:
+    from .. import __version__
+    from .export_gltf import write_slices_glb
+
+    return write_slices_glb(result.lots, folder / "terrace_slices.glb",
+                            span_centre(result.terrace_heightfield), context.crs,
+                            f"terrace-foundation {__version__}")
+
+
+@register_writer("masks", default=False, order=63,
+                 description="masks/lot_id.tif (lot id per cell) + masks/terraces.png (8-bit)")
+def _write_masks(result: TerraceResult, folder: Path, context: OutputContext) -> list[Path]:
+    from .export_masks import write_masks
+
+    return write_masks(result.lot_mask, result.terrace_heightfield, folder, context.crs)

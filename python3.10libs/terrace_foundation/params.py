@@ -24,6 +24,7 @@ class ParamInfo:
     minimum: float | None = None
     maximum: float | None = None
     min_inclusive: bool = True
+    choices: tuple[str, ...] = ()
 
 
 PARAMETERS: dict[str, ParamInfo] = {p.name: p for p in [
@@ -46,6 +47,23 @@ PARAMETERS: dict[str, ParamInfo] = {p.name: p for p in [
               0, 1),
     ParamInfo("blur_radius", "Blur Radius",
               "Reach of the blur that blends the terraces into the terrain, world units.", 0),
+    ParamInfo("preset", "Preset",
+              "reference: the method as the reference asset does it (blurred, half-flat pads). "
+              "grading: flat pads, walls between lots, slope-limited embankments.",
+              choices=("reference", "grading")),
+    ParamInfo("pad_rule", "Pad Rule",
+              "Grading: pad height of each lot. mean (cut = fill per lot), median, min (fill "
+              "only), max (cut only), balanced (cut = fill per region, lower walls).",
+              choices=("mean", "median", "min", "max", "balanced")),
+    ParamInfo("max_step", "Max Step",
+              "Grading: largest height step between neighbouring pads left as a plain step; "
+              "higher ones are reported as retaining walls (world units).", 0),
+    ParamInfo("max_slope", "Max Slope",
+              "Grading: steepest embankment back to the terrain, degrees (33.7 = 1.5H:1V).",
+              0, 90, False),
+    ParamInfo("boundary", "Boundary",
+              "Grading: embankment (slope back to the terrain) or wall (a wall on the region "
+              "outline, terrain outside untouched).", choices=("embankment", "wall")),
 ]}
 
 
@@ -73,6 +91,17 @@ class TerraceParams:
         0..1, weight of the pad height in ``h' = lerp(max(pad, h), pad, blend)``.
     blur_radius : float
         Reach of the difference blur, world units (0 = no blur).
+    preset : {"reference", "grading"}
+        ``reference`` is the method as the reference asset does it; ``grading`` makes flat pads,
+        retaining walls between lots and slope-limited embankments.
+    pad_rule : {"mean", "median", "min", "max", "balanced"}
+        Grading preset: how each lot's pad height is chosen.
+    max_step : float
+        Grading preset: largest step between neighbouring pads that is not a wall, world units.
+    max_slope : float
+        Grading preset: steepest embankment, degrees (0 < max_slope < 90).
+    boundary : {"embankment", "wall"}
+        Grading preset: what happens on the region outline.
     """
 
     seed: int = 0
@@ -84,6 +113,11 @@ class TerraceParams:
     remesh_size: float = 10.0
     blend: float = 0.5
     blur_radius: float = 10.0
+    preset: str = "reference"
+    pad_rule: str = "mean"
+    max_step: float = 0.5
+    max_slope: float = 33.7
+    boundary: str = "embankment"
 
     def validated(self) -> "TerraceParams":
         """Return a copy with the types normalised; raise on any value out of range.
@@ -97,6 +131,12 @@ class TerraceParams:
         for f in fields(self):
             v = getattr(self, f.name)
             info = PARAMETERS[f.name]
+            if info.choices:
+                if v not in info.choices:
+                    raise TerraceInputError(f"{v!r} is not one of {', '.join(info.choices)}",
+                                            f.name)
+                values[f.name] = str(v)
+                continue
             kind = int if f.type in ("int", int) else float
             try:
                 if isinstance(v, bool):
@@ -114,7 +154,7 @@ class TerraceParams:
                 rng = f"[{lo}, {hi if hi is not None else 'inf'}]" if info.min_inclusive \
                     else f"({lo}, {hi if hi is not None else 'inf'}]"
                 raise TerraceInputError(f"{cast} is out of range {rng}", f.name)
-            if hi is not None and cast > hi:
+            if hi is not None and (cast > hi or (cast == hi and f.name == "max_slope")):
                 raise TerraceInputError(f"{cast} is out of range [{lo}, {hi}]", f.name)
             values[f.name] = cast
         return TerraceParams(**values)

@@ -12,10 +12,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .blend import blend_difference, blur_halfwidth
+from .blend import blend_difference, blur_halfwidth, box_blur
 from .errors import TerraceInputError, TerraceWarning
 from .footprint import lot_footprint
 from .fracture import decompose_region, intersect_pieces, voronoi_cells
+from .grading import balanced_pads, cell_pad_heights, grade_heightfield, lot_adjacency
 from .heightfield import Heightfield
 from .heights import pad_heights, slice_heights, vertex_degrees
 from .lot import Lot
@@ -23,10 +24,11 @@ from .params import TerraceParams
 from .project import rasterize_triangles
 from .region import Region
 from .remesh import remesh_lots
-from .report import build_report, lot_statistics
+from .report import build_report, lot_extras, lot_statistics
 from .result import TerraceResult
 from .scatter import region_rng, relax_points, scatter_points
 from .subdivide import LotSet, subdivide_lots
+from .walls import find_walls
 
 __all__ = ["generate", "as_regions", "fracture_region"]
 
@@ -198,10 +200,20 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
                                                mesh.triangle_lot + 1, local)
     lot_mask = np.zeros(hf.shape, dtype=np.int32)
     lot_mask.ravel()[cells] = label
+    lot_region = np.array([m[0] for m in lots_meta])
 
-    stage("blend", 0.75)
-    k = blur_halfwidth(p.blur_radius, hf.cell_size)
-    terrace, window = blend_difference(hf.heights, cells, target, k)
+    if p.preset == "grading":
+        stage("grade", 0.7)
+        pads, sliced = _grading_pads(hf, lot_mask, pads, lot_region, lots_meta, mesh, p)
+        terrace, band, window = grade_heightfield(hf.heights, lot_mask, np.r_[np.nan, pads],
+                                                  hf.cell_size, p.max_slope, p.boundary)
+        reach = None
+    else:
+        stage("blend", 0.75)
+        k = blur_halfwidth(p.blur_radius, hf.cell_size)
+        terrace, window = blend_difference(hf.heights, cells, target, k)
+        reach = 3 * k
+        band = None
 
     stage("lots", 0.85)
     # split the batched mesh into per-lot meshes (vertices and triangles are sorted by lot)
@@ -216,18 +228,93 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
             vertices=np.column_stack([mesh.vertices[v0:v1] + shift, sliced[v0:v1]]),
             terrain=terrain[v0:v1], triangles=(mesh.triangles[t0:t1] - v0).astype(np.int64),
             pad_height=float(pads[i])))
+    walls = []
+    if p.preset == "grading":
+        a, b, _ = lot_adjacency(lot_mask[window])
+        tol = 1e-6 * max(1.0, float(np.abs(shift).max()))
+        walls = find_walls(lots, (a, b), p.max_step, tol)
 
     stage("report", 0.9)
-    stats = lot_statistics(hf.heights, terrace, lot_mask, hf.cell_size, n_lots, window)
+    report = _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_lots)
     now = time.perf_counter()
     timings["report"] += now - tick
-    tick = now
-    before_w = hf.heights[window]
-    after_w = terrace[window]
-    report = build_report(lots, stats, before_w, after_w, hf.cell_size, 3 * k, p.to_dict(),
-                          timings, warn, hf.shape)
-    timings["report"] += time.perf_counter() - tick
     report["timings_s"] = {kk: round(v, 4) for kk, v in timings.items()}
     if progress is not None:
         progress("done", 1.0)
-    return TerraceResult(hf.with_heights(terrace), hf, lots, lot_mask, p, report, timings, warn)
+    return TerraceResult(hf.with_heights(terrace), hf, lots, lot_mask, p, report, timings, warn,
+                         walls)
+
+
+def _grading_pads(hf, lot_mask, vertex_pads, lot_region, lots_meta, mesh, p):
+    """Pad heights by the grading preset's rule and the (flat) slice heights."""
+    n_lots = len(vertex_pads)
+    rule = "mean" if p.pad_rule == "balanced" else p.pad_rule
+    cell_pad, cnt = cell_pad_heights(hf.heights, lot_mask, n_lots, rule)
+    pads = cell_pad[1:]
+    if p.pad_rule == "balanced" and n_lots > 1:
+        a, b, sides = lot_adjacency(lot_mask)
+        area = cnt[1:] * hf.cell_area
+        has = area > 0
+        lot_area = np.array([m[2] for m in lots_meta])
+        stiffness = 1.0 / np.sqrt(max(float(np.mean(lot_area)), hf.cell_area))
+        idx = np.nonzero(has)[0]
+        remap = np.full(n_lots + 1, -1)
+        remap[idx + 1] = np.arange(len(idx))
+        bal = balanced_pads(pads[idx], area[idx], remap[a], remap[b], sides * hf.cell_size,
+                            lot_region[idx], stiffness)
+        pads = pads.copy()
+        pads[idx] = bal
+    # lots too small to cover a cell centre keep the reference pad
+    pads = np.where(np.isnan(pads), vertex_pads, pads)
+    return pads, pads[mesh.vertex_lot]
+
+
+def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_lots):
+    """Per-lot figures and totals (computed on the window where anything changed)."""
+    rs = slice(max(window[0].start - 1, 0), min(window[0].stop + 1, hf.shape[0]))
+    cs = slice(max(window[1].start - 1, 0), min(window[1].stop + 1, hf.shape[1]))
+    win = (rs, cs)
+    before = hf.heights[win]
+    after = terrace[win]
+    mask = lot_mask[win]
+    lots_in = mask > 0
+    if band is None:
+        # reference preset: the band is every cell within the blur's reach of a lot
+        band_w = box_blur(lots_in.astype(np.float64), max(reach // 3, 0)) > 0 if reach else \
+            np.zeros_like(lots_in)
+        band_w &= ~lots_in
+        wing_w = np.zeros_like(lots_in)
+    else:
+        band_w = band[win] > 0
+        wing_w = band[win] == 2
+    stats = lot_statistics(hf.heights, terrace, lot_mask, hf.cell_size, n_lots, window)
+    # embankment slopes are measured off the wings (a wing is a wall, reported as such)
+    extra = lot_extras(after, mask, band_w & ~wing_w, hf.cell_size, n_lots)
+    diff = after - before
+    area = hf.cell_area
+    outside = ~(band_w | lots_in)
+    # everything outside the window is bit-identical by construction; check the window
+    totals = {
+        "regions": len({lot.region_id for lot in lots}),
+        "lots": len(lots),
+        "lot_area": float(sum(lot.area for lot in lots)),
+        "cut_volume": float(np.maximum(-diff, 0).sum() * area),
+        "fill_volume": float(np.maximum(diff, 0).sum() * area),
+        "net_volume": float(diff.sum() * area),
+        "cut_volume_lots": float(stats["cut"].sum()),
+        "fill_volume_lots": float(stats["fill"].sum()),
+        "changed_cells": int((diff != 0).sum()),
+        "band_cells": int(band_w.sum()),
+        "wing_cells": int(wing_w.sum()),
+        "max_change_outside_band": float(np.abs(diff[outside]).max()) if outside.any() else 0.0,
+        "buildable_share": float(extra["buildable_cells"].sum() / max(lots_in.sum(), 1)),
+        "max_embankment_slope_deg": float(np.nanmax(extra["embankment_slope_max"]))
+        if np.isfinite(extra["embankment_slope_max"]).any() else None,
+        "walls": len(walls),
+        "wall_length": float(sum(w["length"] for w in walls)),
+        "tallest_wall": float(max((w["height"] for w in walls), default=0.0)),
+    }
+    if reach is not None:
+        totals["blur_reach_cells"] = int(reach)
+    return build_report(lots, stats, extra, walls, totals, p.to_dict(), warn, hf.shape,
+                        hf.cell_size)

@@ -103,22 +103,119 @@ def lot_statistics(before: np.ndarray, after: np.ndarray, lot_mask: np.ndarray,
     }
 
 
+def inner_cells(lot_mask: np.ndarray) -> np.ndarray:
+    """Cells whose eight neighbours are in the same lot ("one cell in from the edge")."""
+    m = lot_mask
+    inner = m > 0
+    inner[0, :] = inner[-1, :] = False
+    inner[:, 0] = inner[:, -1] = False
+    core = m[1:-1, 1:-1]
+    ok = np.ones(core.shape, dtype=bool)
+    for dr in (-1, 0, 1):
+        for dc in (-1, 0, 1):
+            ok &= m[1 + dr:m.shape[0] - 1 + dr, 1 + dc:m.shape[1] - 1 + dc] == core
+    inner[1:-1, 1:-1] &= ok
+    return inner
+
+
+def edge_slopes(heights: np.ndarray, active: np.ndarray, cell_size: float) -> np.ndarray:
+    """Per cell, the steepest slope (degrees) to any of its 8 neighbours that is also active.
+
+    Only pairs of active cells count (an embankment cell next to untouched terrain is measured
+    against the embankment and the pad, not against the terrain it meets).
+    """
+    out = np.zeros(heights.shape)
+    m, n = heights.shape
+    for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
+        dist = cell_size * np.hypot(dr, dc)
+        a = (slice(0, m - dr), slice(max(-dc, 0), n - max(dc, 0)))
+        b = (slice(dr, m), slice(max(dc, 0), n + min(dc, 0)))
+        both = active[a] & active[b]
+        s = np.degrees(np.arctan(np.abs(heights[a] - heights[b]) / dist))
+        s = np.where(both, s, 0.0)
+        np.maximum(out[a], s, out=out[a])
+        np.maximum(out[b], s, out=out[b])
+    return out
+
+
+def lot_extras(after: np.ndarray, lot_mask: np.ndarray, band: np.ndarray, cell_size: float,
+               n_lots: int, buildable_deg: float = 5.0) -> dict[str, np.ndarray]:
+    """Pad flatness, buildable cells and embankment slopes per lot (arrays over a window).
+
+    Parameters
+    ----------
+    after : (M, N) ndarray
+        Terrace heightfield (window).
+    lot_mask : (M, N) ndarray of int
+    band : (M, N) ndarray of bool
+        Embankment / blend cells outside the lots.
+    cell_size : float
+    n_lots : int
+    buildable_deg : float
+        Largest slope counted as buildable, degrees.
+
+    Returns
+    -------
+    dict of (n_lots + 1,) arrays
+        ``pad_range`` and ``pad_slope_max`` over the cells one in from each lot's edge,
+        ``buildable_cells`` (lot cells with slope at most ``buildable_deg``),
+        ``embankment_slope_max`` (steepest band cell nearest to each lot).
+    """
+    from .grading import cone_envelope
+
+    slope = slope_degrees(after, cell_size)
+    inner = inner_cells(lot_mask)
+    g = _grouped(lot_mask[inner], {"h": after[inner], "s": slope[inner]}, n_lots)
+    lots = lot_mask > 0
+    buildable = np.bincount(lot_mask[lots & (slope <= buildable_deg)], minlength=n_lots + 1)
+    emb = np.full(n_lots + 1, np.nan)
+    if band.any():
+        # nearest lot of every cell (octagonal distance), to attribute the band to lots
+        _, near = cone_envelope(np.where(lots, 0.0, -np.inf), lot_mask, 1.0, cell_size)
+        es = edge_slopes(after, band | lots, cell_size)
+        # pad-to-pad steps are walls, not embankment: measure on band cells only
+        ge = _grouped(near[band], {"e": es[band]}, n_lots)
+        emb = ge["e_max"]
+    return {"pad_range": g["h_max"] - g["h_min"], "pad_slope_max": g["s_max"],
+            "buildable_cells": buildable, "embankment_slope_max": emb}
+
+
 def _num(v: Any) -> Any:
     """A JSON-safe float (None for NaN)."""
     f = float(v)
     return None if f != f else round(f, 6)
 
 
-def build_report(lots, stats: dict[str, np.ndarray], before: np.ndarray, after: np.ndarray,
-                 cell_size: float, reach_cells: int, params: dict, timings: dict,
-                 warnings: list[str], grid_shape: tuple[int, int]) -> dict[str, Any]:
+def build_report(lots, stats: dict[str, np.ndarray], extra: dict[str, np.ndarray],
+                 walls: list[dict], totals: dict[str, Any], params: dict,
+                 warnings: list[str], grid_shape: tuple[int, int],
+                 cell_size: float) -> dict[str, Any]:
     """Assemble the JSON-ready report.
+
+    Parameters
+    ----------
+    lots : list of Lot
+    stats : dict
+        From :func:`lot_statistics`.
+    extra : dict of (L + 1,) arrays
+        ``pad_range``, ``pad_slope_max`` (on cells one in from the lot edge),
+        ``embankment_slope_max``, ``buildable_cells``.
+    walls : list of dict
+        From :func:`terrace_foundation.walls.find_walls`.
+    totals : dict
+        Grid-wide figures computed by the pipeline.
 
     Returns
     -------
     dict
-        ``params``, ``grid``, ``lots`` (one dict per lot) and ``totals``.
+        ``params``, ``grid``, ``lots`` (one dict per lot), ``walls`` and ``totals``.
     """
+    by_lot: dict[int, list[dict]] = {}
+    for w in walls:
+        for me, other in ((w["lot_a"], w["lot_b"]), (w["lot_b"], w["lot_a"])):
+            by_lot.setdefault(me, []).append({
+                "neighbour": int(other), "length": _num(w["length"]),
+                "height": _num(w["height"])})
     lot_rows = []
     for lot in lots:
         i = lot.lot_id
@@ -126,34 +223,27 @@ def build_report(lots, stats: dict[str, np.ndarray], before: np.ndarray, after: 
             "lot_id": int(i), "region_id": int(lot.region_id),
             "area": _num(lot.area), "pad_height": _num(lot.pad_height),
             "cells": int(stats["cells"][i]),
+            "cut_volume": _num(stats["cut"][i]), "fill_volume": _num(stats["fill"][i]),
             "height_range_before": _num(stats["before_max"][i] - stats["before_min"][i]),
             "height_range_after": _num(stats["after_max"][i] - stats["after_min"][i]),
             "max_slope_before_deg": _num(stats["slope_before_max"][i]),
             "max_slope_after_deg": _num(stats["slope_after_max"][i]),
-            "cut_volume": _num(stats["cut"][i]), "fill_volume": _num(stats["fill"][i]),
+            "pad_height_range": _num(extra["pad_range"][i]),
+            "pad_max_slope_deg": _num(extra["pad_slope_max"][i]),
+            "max_embankment_slope_deg": _num(extra["embankment_slope_max"][i]),
+            "buildable_share": _num(extra["buildable_cells"][i] / stats["cells"][i])
+            if stats["cells"][i] else None,
+            "walls": by_lot.get(int(i), []),
         })
-    diff = after - before
-    area = cell_size * cell_size
-    changed = diff != 0
-    totals = {
-        "regions": len({lot.region_id for lot in lots}),
-        "lots": len(lots),
-        "lot_area": _num(sum(lot.area for lot in lots)),
-        "cut_volume_lots": _num(stats["cut"].sum()),
-        "fill_volume_lots": _num(stats["fill"].sum()),
-        "cut_volume": _num(np.maximum(-diff, 0).sum() * area),
-        "fill_volume": _num(np.maximum(diff, 0).sum() * area),
-        "net_volume": _num(diff.sum() * area),
-        "changed_cells": int(changed.sum()),
-        "max_abs_change": _num(np.abs(diff).max() if diff.size else 0.0),
-        "blur_reach_cells": int(reach_cells),
-    }
+    wall_rows = [{k: (_num(v) if isinstance(v, float) else v) for k, v in w.items()
+                  if k != "lines"} for w in walls]
     return {
         "params": params,
         "grid": {"rows": int(grid_shape[0]), "cols": int(grid_shape[1]),
                  "cell_size": float(cell_size)},
         "lots": lot_rows,
-        "totals": totals,
-        "timings_s": {k: round(float(v), 4) for k, v in timings.items()},
+        "walls": wall_rows,
+        "totals": {k: (_num(v) if isinstance(v, (float, np.floating)) else v)
+                   for k, v in totals.items()},
         "warnings": list(warnings),
     }

@@ -36,6 +36,9 @@ class TerraceResult:
         Seconds per stage.
     warnings : list of str
         Recoverable problems met on the way (region clipped to the grid, ...).
+    walls : list of dict
+        Grading preset: retaining walls between lots (``lot_a`` lower, ``lot_b`` higher,
+        ``base_height``, ``top_height``, ``height``, ``length``, ``lines``: world polylines).
     """
 
     terrace_heightfield: Heightfield
@@ -46,3 +49,4 @@ class TerraceResult:
     report: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    walls: list[dict[str, Any]] = field(default_factory=list)

@@ -172,6 +172,15 @@ def test_region_wholly_outside(cli, tmp_path, small_npy, out):
     assert "wholly outside" in line and "region 1" in line
 
 
+def test_region_outside_but_bounding_box_overlapping(cli, tmp_path, small_npy, out):
+    """An L around the grid's north-east corner: its box overlaps, the polygon does not."""
+    ell = [[1400.0, 2500.0], [1700.0, 2500.0], [1700.0, 2300.0], [1600.0, 2300.0],
+           [1600.0, 2450.0], [1400.0, 2450.0]]
+    bad = write_json(tmp_path / "regions.geojson", feature_collection([[ell]]))
+    res = cli("generate", small_npy, bad, "--out", out)
+    assert_refused(res, out, bad)
+
+
 def test_lonlat_regions_on_projected_grid(cli, tmp_path, interlaken_npy, out):
     """A common mistake: GeoJSON in lon/lat on a metric grid: caught as 'wholly outside'."""
     lonlat = [[7.87, 46.69], [7.88, 46.69], [7.88, 46.70]]

@@ -135,3 +135,19 @@ def test_write_regions_round_trip(tmp_path):
     for a, b in zip(regs, back.regions):
         np.testing.assert_array_equal(a.exterior, b.exterior)
         assert len(a.holes) == len(b.holes) and a.properties == b.properties
+
+
+@pytest.mark.parametrize("ring,inside", [
+    ([[900.0, 1900.0], [1600.0, 1900.0], [1600.0, 2500.0], [900.0, 2500.0]], True),  # covers grid
+    ([[900.0, 2150.0], [1600.0, 2150.0], [1600.0, 2250.0], [900.0, 2250.0]], True),  # band across
+    ([[1400.0, 2500.0], [1700.0, 2500.0], [1700.0, 2300.0], [1600.0, 2300.0],
+      [1600.0, 2450.0], [1400.0, 2450.0]], False),                                   # L outside
+])
+def test_check_exact_overlap_not_just_boxes(tmp_path, ring, inside):
+    """Grid x 1000..1500, y 2000..2400; no vertex needs to be on the grid to overlap it."""
+    rf = read_regions(write_json(tmp_path / "r.geojson", feature_collection([[ring]])))
+    if inside:
+        check_regions_against(rf, grid())
+    else:
+        with pytest.raises(TerraceInputError, match="wholly outside"):
+            check_regions_against(rf, grid())

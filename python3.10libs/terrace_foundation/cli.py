@@ -174,6 +174,15 @@ def _params_from(args: argparse.Namespace) -> dict:
         raise
 
 
+def _name_input(err: TerraceInputError, inputs: dict) -> TerraceInputError:
+    """The engine names its inputs "regions"/"heightfield"; say which files they were."""
+    src = err.source or ""
+    for role in ("regions", "heightfield"):
+        if src.startswith(role) and inputs.get(role) and not src.startswith(inputs[role]):
+            return TerraceInputError(err.problem, inputs[role] + src[len(role):])
+    return err
+
+
 def _run(hf, regions, args: argparse.Namespace, context, protect: Sequence[str]) -> int:
     """Generate and write; shared by ``generate`` and ``demo``."""
     from .io import write_outputs
@@ -182,7 +191,11 @@ def _run(hf, regions, args: argparse.Namespace, context, protect: Sequence[str])
     progress = Progress(sys.stderr, enabled=not args.quiet)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TerraceWarning)
-        result = generate(hf, regions, progress=progress, **params)
+        try:
+            result = generate(hf, regions, progress=progress, **params)
+        except TerraceInputError as e:
+            progress.end()
+            raise _name_input(e, context.inputs) from None
     progress.end()
     seen = set()
     for text in [*result.warnings, *(str(w.message) for w in caught

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import TerraceInputError
 from ..heightfield import Heightfield
-from ..region import Region
+from ..region import Region, segments_cross
 from ._crs import normalise_crs, same_crs
 
 __all__ = ["RegionsFile", "read_regions", "check_regions_against"]
@@ -157,6 +157,27 @@ def read_regions(path: str | os.PathLike) -> RegionsFile:
     return RegionsFile(regions, crs, source, {"type": kind})
 
 
+def _overlaps_box(reg: Region, box: tuple[float, float, float, float]) -> bool:
+    """Whether the region's interior meets the open box ``(xmin, ymin, xmax, ymax)``.
+
+    True when a region vertex is strictly inside the box, a box corner is inside the region,
+    or a region edge crosses a box edge (vectorised over all edges).
+    """
+    xmin, ymin, xmax, ymax = box
+    rx0, ry0, rx1, ry1 = reg.bounds
+    if rx1 <= xmin or rx0 >= xmax or ry1 <= ymin or ry0 >= ymax:
+        return False
+    a, b = reg.edges()
+    if np.any((a[:, 0] > xmin) & (a[:, 0] < xmax) & (a[:, 1] > ymin) & (a[:, 1] < ymax)):
+        return True
+    corners = np.array([[xmin, ymin], [xmax, ymin], [xmax, ymax], [xmin, ymax]])
+    if reg.contains(corners[:, 0], corners[:, 1]).any():
+        return True
+    c0 = corners[None, :, :]
+    c1 = np.roll(corners, -1, axis=0)[None, :, :]
+    return bool(segments_cross(a[:, None, :], b[:, None, :], c0, c1).any())
+
+
 def check_regions_against(regions: RegionsFile, hf: Heightfield,
                           heightfield_source: str = "heightfield") -> None:
     """Refuse regions that cannot be terraced into ``hf``.
@@ -164,8 +185,8 @@ def check_regions_against(regions: RegionsFile, hf: Heightfield,
     Raises
     ------
     TerraceInputError
-        Both files declare a CRS and they differ; or a region's bounding box lies wholly
-        outside the grid (regions partly outside are left to the engine, which clips them).
+        Both files declare a CRS and they differ; or a region lies wholly outside the grid
+        (regions partly outside are left to the engine, which clips them).
     """
     if same_crs(regions.crs, hf.crs) is False:
         raise TerraceInputError(
@@ -173,8 +194,7 @@ def check_regions_against(regions: RegionsFile, hf: Heightfield,
             " reproject one of them", regions.path)
     xmin, ymin, xmax, ymax = hf.extent
     for k, reg in enumerate(regions.regions):
-        rx0, ry0, rx1, ry1 = reg.bounds
-        if rx1 <= xmin or rx0 >= xmax or ry1 <= ymin or ry0 >= ymax:
+        if not _overlaps_box(reg, (xmin, ymin, xmax, ymax)):
             raise TerraceInputError(
                 f"region {reg.region_id} (polygon {k}) lies wholly outside the heightfield"
                 f" (x {xmin:.6g}..{xmax:.6g}, y {ymin:.6g}..{ymax:.6g}); are both in the same"

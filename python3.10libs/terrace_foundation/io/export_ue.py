@@ -3,7 +3,7 @@
 Height mapping (Unreal's landscape import, see ``../shared/houdini/engine_conventions.md``):
 a 16-bit value ``v`` becomes the height, in centimetres,
 ``z = location_z + (v - 32768) * scale_z / 128`` (with ``scale_z = 100`` the 65536 values span
-512 m, one step 0.78 cm). The Z scale is chosen from the terrace heightfield's height range so
+512 m, one step 0.78 cm). The Z scale is chosen from the exported (resampled) heights' range so
 that its lowest and highest heights use (almost) the whole 0..65535 range, rounded up to 0.001
 so it can be typed exactly; the location Z puts the middle of the range on the middle value.
 The height step of the encoding is ``scale_z / 128`` cm.
@@ -74,19 +74,23 @@ def unreal_z_mapping(zmin: float, zmax: float) -> tuple[float, float]:
     return round(scale, 3), location
 
 
-def unreal_import_settings(hf: Heightfield, shape: tuple[int, int]) -> dict:
+def unreal_import_settings(hf: Heightfield, shape: tuple[int, int],
+                           zrange: tuple[float, float] | None = None) -> dict:
     """Scale and location to type into Unreal's landscape import dialog for ``hf`` at ``shape``.
 
-    Returns a dict with ``scale`` and ``location`` (``x, y, z``, centimetres / percent) and
-    ``height_step_m``.
+    ``zrange`` is the height range to encode (default: that of ``hf``; the writer passes the
+    range of the resampled landscape). Returns a dict with ``scale`` and ``location``
+    (``x, y, z``, centimetres / percent) and ``height_step_m``.
     """
     rows, cols = hf.heights.shape
     n_rows, n_cols = shape
     cell_cm = float(hf.cell_size) * 100.0
     sx = round((cols - 1) * cell_cm / (n_cols - 1), 4)
     sy = round((rows - 1) * cell_cm / (n_rows - 1), 4)
-    h = np.asarray(hf.heights, dtype=np.float64)
-    sz, lz = unreal_z_mapping(float(h.min()), float(h.max()))
+    if zrange is None:
+        h = np.asarray(hf.heights, dtype=np.float64)
+        zrange = (float(h.min()), float(h.max()))
+    sz, lz = unreal_z_mapping(*zrange)
     return {
         "scale": {"x": sx, "y": sy, "z": sz},
         "location": {"x": round(-(n_cols - 1) * sx / 2.0, 2),
@@ -126,7 +130,7 @@ def write_unreal_landscape(hf: Heightfield, folder: str | os.PathLike,
     rows, cols = hf.heights.shape
     n_rows, n_cols = unreal_sizes_for(rows, cols)
     grid = resample_corners(hf.heights, (n_rows, n_cols))
-    st = unreal_import_settings(hf, (n_rows, n_cols))
+    st = unreal_import_settings(hf, (n_rows, n_cols), (float(grid.min()), float(grid.max())))
     sz, lz = st["scale"]["z"], st["location"]["z"]
     step_cm = sz / 128.0
     # v = 32768 + (z_cm - location_z) / step_cm
@@ -161,7 +165,7 @@ def write_unreal_landscape(hf: Heightfield, folder: str | os.PathLike,
                                    " over 0..65535"},
         "height_mapping": "z_cm = location.z + (v - 32768) * scale.z / 128",
         "height_step_m": step_cm / 100.0,
-        "height_range_m": [float(np.min(hf.heights)), float(np.max(hf.heights))],
+        "height_range_m": [float(grid.min()), float(grid.max())],
         "axes": ("image row 0 = north edge = Unreal -Y side (+Y is south); column 0 = west edge"
                  " (+X is east); Z up; no flip needed"),
         "world_origin": {"x": xc, "y": yc, "crs": crs,

@@ -2,8 +2,8 @@
 
 The RAW file is 16-bit unsigned, little endian ("Windows" byte order), square, ``R x R`` with
 ``R`` one of 33, 65, ..., 4097 (2^n + 1). Value ``v`` means the height
-``position_y + v / 65535 * terrain_height``; ``terrain_height`` is the terrace heightfield's
-height range and ``position_y`` its lowest height, so the whole 16-bit range is used. Unity keeps
+``position_y + v / 65535 * terrain_height``; ``terrain_height`` is the height range of the
+exported (resampled) map and ``position_y`` its lowest height, so the whole 16-bit range is used. Unity keeps
 heights internally with a step of ``terrain_height / 32766``; both steps are in ``import.json``.
 
 Row order: the first row of the file is the **south** edge (Unity's terrain z = 0; +Z is north),
@@ -51,7 +51,7 @@ def unity_heightmap(hf: Heightfield) -> tuple[np.ndarray, dict]:
     rows, cols = hf.heights.shape
     res = unity_size_for(rows, cols)
     grid = resample_corners(hf.heights, (res, res))
-    zmin, zmax = float(np.min(hf.heights)), float(np.max(hf.heights))
+    zmin, zmax = float(grid.min()), float(grid.max())
     height = zmax - zmin if zmax > zmin else FLAT_HEIGHT
     values = encode_u16(grid[::-1], zmin, height / 65535.0)  # flip: south row first
     width = (cols - 1) * float(hf.cell_size)

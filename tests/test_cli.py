@@ -114,7 +114,8 @@ def test_generate_tif_matches_input_georeference(interlaken_run_tif, interlaken_
     rasterio = pytest.importorskip("rasterio")
     out = interlaken_run_tif
     assert {p.name for p in out.iterdir()} == OUTPUTS_TIF
-    with rasterio.open(interlaken_tif) as src, rasterio.open(out / "terrace_heightfield.tif") as dst:
+    with rasterio.open(interlaken_tif) as src, \
+            rasterio.open(out / "terrace_heightfield.tif") as dst:
         assert dst.count == 1 and dst.dtypes[0] == "float32"
         assert dst.shape == src.shape
         assert dst.transform == src.transform

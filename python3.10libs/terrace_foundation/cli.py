@@ -13,7 +13,6 @@ Exit codes: 0 success, 1 bad input (one line on stderr: ``terrace-foundation: er
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 import warnings

@@ -257,26 +257,26 @@ def read_geotiff_heightfield(path: str | os.PathLike, band: int = 1) -> Heightfi
             profile = dict(src.profile)
             if band < 1 or band > src.count:
                 raise TerraceInputError(f"has {src.count} bands, band {band} asked", source)
-            a, b, c, d, e, f = (float(v) for v in tuple(src.transform)[:6])
+            ta, tb, tc, td, te, tf = (float(v) for v in tuple(src.transform)[:6])
             heights = src.read(band)
             nodata = src.nodatavals[band - 1]
             crs = src.crs.to_string() if src.crs else None
             tags = src.tags()
     except TerraceInputError:
         raise
-    except (RasterioError, OSError) as e:
-        msg = " ".join(str(e).split()) or type(e).__name__
+    except (RasterioError, OSError) as err:
+        msg = " ".join(str(err).split()) or type(err).__name__
         msg = msg.replace(f"{source}: ", "").replace(f"'{source}' ", "")
         raise TerraceInputError(f"cannot read raster ({msg})", source) from None
-    if b != 0 or d != 0:
+    if tb != 0 or td != 0:
         raise TerraceInputError("rotated or sheared grids are not supported", source)
-    if e > 0:
+    if te > 0:
         raise TerraceInputError("south-up grids are not supported (transform e > 0)", source)
-    if a > 0 and e < 0 and not math.isclose(a, -e, rel_tol=1e-6):
-        raise TerraceInputError(f"cells must be square, got {a:g} x {-e:g}", source)
+    if ta > 0 and te < 0 and not math.isclose(ta, -te, rel_tol=1e-6):
+        raise TerraceInputError(f"cells must be square, got {ta:g} x {-te:g}", source)
     if np.issubdtype(heights.dtype, np.number):
         _check_nodata(heights, nodata, source)
-    hf = Heightfield(heights, a, (c, f), crs,
+    hf = Heightfield(heights, ta, (tc, tf), crs,
                      meta={"format": "gtiff", "path": source, "profile": profile,
                            "dtype": str(heights.dtype), "z_units": tags.get("z_units")})
     return hf.validate(source=source)

@@ -175,6 +175,8 @@ def read_obj_regions(path: str | os.PathLike) -> RegionsFile:
                 if any(i < 0 or i >= len(verts) for i in idx):
                     raise TerraceInputError(f"line {no}: vertex index out of range", source)
                 curves.append((idx, name, no))
+        except TerraceInputError:
+            raise
         except ValueError:
             raise TerraceInputError(f"line {no}: malformed '{tag}' statement", source) from None
     if not curves:

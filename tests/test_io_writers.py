@@ -213,12 +213,20 @@ def test_extra_writer_is_one_function(tmp_path, temp_writer):
         path.write_text(f"{len(result.lots)}\n")
         return [path]
 
+    def write_in_subfolder(result, folder, context):
+        (folder / "engine").mkdir()
+        path = folder / "engine" / "import.json"
+        path.write_text("{}")
+        return [path]
+
     temp_writer("lot-count", write_lot_count, default=False, description="lot count")
+    temp_writer("sub", write_in_subfolder, default=False)
     out = tmp_path / "out"
     write_outputs(fake_result(), out, OutputContext(heightfield_format="npy"),
-                  extra=["lot-count"])
+                  extra=["lot-count", "sub"])
     assert (out / "lots.txt").read_text() == "2\n"
-    assert "lots.txt" in json.loads((out / "report.json").read_text())["outputs"]
+    listed = json.loads((out / "report.json").read_text())["outputs"]
+    assert "lots.txt" in listed and "engine/import.json" in listed
     out2 = tmp_path / "out2"
     write_outputs(fake_result(), out2, OutputContext(heightfield_format="npy"))
     assert not (out2 / "lots.txt").exists()

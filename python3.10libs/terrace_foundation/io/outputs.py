@@ -248,8 +248,9 @@ def write_outputs(result: TerraceResult, out_dir: str | os.PathLike,
                 context.warnings.append(f"{w.name} skipped: {e}")
                 continue
             for p in paths:
-                context.written.append(Path(p).name)
-                written.append(out / Path(p).relative_to(tmp))
+                rel = Path(p).relative_to(tmp)            # sub-folders kept: "ue/import.json"
+                context.written.append(rel.as_posix())
+                written.append(out / rel)
     return written
 
 

@@ -28,7 +28,7 @@ from .report import build_report, lot_extras, lot_statistics
 from .result import TerraceResult
 from .scatter import region_rng, relax_points, scatter_points
 from .subdivide import LotSet, subdivide_lots
-from .walls import find_walls
+from .walls import find_walls, touching_lots
 
 __all__ = ["generate", "as_regions", "fracture_region"]
 
@@ -230,9 +230,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
             pad_height=float(pads[i])))
     walls = []
     if p.preset == "grading":
-        a, b, _ = lot_adjacency(lot_mask[window])
-        tol = 1e-6 * max(1.0, float(np.abs(shift).max()))
-        walls = find_walls(lots, (a, b), p.max_step, tol)
+        walls = find_walls(lots, touching_lots(lots, 1e-6), p.max_step, 1e-6, origin=shift)
 
     stage("report", 0.9)
     report = _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_lots)

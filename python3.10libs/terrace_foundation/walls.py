@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["shared_edges", "find_walls"]
+__all__ = ["shared_edges", "find_walls", "touching_lots"]
 
 
 def _segments(footprint) -> np.ndarray:
@@ -76,8 +76,24 @@ def _merge(pieces: np.ndarray, tol: float) -> list[np.ndarray]:
     return [np.array(line) for line in lines]
 
 
+def touching_lots(lots, tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """Lot id pairs ``(a, b)``, ``a < b``, whose outline bounding boxes touch (candidates)."""
+    from .fracture import _bbox_pairs
+
+    lo = np.array([np.min([r.min(axis=0) for p in l.footprint for r in p], axis=0)
+                   for l in lots])
+    hi = np.array([np.max([r.max(axis=0) for p in l.footprint for r in p], axis=0)
+                   for l in lots])
+    pad = tol * np.maximum(1.0, np.abs(lo).max())
+    lo, hi = lo - pad, hi + pad
+    i, j = _bbox_pairs(lo, hi, lo, hi)
+    keep = i < j
+    ids = np.array([l.lot_id for l in lots])
+    return ids[i[keep]], ids[j[keep]]
+
+
 def find_walls(lots, neighbours: tuple[np.ndarray, np.ndarray], max_step: float,
-               tol: float) -> list[dict]:
+               tol: float, origin=(0.0, 0.0)) -> list[dict]:
     """Walls between neighbouring lots whose pads differ by more than ``max_step``.
 
     Parameters
@@ -85,11 +101,13 @@ def find_walls(lots, neighbours: tuple[np.ndarray, np.ndarray], max_step: float,
     lots : list of Lot
         With flat pads (``pad_height``) and traced ``footprint``.
     neighbours : (a, b)
-        Lot id pairs (``a < b``) that touch (for example :func:`grading.lot_adjacency`).
+        Candidate lot id pairs (``a < b``), for example :func:`touching_lots`.
     max_step : float
         Largest step that is not a wall.
     tol : float
-        Geometric tolerance, world units.
+        Geometric tolerance, world units (applied in a frame centred on ``origin``).
+    origin : (float, float)
+        A point near the lots; the comparison runs relative to it to keep precision.
 
     Returns
     -------
@@ -107,11 +125,11 @@ def find_walls(lots, neighbours: tuple[np.ndarray, np.ndarray], max_step: float,
             continue
         for lot in (la, lb):
             if lot.lot_id not in segs:
-                segs[lot.lot_id] = _segments(lot.footprint)
+                segs[lot.lot_id] = _segments(lot.footprint) - np.asarray(origin)
         pieces = shared_edges(segs[la.lot_id], segs[lb.lot_id], tol)
         if len(pieces) == 0:
             continue
-        lines = _merge(pieces, tol)
+        lines = [line + np.asarray(origin) for line in _merge(pieces, tol)]
         low, high = (la, lb) if la.pad_height <= lb.pad_height else (lb, la)
         length = float(sum(np.hypot(*np.diff(line, axis=0).T).sum() for line in lines))
         walls.append({

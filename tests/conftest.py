@@ -98,6 +98,15 @@ def interlaken_npy(shared_data) -> Path:
 
 
 @pytest.fixture(scope="session")
+def bigtujunga_npy(shared_data) -> Path:
+    """``../shared/data/bigtujunga_srtm30/dem.npy`` (643 x 1197 at 30 m, EPSG:32611). Read only."""
+    path = shared_data / "bigtujunga_srtm30" / "dem.npy"
+    if not path.exists():
+        pytest.skip(f"{path} missing")
+    return path
+
+
+@pytest.fixture(scope="session")
 def interlaken_sidecar(interlaken_npy) -> dict:
     return json.loads(interlaken_npy.with_suffix(".json").read_text())
 

@@ -100,6 +100,13 @@ def test_missing_sidecar(cli, small_npy, small_regions, out):
     assert "sidecar" in assert_refused(res, out, small_npy)
 
 
+def test_truncated_sidecar(cli, small_npy, small_regions, out):
+    side = small_npy.with_suffix(".json")
+    side.write_text(side.read_text()[:10])
+    res = cli("generate", small_npy, small_regions, "--out", out)
+    assert "not valid JSON" in assert_refused(res, out, side)
+
+
 def test_sidecar_without_cell_size(cli, small_npy, small_regions, out):
     write_json(small_npy.with_suffix(".json"), {"origin": list(SMALL_ORIGIN)})
     res = cli("generate", small_npy, small_regions, "--out", out)

@@ -1,6 +1,8 @@
 """Heightfield files: .npy + sidecar and GeoTIFF, read and written; rasterio is the oracle.
 
-Real terrain: "Source: Federal Office of Topography swisstopo (DHM25)" (../shared/data).
+Real terrain (../shared/data): "Source: Federal Office of Topography swisstopo (DHM25)";
+"SRTM data courtesy of NASA/USGS; prepared by the TopoToolbox project (W. Schwanghart,
+D. Scherler)".
 """
 
 from __future__ import annotations
@@ -28,6 +30,16 @@ def test_read_real_sidecar(interlaken_npy, interlaken_sidecar):
     assert hf.heights.dtype == np.float64
     assert hf.heights.min() == pytest.approx(interlaken_sidecar["z_min"], abs=0.01)
     assert hf.meta["format"] == "npy" and hf.meta["z_units"] == "m"
+
+
+def test_read_real_sidecar_utm(bigtujunga_npy):
+    side = json.loads(bigtujunga_npy.with_suffix(".json").read_text())
+    hf = read_heightfield(bigtujunga_npy)
+    assert hf.shape == tuple(side["shape"]) == (643, 1197)
+    assert hf.crs == "EPSG:32611" and hf.cell_size == 30.0
+    xmin, ymin, xmax, ymax = hf.extent
+    assert (xmin, ymax) == (side["origin_x_west_edge"], side["origin_y_north_edge"])
+    assert xmax - xmin == pytest.approx(1197 * 30.0) and ymax - ymin == pytest.approx(643 * 30.0)
 
 
 def test_read_simple_sidecar(small_npy):
@@ -164,7 +176,11 @@ def test_missing_rasterio_message(monkeypatch, tmp_path):
 
     monkeypatch.setattr(builtins, "__import__", no_rasterio)
     monkeypatch.delitem(__import__("sys").modules, "rasterio", raising=False)
+    from terrace_foundation.io import rasters
+
     with pytest.raises(MissingDependencyError,
                        match=r"rasterio is needed to read GeoTIFF: pip install "
                              r"terrace-foundation\[io\]"):
-        read_heightfield(tif)
+        rasters.read_heightfield(tif)
+    with pytest.raises(MissingDependencyError, match=r"rasterio is needed .* pip install"):
+        read_heightfield(tif)                     # the front door, whatever it dispatches to

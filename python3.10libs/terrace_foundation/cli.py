@@ -84,7 +84,34 @@ def output_parent() -> argparse.ArgumentParser:
                        help="Replace an existing output folder (only after the run succeeded).")
     group.add_argument("--quiet", "-q", action="store_true",
                        help="No progress or summary on stderr (warnings and errors still show).")
+    group.add_argument("--export", metavar="LIST", type=_export_list, default=[],
+                       help="Comma list of extra outputs: ue (Unreal PNG/.r16), unity (RAW),"
+                       " glb (slices), masks (lot id GeoTIFF, 8-bit PNG). Import settings are"
+                       " printed on stdout and written to <engine>/import.json.")
     return parent
+
+
+def _export_list(text: str) -> list[str]:
+    """``--export`` value: comma list of optional writer names (checked before any work)."""
+    from .io import WRITERS
+
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    known = sorted(n for n, w in WRITERS.items() if not w.default)
+    for n in names:
+        if n not in known:
+            raise argparse.ArgumentTypeError(f"unknown export {n!r}; known: {', '.join(known)}")
+    return names
+
+
+def _height_range(text: str) -> tuple[float, float]:
+    """``--height-range ZMIN,ZMAX`` in metres, ZMIN < ZMAX."""
+    try:
+        lo, hi = (float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected ZMIN,ZMAX, got {text!r}") from None
+    if not lo < hi:
+        raise argparse.ArgumentTypeError(f"ZMIN must be below ZMAX, got {text!r}")
+    return lo, hi
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -101,9 +128,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="Terrace the REGIONS polygons into HEIGHTFIELD and write the terrace"
         " heightfield, the slices (GeoJSON, OBJ), report.json and preview.png into --out.")
     p.add_argument("heightfield", metavar="HEIGHTFIELD",
-                   help="GeoTIFF (or any raster GDAL reads), or .npy with a .json sidecar.")
+                   help="GeoTIFF (or any raster GDAL reads), or .npy with a .json sidecar;"
+                   " or a heightmap without georeference: 16-bit .png, .r16, .raw, .exr, plain"
+                   " .tif (with --cell-size, --height-range or a .json sidecar).")
     p.add_argument("regions", metavar="REGIONS",
-                   help="GeoJSON Polygon, MultiPolygon, Feature or FeatureCollection.")
+                   help="GeoJSON Polygon, MultiPolygon, Feature or FeatureCollection;"
+                   " Shapefile (.shp), GeoPackage (.gpkg[:layer]) or OBJ closed curves.")
+    hm = p.add_argument_group("heightmaps without georeference")
+    hm.add_argument("--cell-size", metavar="M", type=float, default=None,
+                    help="Cell edge in metres of a .png/.r16/.raw/.exr/plain .tif heightmap.")
+    hm.add_argument("--height-range", metavar="ZMIN,ZMAX", type=_height_range, default=None,
+                    help="Heights in metres of 16-bit values 0 and 65535 (or of 0.0 and 1.0 in"
+                    " a float heightmap).")
 
     sub.add_parser(
         "demo", parents=parents, help=COMMANDS["demo"][1],
@@ -206,6 +242,10 @@ def _run(hf, regions, args: argparse.Namespace, context, protect: Sequence[str])
                           extra=getattr(args, "export", None) or ())  # an --export flag's names
     for text in context.warnings:
         _warn(text)
+    from .io.exports import export_summaries
+
+    for line in export_summaries(context):     # the engine import settings, on stdout
+        sys.stdout.write(line + "\n")
     progress.message(f"wrote {len(files)} files to {args.out} ({len(result.lots)} lots,"
                      f" {time.perf_counter() - progress.t0:.1f} s)")
     return 0
@@ -219,10 +259,11 @@ def cmd_generate(args: argparse.Namespace) -> int:
     protect = [args.heightfield, args.regions]
     _params_from(args)                       # bad parameters fail before any reading
     check_output_folder(args.out, args.overwrite, protect)
-    hf = read_heightfield(args.heightfield)
+    hf = read_heightfield(args.heightfield, cell_size=args.cell_size,
+                          height_range=args.height_range)
     regs = read_regions(args.regions)
     check_regions_against(regs, hf, args.heightfield)
-    if heightfield_format(args.heightfield) == "npy":
+    if hf.meta.get("sidecar") or heightfield_format(args.heightfield) == "npy":
         protect.append(str(hf.meta.get("sidecar", args.heightfield)))
     context = OutputContext(
         heightfield_format=hf.meta.get("format", heightfield_format(args.heightfield)),

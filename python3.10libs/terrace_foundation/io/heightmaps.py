@@ -307,7 +307,7 @@ def read_tiff_heightmap(path: str | os.PathLike, *, cell_size: float | None = No
     path = Path(path)
     source = str(path)
     _check_file(path)
-    rasterio = require("rasterio", "read TIFF")
+    rasterio = require("rasterio", "read GeoTIFF")
     from rasterio.errors import NotGeoreferencedWarning, RasterioError
     from rasterio.transform import Affine
 

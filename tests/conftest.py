@@ -15,69 +15,23 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-LIB = REPO / "python3.10libs"
-if str(LIB) not in sys.path:
-    sys.path.insert(0, str(LIB))
+if str(Path(__file__).parent) not in sys.path:        # also under --import-mode=importlib
+    sys.path.insert(0, str(Path(__file__).parent))
 
-SHARED_DATA = REPO.parent / "shared" / "data"
+# Helpers live in terrace_testkit (importing it also sets up sys.path); re-exported here for
+# modules that still write ``from conftest import ...``.
+from terrace_testkit import *  # noqa: F401,F403
+from terrace_testkit import (SHARED_DATA, SMALL_CELL, SMALL_ORIGIN, SMALL_SQUARE, CliResult,
+                             INTERLAKEN_TOWN, INTERLAKEN_VILLAGE, INTERLAKEN_VILLAGE_HOLE,
+                             feature_collection, small_heights, write_geotiff, write_json,
+                             write_npy)
 
 from terrace_foundation import Heightfield, Region  # noqa: E402
-
-# A lake-side slope above Ringgenberg (LV95), about 0.13 km², wholly inside the Interlaken grid.
-INTERLAKEN_TOWN = [[2634500.0, 1172000.0], [2634950.0, 1171950.0], [2635150.0, 1172200.0],
-                   [2634900.0, 1172420.0], [2634700.0, 1172300.0], [2634520.0, 1172330.0]]
-# Habkern, a ring with a hole (the church square stays untouched).
-INTERLAKEN_VILLAGE = [[2632250.0, 1175000.0], [2632750.0, 1175000.0], [2632750.0, 1175380.0],
-                      [2632250.0, 1175380.0]]
-INTERLAKEN_VILLAGE_HOLE = [[2632450.0, 1175150.0], [2632450.0, 1175250.0],
-                           [2632550.0, 1175250.0], [2632550.0, 1175150.0]]
-
-
-def feature_collection(polygons, crs: str | None = None, properties=None) -> dict:
-    """GeoJSON FeatureCollection of polygons given as lists of rings (closing added)."""
-    feats = []
-    for k, rings in enumerate(polygons):
-        closed = [list(map(list, r)) + [list(r[0])] for r in rings]
-        feats.append({"type": "Feature",
-                      "properties": (properties or {}).get(k, {"name": f"region {k}"}),
-                      "geometry": {"type": "Polygon", "coordinates": closed}})
-    fc = {"type": "FeatureCollection", "features": feats}
-    if crs:
-        fc["crs"] = {"type": "name", "properties": {"name": crs}}
-    return fc
-
-
-def write_json(path: Path, obj) -> Path:
-    path.write_text(json.dumps(obj), encoding="utf-8")
-    return path
-
-
-def write_npy(path: Path, heights, sidecar: dict) -> Path:
-    """Write ``heights`` to ``path`` (.npy) and ``sidecar`` next to it (.json)."""
-    np.save(path, np.asarray(heights))
-    write_json(path.with_suffix(".json"), sidecar)
-    return path
-
-
-def write_geotiff(path: Path, heights, transform, crs=None, nodata=None, dtype="float32"):
-    """Write a single-band GeoTIFF with rasterio (the oracle's own writer)."""
-    rasterio = pytest.importorskip("rasterio")
-    from rasterio.transform import Affine
-
-    heights = np.asarray(heights)
-    with rasterio.open(path, "w", driver="GTiff", width=heights.shape[1],
-                       height=heights.shape[0], count=1, dtype=dtype, crs=crs,
-                       transform=Affine(*transform), nodata=nodata) as dst:
-        dst.write(heights.astype(dtype), 1)
-    return path
-
 
 # --------------------------------------------------------------------------- real data
 
@@ -133,17 +87,6 @@ def interlaken_regions(tmp_path_factory) -> Path:
 
 # --------------------------------------------------------------------------- synthetic data
 
-SMALL_ORIGIN = (1000.0, 2400.0)
-SMALL_CELL = 10.0
-
-
-def small_heights(rows: int = 40, cols: int = 50) -> np.ndarray:
-    """A tilted plane with a bump: heights rise east and north, float32, row 0 north."""
-    r, c = np.mgrid[0:rows, 0:cols].astype(np.float64)
-    h = 100.0 + 2.0 * c + 1.5 * (rows - r) + 8.0 * np.exp(-((r - 20) ** 2 + (c - 25) ** 2) / 50)
-    return h.astype(np.float32)
-
-
 @pytest.fixture
 def small_hf() -> Heightfield:
     """40 x 50 cells at 10 m, north-west corner (1000, 2400), no CRS."""
@@ -155,9 +98,6 @@ def small_npy(tmp_path) -> Path:
     """``small_heights()`` as ``tmp_path/small.npy`` + a simple-form sidecar."""
     return write_npy(tmp_path / "small.npy", small_heights(),
                      {"cell_size": SMALL_CELL, "origin": list(SMALL_ORIGIN)})
-
-
-SMALL_SQUARE = [[1100.0, 2100.0], [1300.0, 2100.0], [1300.0, 2300.0], [1100.0, 2300.0]]
 
 
 @pytest.fixture
@@ -172,17 +112,6 @@ def small_region() -> Region:
 
 
 # --------------------------------------------------------------------------- the CLI
-
-@dataclass
-class CliResult:
-    code: int
-    out: str
-    err: str
-
-    @property
-    def err_lines(self) -> list[str]:
-        return [ln for ln in self.err.splitlines() if ln.strip()]
-
 
 @pytest.fixture
 def cli(capsys):
@@ -213,3 +142,18 @@ def copy_of(tmp_path):
             shutil.copy2(path.with_suffix(".json"), dst.with_suffix(".json"))
         return dst
     return copy
+
+
+# --------------------------------------------------------------------------- name clash shim
+
+_THIS_CONFTEST = sys.modules[__name__]
+
+
+def pytest_collectstart(collector):
+    """Make ``from conftest import ...`` in ``tests/*.py`` mean this file.
+
+    ``tests/houdini/conftest.py`` is also imported under the bare name ``conftest`` and would win
+    otherwise. New code should import helpers from :mod:`terrace_testkit` instead.
+    """
+    if isinstance(collector, pytest.Module) and collector.path.parent == Path(__file__).parent:
+        sys.modules["conftest"] = _THIS_CONFTEST

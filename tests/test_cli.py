@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import LIB, REPO
+from terrace_testkit import LIB, REPO
 
 from terrace_foundation import PARAMETERS, TerraceParams, __version__
 
@@ -278,7 +278,7 @@ def test_overwrite_replaces_previous_output(cli, tmp_path, small_npy, small_regi
 def test_partly_outside_region_is_clipped_with_a_warning(cli, tmp_path, small_npy):
     from shapely.geometry import box, shape
 
-    from conftest import feature_collection, write_json
+    from terrace_testkit import feature_collection, write_json
     xmax = 1000.0 + 50 * 10.0
     ring = [[xmax - 150, 2100.0], [xmax + 100, 2100.0], [xmax + 100, 2250.0],
             [xmax - 150, 2250.0]]

@@ -13,7 +13,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import SMALL_CELL, SMALL_ORIGIN, small_heights, write_geotiff, write_npy
+from terrace_testkit import SMALL_CELL, SMALL_ORIGIN, small_heights, write_geotiff, write_npy
 
 from terrace_foundation import Heightfield, TerraceInputError
 from terrace_foundation.io import (heightfield_format, read_heightfield, sidecar_path,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import SMALL_SQUARE, feature_collection, write_json
+from terrace_testkit import SMALL_SQUARE, feature_collection, write_json
 
 from terrace_foundation import Heightfield, TerraceInputError
 from terrace_foundation.io import check_regions_against, read_regions, write_regions_geojson

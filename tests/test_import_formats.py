@@ -270,3 +270,17 @@ def test_obj_open_curve_refused(tmp_path):
     with pytest.raises(TerraceInputError, match="open curve") as e:
         read_regions(path)
     one_line(e.value, path)
+
+
+@pytest.mark.parametrize("module, name, pip", [("OpenEXR", "h.exr", "openexr"),
+                                               ("fiona", "t.gpkg", "fiona")])
+def test_missing_library_names_the_pip_package(tmp_path, monkeypatch, module, name, pip):
+    from terrace_foundation.io import MissingDependencyError
+
+    path = tmp_path / name
+    path.write_bytes(b"x")
+    monkeypatch.setitem(__import__("sys").modules, module, None)   # import fails
+    reader = read_regions if name.endswith(".gpkg") else (
+        lambda p: read_heightfield(p, cell_size=1.0))
+    with pytest.raises(MissingDependencyError, match=f"pip install {pip}$"):
+        reader(path)

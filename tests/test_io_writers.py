@@ -144,8 +144,12 @@ def test_preview_size_capped():
 
 
 def test_preview_small_grid_enlarged():
-    img = preview_image(np.zeros((20, 30)), np.zeros((20, 30)), 1.0)
-    assert img.shape[1] >= 600
+    mask = np.zeros((20, 30), int)
+    mask[5:15, 5:15] = 1
+    img = preview_image(np.zeros((20, 30)), np.zeros((20, 30)), 1.0, mask)
+    assert img.shape[:2] == (80, 2 * 120 + 8)                 # enlarged 4x (the cap)
+    red = (img[:, :120, 0] == 230) & (img[:, :120, 1] == 40)
+    assert red.sum() == 4 * 40 - 4                            # a one-pixel square outline
 
 
 # --------------------------------------------------------------------------- folder, registry

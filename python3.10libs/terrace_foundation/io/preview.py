@@ -12,7 +12,6 @@ from ._deps import require
 __all__ = ["hillshade", "lot_edges", "preview_image", "write_preview"]
 
 MAX_SIDE = 1600
-MIN_WIDTH = 800
 GAP = 8
 OUTLINE = (230, 40, 30)
 
@@ -78,14 +77,21 @@ def _resample(a: np.ndarray, step: float) -> np.ndarray:
 
 def preview_image(before: np.ndarray, after: np.ndarray, cell_size: float,
                   lot_mask: np.ndarray | None = None, max_side: int = MAX_SIDE) -> np.ndarray:
-    """RGB image (H, W, 3) uint8: hillshade ``before`` | ``after``, lot outlines on both."""
+    """RGB image (H, W, 3) uint8: hillshade ``before`` | ``after``, lot outlines on both.
+
+    Large grids are shrunk so the long side is at most ``max_side`` pixels; small grids are
+    enlarged by a whole factor (outlines stay one pixel wide).
+    """
     rows, cols = before.shape
-    width = 2 * cols + GAP
     step = max(2 * cols / (max_side - GAP), rows / max_side, 1.0)
-    if step == 1.0 and width < MIN_WIDTH:
-        step = 1.0 / max(1, MIN_WIDTH // width)
-    edges = lot_edges(lot_mask) if lot_mask is not None else np.zeros(before.shape, bool)
-    if step > 1.0:
+    if step == 1.0:
+        factor = max(1, min((max_side - GAP) // (2 * cols), max_side // rows, 4))
+        step = 1.0 / factor
+    mask = np.zeros(before.shape, np.int32) if lot_mask is None else np.asarray(lot_mask)
+    if step < 1.0:
+        edges = lot_edges(_resample(mask, step))          # thin outlines at the enlarged size
+    else:
+        edges = lot_edges(mask)
         # thin lines survive shrinking: mark a cell when any cell of its block is an edge
         k = int(np.ceil(step))
         pad = np.pad(edges, ((0, k), (0, k)))
@@ -93,18 +99,17 @@ def preview_image(before: np.ndarray, after: np.ndarray, cell_size: float,
         for i in range(k):
             for j in range(k):
                 grown[: pad.shape[0] - i, : pad.shape[1] - j] |= pad[i:, j:]
-        edges = grown[:rows, :cols]
+        edges = _resample(grown[:rows, :cols], step)
     panels = []
     for h in (before, after):
         g = (hillshade(h, cell_size) * 220 + 25).astype(np.uint8)
-        rgb = np.repeat(g[:, :, None], 3, axis=2)
+        rgb = _resample(np.repeat(g[:, :, None], 3, axis=2), step)
         rgb[edges] = OUTLINE
-        panels.append(_resample(rgb, step))
+        panels.append(rgb)
     hgt, wid = panels[0].shape[:2]
-    gap = max(1, int(round(GAP / step))) if step < 1 else GAP
-    out = np.full((hgt, 2 * wid + gap, 3), 255, dtype=np.uint8)
+    out = np.full((hgt, 2 * wid + GAP, 3), 255, dtype=np.uint8)
     out[:, :wid] = panels[0]
-    out[:, wid + gap:] = panels[1]
+    out[:, wid + GAP:] = panels[1]
     return out
 
 

@@ -23,9 +23,8 @@ import pytest
 if str(Path(__file__).parent) not in sys.path:        # also under --import-mode=importlib
     sys.path.insert(0, str(Path(__file__).parent))
 
-# Helpers live in terrace_testkit (importing it also sets up sys.path); re-exported here for
-# modules that still write ``from conftest import ...``.
-from terrace_testkit import *  # noqa: F401,F403
+# Helpers live in terrace_testkit (importing it also sets up sys.path); test modules import
+# them from there (``tests/houdini/conftest.py`` makes a bare ``conftest`` ambiguous).
 from terrace_testkit import (SHARED_DATA, SMALL_CELL, SMALL_ORIGIN, SMALL_SQUARE, CliResult,
                              INTERLAKEN_TOWN, INTERLAKEN_VILLAGE, INTERLAKEN_VILLAGE_HOLE,
                              feature_collection, small_heights, write_geotiff, write_json,
@@ -142,18 +141,3 @@ def copy_of(tmp_path):
             shutil.copy2(path.with_suffix(".json"), dst.with_suffix(".json"))
         return dst
     return copy
-
-
-# --------------------------------------------------------------------------- name clash shim
-
-_THIS_CONFTEST = sys.modules[__name__]
-
-
-def pytest_collectstart(collector):
-    """Make ``from conftest import ...`` in ``tests/*.py`` mean this file.
-
-    ``tests/houdini/conftest.py`` is also imported under the bare name ``conftest`` and would win
-    otherwise. New code should import helpers from :mod:`terrace_testkit` instead.
-    """
-    if isinstance(collector, pytest.Module) and collector.path.parent == Path(__file__).parent:
-        sys.modules["conftest"] = _THIS_CONFTEST

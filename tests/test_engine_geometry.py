@@ -140,3 +140,24 @@ def test_bad_polygons(ring, problem):
         tf.Region.from_rings(ring, source="city.geojson")
     with pytest.raises(tf.TerraceInputError, match="city.geojson"):
         tf.Region.from_rings(ring, source="city.geojson")
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("ring, holes", [
+    ([[100, 100], [500, 100], [500, 400], [100, 400]], []),
+    ([[0, 0], [600, 0], [600, 600], [0, 600]], [[[200, 200], [300, 200], [300, 300], [200, 300]]]),
+    ([[-50, 100], [300, 100], [300, 650], [-50, 650]], []),  # partly outside: clipped
+])
+def test_axis_aligned_outlines_partition(seed, ring, holes):
+    """Lot outlines on the region's own (axis-aligned) edges are traced once, not twice."""
+    hf = tf.Heightfield(np.zeros((60, 60)), 10.0, (0.0, 600.0))
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", tf.TerraceWarning)
+        res = tf.generate(hf, [[np.array(ring, float)] + [np.array(h, float) for h in holes]],
+                          seed=seed, remesh_size=20)
+    region = shapely.box(0, 0, 600, 600).intersection(Polygon(ring, holes))
+    shapes = [_shape(l.footprint) for l in res.lots]
+    assert all(s.is_valid for s in shapes)
+    np.testing.assert_allclose([s.area for s in shapes], [l.area for l in res.lots], rtol=1e-9)
+    assert sum(s.area for s in shapes) == pytest.approx(region.area, rel=1e-9)

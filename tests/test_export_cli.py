@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import small_heights
+from terrace_testkit import small_heights
 
 FAST = ["--remesh-size", "20", "--quiet"]
 

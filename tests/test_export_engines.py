@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import SMALL_CELL, SMALL_ORIGIN, SMALL_SQUARE
+from terrace_testkit import SMALL_CELL, SMALL_ORIGIN, SMALL_SQUARE
 
 from terrace_foundation import Heightfield, Region, generate
 from terrace_foundation.io import OutputContext, write_outputs

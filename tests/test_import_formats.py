@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import write_json
+from terrace_testkit import write_json
 
 from terrace_foundation import Heightfield, TerraceInputError
 from terrace_foundation.io.export_ue import write_unreal_landscape
@@ -162,7 +162,7 @@ def test_plain_float_tiff(tmp_path):
 
 
 def test_georeferenced_tiff_refuses_cell_size(tmp_path, small_hf):
-    from conftest import write_geotiff
+    from terrace_testkit import write_geotiff
 
     path = write_geotiff(tmp_path / "geo.tif", small_hf.heights, small_hf.transform)
     assert read_heightfield(path).shape == small_hf.shape

@@ -65,9 +65,7 @@ def params_parent() -> argparse.ArgumentParser:
         else:
             metavar = {int: "INT", float: "NUM"}.get(kind, "TEXT")
             if info.minimum is not None or info.maximum is not None:
-                lo = "-inf" if info.minimum is None else f"{info.minimum:g}"
-                hi = "inf)" if info.maximum is None else f"{info.maximum:g}]"
-                rng = f" Range {'[' if info.min_inclusive else '('}{lo}, {hi}."
+                rng = f" Range {info.range_text()}."
         group.add_argument(
             _flag(name), dest=name, type=kind, default=getattr(defaults, name),
             metavar=metavar, help=f"{info.help}{rng} Default: %(default)s.", **extra)

@@ -59,6 +59,7 @@ def lot_footprint(ra: np.ndarray, rb: np.ndarray, outline: np.ndarray, count: in
     ca = c[live]
     cb = np.roll(c, -1, axis=0)[live]
     lo, hi = c.min(axis=0), c.max(axis=0)
+    scale = max(1.0, float(np.abs(c).max()))
     # 1. region edges inside the outline (Cyrus-Beck)
     elo = np.minimum(ra, rb)
     ehi = np.maximum(ra, rb)
@@ -102,14 +103,29 @@ def lot_footprint(ra: np.ndarray, rb: np.ndarray, outline: np.ndarray, count: in
         keep = (svals[1:] - svals[:-1]) > tol
         mids = ca[h] + mid_s[:, None] * (cb[h] - ca[h])
         inside = points_in_edges(mids[:, 0], mids[:, 1], ra, rb) & keep
+        if inside.any() and len(a):
+            # a piece of the outline lying on the region's own boundary is already traced
+            # by step 1 (outlines clipped to the region's bounding box do this often)
+            inside &= ~_on_edges(mids, a, b, tol * scale)
         if inside.any():
             segs.append(np.stack([spts[:-1][inside], spts[1:][inside]], axis=1))
     if not segs:
         return []
     seg = np.concatenate(segs)
     length = np.hypot(*(seg[:, 1] - seg[:, 0]).T)
-    seg = seg[length > tol * max(1.0, float(np.abs(c).max()))]
+    seg = seg[length > tol * scale]
     return _chain(seg)
+
+
+def _on_edges(p: np.ndarray, a: np.ndarray, b: np.ndarray, tol: float) -> np.ndarray:
+    """Which points lie within ``tol`` of any of the segments ``a->b``."""
+    d = b - a
+    ll = (d * d).sum(-1)
+    t = ((p[:, None] - a[None]) * d[None]).sum(-1) / np.where(ll > 0, ll, 1.0)[None]
+    t = np.clip(t, 0.0, 1.0)
+    q = a[None] + t[..., None] * d[None]
+    dist = np.hypot(*(p[:, None] - q).transpose(2, 0, 1))
+    return (dist <= tol).any(axis=1)
 
 
 def _chain(seg: np.ndarray) -> list[list[np.ndarray]]:

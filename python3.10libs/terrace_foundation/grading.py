@@ -15,8 +15,8 @@ blurs the result into the terrain), the grading preset builds what a civil gradi
   between the envelopes keep their original height (and detail); the others move onto the
   nearest envelope, which slopes at exactly ``t``. Beyond the band nothing changes.
 
-Envelopes are computed exactly for an octagonal distance (four 1-D max-plus passes along rows,
-columns and both diagonals, each an O(cells) cumulative maximum), whose unit ball contains the
+Envelopes are computed exactly for an octagonal distance (two raster sweeps of 8-neighbour
+steps, each row finished by a cumulative maximum: O(cells)), whose unit ball contains the
 Euclidean one, so no embankment is steeper than ``max_slope`` in any direction; the band is at
 most 8 % wider than a Euclidean cone's.
 """
@@ -169,89 +169,88 @@ def balanced_pads(mean: np.ndarray, area: np.ndarray, a: np.ndarray, b: np.ndarr
     return mean + base - basis @ lam
 
 
-def _cone_pass_1d(f: np.ndarray, src: np.ndarray, cost: float) -> tuple[np.ndarray, np.ndarray]:
-    """``g[i] = max_j f[j] - cost * |i - j|`` along the last axis, with the winning source."""
-    n = f.shape[-1]
-    ramp = cost * np.arange(n)
-    out_v = np.full(f.shape, -np.inf)
-    out_s = np.zeros(f.shape, dtype=src.dtype)
-    for direction in (1, -1):
-        ff = f[..., ::direction]
-        ss = src[..., ::direction]
-        g = ff + ramp
-        run = np.maximum.accumulate(g, axis=-1)
-        # index of the running maximum (latest position where g reached it)
-        hit = np.where(g >= run, np.arange(n), 0)
-        idx = np.maximum.accumulate(hit, axis=-1)
-        val = run - ramp
-        s = np.take_along_axis(ss, idx, axis=-1)
-        val = val[..., ::direction]
-        s = s[..., ::direction]
-        better = val > out_v
-        out_v = np.where(better, val, out_v)
-        out_s = np.where(better, s, out_s)
-    return out_v, out_s
+def _row_cones(v: np.ndarray, lab: np.ndarray | None, cost: float, ramp: np.ndarray) -> None:
+    """In place along the last axis: ``v[i] = max_j v[j] - cost * |i - j|`` (and labels)."""
+    fwd = v + ramp
+    np.maximum.accumulate(fwd, axis=-1, out=fwd)
+    fwd -= ramp
+    bwd = v[..., ::-1] + ramp
+    np.maximum.accumulate(bwd, axis=-1, out=bwd)
+    bwd -= ramp
+    bwd = bwd[..., ::-1]
+    if lab is not None:
+        n = v.shape[-1]
+        idx = np.arange(n)
+        pos = np.where(v + ramp >= fwd + ramp, idx, 0)
+        np.maximum.accumulate(pos, axis=-1, out=pos)
+        lf = np.take_along_axis(lab, pos, axis=-1)
+        posb = np.where((v + ramp[::-1]) >= (bwd + ramp[::-1]), idx, n - 1)
+        posb = np.minimum.accumulate(posb[..., ::-1], axis=-1)[..., ::-1]
+        lb = np.take_along_axis(lab, posb, axis=-1)
+        lab[...] = np.where(bwd > fwd, lb, lf)
+    np.maximum(fwd, bwd, out=v)
 
 
-def _skew(a: np.ndarray, fill) -> np.ndarray:
-    """Rows shifted right by their index: diagonals of ``a`` become columns."""
-    m, n = a.shape
-    out = np.full((m, n + m - 1), fill, dtype=a.dtype)
-    rows = np.arange(m)[:, None]
-    cols = np.arange(n)[None, :] + rows
-    out[rows, cols] = a
-    return out
-
-
-def _unskew(s: np.ndarray, n: int) -> np.ndarray:
-    m = s.shape[0]
-    rows = np.arange(m)[:, None]
-    cols = np.arange(n)[None, :] + rows
-    return s[rows, cols]
-
-
-def cone_envelope(seed: np.ndarray, label: np.ndarray, slope: float,
-                  cell_size: float) -> tuple[np.ndarray, np.ndarray]:
+def cone_envelope(seed: np.ndarray, label: np.ndarray | None, slope: float,
+                  cell_size: float) -> tuple[np.ndarray, np.ndarray | None]:
     """Upper envelope of downward cones ``max_k seed_k - slope * d(x, k)``.
 
-    ``d`` is the octagonal distance whose unit ball is the regular octagon with inradius 1
-    (it never exceeds the Euclidean distance, so the result is at most ``slope`` steep).
+    ``d`` is the octagonal path distance of 8-neighbour steps (axial steps cost
+    ``cell / s``, diagonal ones ``sqrt(2) cell / s`` with ``s = 1 / cos(22.5 deg)``): its unit
+    ball is the regular octagon of inradius 1, so ``d`` never exceeds the Euclidean distance
+    and the result is never steeper than ``slope``. Computed exactly by two raster sweeps
+    (down, then up), each row finished by a two-way cumulative maximum; Python loops over rows
+    only, every row is one vectorised step.
 
     Parameters
     ----------
-    seed : (M, N) ndarray
-        Cone apex heights; ``-inf`` where there is no apex.
-    label : (M, N) ndarray of int
-        A label per apex (carried to the cells each cone wins).
+    seed : (..., M, N) ndarray
+        Cone apex heights; ``-inf`` where there is no apex. Leading axes are independent
+        fields processed together.
+    label : (..., M, N) ndarray of int, optional
+        A label per apex, carried to the cells each cone wins (skipped when None: faster).
     slope : float
         Rise per world unit (``tan`` of the slope angle).
     cell_size : float
 
     Returns
     -------
-    value : (M, N) ndarray
-    source : (M, N) ndarray of int
-        Label of the winning apex (0 where no cone reaches).
+    value : (..., M, N) ndarray
+    source : (..., M, N) ndarray of int or None
+        Label of the winning apex.
     """
-    v = seed.astype(np.float64, copy=True)
-    s = np.where(np.isfinite(v), label, 0)
-    axial = slope * cell_size / _OCT
-    diagonal = slope * cell_size * np.sqrt(2.0) / _OCT
-    m, n = v.shape
-    v, s = _cone_pass_1d(v, s, axial)
-    v, s = (x.T for x in _cone_pass_1d(v.T, s.T, axial))
-    for flip in (False, True):
-        vv = v[:, ::-1] if flip else v
-        sv = s[:, ::-1] if flip else s
-        # columns of the skewed array are the diagonals
-        kv = _skew(vv, -np.inf).T
-        ks = _skew(sv, 0).T
-        kv, ks = _cone_pass_1d(kv, ks, diagonal)
-        vv = _unskew(kv.T, n)
-        sv = _unskew(ks.T, n)
-        v = vv[:, ::-1] if flip else vv
-        s = sv[:, ::-1] if flip else sv
-    return v, s
+    v = np.array(seed, dtype=np.float64)
+    lab = None if label is None else np.where(np.isfinite(v), label, 0)
+    wa = slope * cell_size / _OCT
+    wd = wa * np.sqrt(2.0)
+    m, n = v.shape[-2:]
+    ramp = wa * np.arange(n, dtype=np.float64)
+    for rows in (range(m), range(m - 1, -1, -1)):
+        prev = None
+        for r in rows:
+            cur = v[..., r, :]
+            if prev is not None:
+                pv = v[..., prev, :]
+                cand = pv - wa
+                diag_l = pv[..., :-1] - wd
+                diag_r = pv[..., 1:] - wd
+                if lab is None:
+                    np.maximum(cur, cand, out=cur)
+                    np.maximum(cur[..., 1:], diag_l, out=cur[..., 1:])
+                    np.maximum(cur[..., :-1], diag_r, out=cur[..., :-1])
+                else:
+                    cl = lab[..., r, :]
+                    pl = lab[..., prev, :]
+                    for sl_cur, val, sl_src in (
+                            ((Ellipsis, slice(None)), cand, (Ellipsis, slice(None))),
+                            ((Ellipsis, slice(1, None)), diag_l, (Ellipsis, slice(None, -1))),
+                            ((Ellipsis, slice(None, -1)), diag_r, (Ellipsis, slice(1, None)))):
+                        better = val > cur[sl_cur]
+                        cur[sl_cur] = np.where(better, val, cur[sl_cur])
+                        cl[sl_cur] = np.where(better, pl[sl_src], cl[sl_cur])
+            _row_cones(cur, None if lab is None else lab[..., r, :], wa, ramp)
+            prev = r
+    return v, lab
 
 
 def grade_heightfield(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
@@ -295,21 +294,36 @@ def grade_heightfield(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray
         return out, band_mask, (slice(r0, r1), slice(c0, c1))
     t = np.tan(np.radians(max_slope))
     pads = pad[lot_mask[covered]]
-    # the band can reach no farther than the largest height difference allows
-    h_lo, h_hi = float(heights.min()), float(heights.max())
-    reach = max(pads.max() - h_lo, h_hi - pads.min(), 0.0) / t * _OCT
-    k = int(np.ceil(reach / cell_size)) + 1
-    R0, R1 = max(r0 - k, 0), min(r1 + k, heights.shape[0])
-    C0, C1 = max(c0 - k, 0), min(c1 + k, heights.shape[1])
-    # shrink the window to where the terrain in it could still be reached
-    win = (slice(R0, R1), slice(C0, C1))
-    h = heights[win].astype(np.float64)
-    lm = lot_mask[win]
-    cov = lm > 0
-    apex = np.where(cov, pad[lm], -np.inf)
-    lower, _ = cone_envelope(apex, lm, t, cell_size)
-    upper, _ = cone_envelope(np.where(cov, -apex, -np.inf), lm, t, cell_size)
-    upper = -upper
+    m, n = heights.shape
+    # Start with a window sized by the height differences near the lots; grow it while the
+    # embankment reaches its edge (it never needs more than the whole grid).
+    near = heights[max(r0 - 1, 0):r1 + 1, max(c0 - 1, 0):c1 + 1]
+    span = max(pads.max() - near.min(), near.max() - pads.min(), 0.0)
+    k = int(np.ceil(span / t * _OCT / cell_size)) + 2
+    while True:
+        R0, R1 = max(r0 - k, 0), min(r1 + k, m)
+        C0, C1 = max(c0 - k, 0), min(c1 + k, n)
+        win = (slice(R0, R1), slice(C0, C1))
+        h = heights[win].astype(np.float64)
+        lm = lot_mask[win]
+        cov = lm > 0
+        apex = np.where(cov, pad[lm], -np.inf)
+        both, _ = cone_envelope(np.stack([apex, np.where(cov, -apex, -np.inf)]), None, t,
+                                cell_size)
+        lower, upper = both[0], -both[1]
+        moved = (h < lower) | (h > upper)
+        edge = np.zeros_like(moved)
+        if R0 > 0:
+            edge[0, :] = True
+        if R1 < m:
+            edge[-1, :] = True
+        if C0 > 0:
+            edge[:, 0] = True
+        if C1 < n:
+            edge[:, -1] = True
+        if not (moved & edge).any():
+            break
+        k *= 2
     g = np.clip(h, lower, np.maximum(lower, upper))
     conflict = lower > upper
     g = np.where(conflict, 0.5 * (lower + upper), g)

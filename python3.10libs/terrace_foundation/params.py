@@ -24,7 +24,16 @@ class ParamInfo:
     minimum: float | None = None
     maximum: float | None = None
     min_inclusive: bool = True
+    max_inclusive: bool = True
     choices: tuple[str, ...] = ()
+
+    def range_text(self) -> str:
+        """The valid range in interval notation, e.g. ``(0, 90)`` or ``[0, inf)``."""
+        lo = "-inf" if self.minimum is None else f"{self.minimum:g}"
+        hi = "inf" if self.maximum is None else f"{self.maximum:g}"
+        left = "[" if self.minimum is not None and self.min_inclusive else "("
+        right = "]" if self.maximum is not None and self.max_inclusive else ")"
+        return f"{left}{lo}, {hi}{right}"
 
 
 PARAMETERS: dict[str, ParamInfo] = {p.name: p for p in [
@@ -60,7 +69,7 @@ PARAMETERS: dict[str, ParamInfo] = {p.name: p for p in [
               "higher ones are reported as retaining walls (world units).", 0),
     ParamInfo("max_slope", "Max Slope",
               "Grading: steepest embankment back to the terrain, degrees (33.7 = 1.5H:1V).",
-              0, 90, False),
+              0, 90, False, False),
     ParamInfo("boundary", "Boundary",
               "Grading: embankment (slope back to the terrain) or wall (a wall on the region "
               "outline, terrain outside untouched).", choices=("embankment", "wall")),
@@ -150,12 +159,10 @@ class TerraceParams:
             if kind is float and cast != cast or cast in (float("inf"), float("-inf")):
                 raise TerraceInputError(f"must be finite, got {v!r}", f.name)
             lo, hi = info.minimum, info.maximum
-            if lo is not None and (cast < lo or (cast == lo and not info.min_inclusive)):
-                rng = f"[{lo}, {hi if hi is not None else 'inf'}]" if info.min_inclusive \
-                    else f"({lo}, {hi if hi is not None else 'inf'}]"
-                raise TerraceInputError(f"{cast} is out of range {rng}", f.name)
-            if hi is not None and (cast > hi or (cast == hi and f.name == "max_slope")):
-                raise TerraceInputError(f"{cast} is out of range [{lo}, {hi}]", f.name)
+            too_low = lo is not None and (cast < lo or (cast == lo and not info.min_inclusive))
+            too_high = hi is not None and (cast > hi or (cast == hi and not info.max_inclusive))
+            if too_low or too_high:
+                raise TerraceInputError(f"{cast} is out of range {info.range_text()}", f.name)
             values[f.name] = cast
         return TerraceParams(**values)
 

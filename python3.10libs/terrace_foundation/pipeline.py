@@ -15,7 +15,8 @@ import numpy as np
 from .blend import blend_difference, blur_halfwidth, box_blur
 from .errors import TerraceInputError, TerraceWarning
 from .footprint import lot_footprint
-from .fracture import decompose_region, intersect_pieces, voronoi_cells
+from .fracture import decompose_region, intersect_pieces, rectangle, voronoi_cells
+from .geometry import polygon_area
 from .grading import balanced_pads, cell_pad_heights, grade_heightfield, lot_adjacency
 from .heightfield import Heightfield
 from .heights import pad_heights, slice_heights, vertex_degrees
@@ -73,12 +74,21 @@ def fracture_region(region: Region, params: TerraceParams,
     rng = region_rng(params.seed, region.region_id)
     b = region.bounds
     bounds = (max(b[0], clip[0]), max(b[1], clip[1]), min(b[2], clip[2]), min(b[3], clip[3]))
+    pieces = decompose_region(region)
+    # the part of the region on the grid (pieces clipped to the grid's rectangle)
+    box = rectangle(bounds)
+    on_grid, on_count, _ = intersect_pieces(pieces, np.full(len(pieces), 4), box,
+                                            np.array([4]))
+    if len(on_grid) == 0 or polygon_area(on_grid).sum() <= 1e-12 * max(region.area, 1e-300):
+        raise TerraceInputError(
+            f"region {region.region_id} lies wholly outside the heightfield", "regions")
     pts = scatter_points(region, params.scatter_count, rng, clip=bounds)
     pts = relax_points(pts, region, params.relax_iterations, rng, clip=bounds)
-    pieces = decompose_region(region)
     if len(pts) == 0:
-        return LotSet(np.zeros((0, 4, 2)), np.zeros(0, int), np.zeros((0, 4, 2)),
-                      np.zeros(0, int), np.zeros(0, int))
+        # a sliver of the region on the grid that rejection sampling missed: seed it with
+        # the centroid of its largest piece
+        k = int(np.argmax(polygon_area(on_grid)))
+        pts = on_grid[k, :on_count[k]].mean(axis=0)[None]
     cells, cell_count = voronoi_cells(pts, bounds)
     poly, cnt, cell = intersect_pieces(pieces, np.full(len(pieces), 4), cells, cell_count)
     lots = LotSet(cells, cell_count, poly, cnt, cell).compact()

@@ -24,7 +24,7 @@ def _uniform_in(region: Region, count: int, rng: np.random.Generator,
     out = []
     got = 0
     batch = max(64, 2 * count)
-    for _ in range(200):
+    for _ in range(12):
         u = rng.random((batch, 2))
         x = xmin + u[:, 0] * (xmax - xmin)
         y = ymin + u[:, 1] * (ymax - ymin)

@@ -47,7 +47,7 @@ def synthetic_case(size: int, cell: float = 1.0):
         return np.column_stack([x0 + cx * w + rr * np.cos(t), y0 + cy * w + rr * np.sin(t)])
 
     # three outlines; total area about a quarter of the map
-    r = 0.2 * w
+    r = 0.21 * w
     regions = [
         Region.from_rings(blob(0.30, 0.32, r, 0.15, 5), [blob(0.30, 0.32, 0.25 * r, 0.1, 3)],
                           region_id=0),

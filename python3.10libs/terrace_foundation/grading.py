@@ -56,6 +56,11 @@ def cell_pad_heights(heights: np.ndarray, lot_mask: np.ndarray, n_lots: int,
     sel = lot_mask > 0
     lab = lot_mask[sel]
     h = heights[sel]
+    if rule == "mean":
+        cnt = np.bincount(lab, minlength=n_lots + 1)
+        total = np.bincount(lab, h, minlength=n_lots + 1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(cnt > 0, total / np.maximum(cnt, 1), np.nan), cnt
     order = np.lexsort((h, lab))
     lab, h = lab[order], h[order]
     cnt = np.bincount(lab, minlength=n_lots + 1)

@@ -25,7 +25,7 @@ from .params import TerraceParams
 from .project import rasterize_triangles
 from .region import Region
 from .remesh import remesh_lots
-from .report import build_report, lot_extras, lot_statistics
+from .report import build_report, lot_extras, lot_statistics, slope_degrees
 from .result import TerraceResult
 from .scatter import region_rng, relax_points, scatter_points
 from .subdivide import LotSet, subdivide_lots
@@ -295,9 +295,10 @@ def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_
     else:
         band_w = band[win] > 0
         wing_w = band[win] == 2
-    stats = lot_statistics(hf.heights, terrace, lot_mask, hf.cell_size, n_lots, window)
+    slopes = (slope_degrees(before, hf.cell_size), slope_degrees(after, hf.cell_size))
+    stats = lot_statistics(hf.heights, terrace, lot_mask, hf.cell_size, n_lots, window, slopes)
     # embankment slopes are measured off the wings (a wing is a wall, reported as such)
-    extra = lot_extras(after, mask, band_w & ~wing_w, hf.cell_size, n_lots)
+    extra = lot_extras(after, mask, band_w & ~wing_w, hf.cell_size, n_lots, slope=slopes[1])
     diff = after - before
     area = hf.cell_area
     outside = ~(band_w | lots_in)

@@ -49,10 +49,29 @@ def rasterize_triangles(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: np
     ncol = np.maximum(c1 - c0 + 1, 0)
     nrow = np.maximum(r1 - r0 + 1, 0)
     per = ncol * nrow
+    # Barycentric weights and the value are affine in (col, row): precompute per triangle
+    # w = a * col + b * row + k, so each candidate cell costs three fused evaluations.
+    ax, ay = c[:, 0], r[:, 0]
+    ex1, ey1 = c[:, 1] - ax, r[:, 1] - ay
+    ex2, ey2 = c[:, 2] - ax, r[:, 2] - ay
+    det = ex1 * ey2 - ex2 * ey1
+    ok = det != 0
+    inv = np.where(ok, 1.0 / np.where(ok, det, 1.0), 0.0)
+    # w1 = ((col - ax) * ey2 - ex2 * (row - ay)) / det ; w2 = (ex1 * (row - ay) - (col - ax) * ey1) / det
+    w1a, w1b = ey2 * inv, -ex2 * inv
+    w1k = -(ax * w1a + ay * w1b)
+    w2a, w2b = -ey1 * inv, ex1 * inv
+    w2k = -(ax * w2a + ay * w2b)
+    v0 = tri_value[:, 0]
+    d1 = tri_value[:, 1] - v0
+    d2 = tri_value[:, 2] - v0
+    va, vb, vk = d1 * w1a + d2 * w2a, d1 * w1b + d2 * w2b, v0 + d1 * w1k + d2 * w2k
+    per = np.where(ok, per, 0)
     csum = np.cumsum(per)
     out_cells, out_val, out_tri = [], [], []
     start = 0
     n = len(per)
+    eps = -1e-9
     while start < n:
         base = csum[start - 1] if start else 0
         stop = int(np.searchsorted(csum, base + max_candidates, side="right"))
@@ -64,23 +83,18 @@ def rasterize_triangles(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: np
             continue
         t = np.repeat(idx, p)
         local = np.arange(len(t)) - np.repeat(np.cumsum(p) - p, p)
-        cc = c0[t] + local % ncol[t]
-        rr = r0[t] + local // ncol[t]
-        # barycentric coordinates in (col, row) space
-        ax, ay = c[t, 0], r[t, 0]
-        bx, by = c[t, 1], r[t, 1]
-        cx, cy = c[t, 2], r[t, 2]
-        det = (bx - ax) * (cy - ay) - (cx - ax) * (by - ay)
-        w1 = ((cc - ax) * (cy - ay) - (cx - ax) * (rr - ay)) / det
-        w2 = ((bx - ax) * (rr - ay) - (cc - ax) * (by - ay)) / det
-        w0 = 1.0 - w1 - w2
-        eps = -1e-9
-        inside = (w0 >= eps) & (w1 >= eps) & (w2 >= eps) & (det != 0)
-        v = tri_value[t]
-        val = w0 * v[:, 0] + w1 * v[:, 1] + w2 * v[:, 2]
-        out_cells.append((rr * cols + cc)[inside])
-        out_val.append(val[inside])
-        out_tri.append(t[inside])
+        nc = ncol[t]
+        cc = (c0[t] + local % nc).astype(np.float64)
+        rr = (r0[t] + local // nc).astype(np.float64)
+        w1 = w1a[t] * cc + w1b[t] * rr + w1k[t]
+        w2 = w2a[t] * cc + w2b[t] * rr + w2k[t]
+        inside = (w1 >= eps) & (w2 >= eps) & (w1 + w2 <= 1.0 - eps)
+        t = t[inside]
+        cc = cc[inside]
+        rr = rr[inside]
+        out_val.append(va[t] * cc + vb[t] * rr + vk[t])
+        out_cells.append(rr.astype(np.int64) * cols + cc.astype(np.int64))
+        out_tri.append(t)
     if not out_cells:
         e = np.zeros(0, dtype=np.int64)
         return e, np.zeros(0), tri_label[e]

@@ -55,7 +55,8 @@ def _grouped(labels: np.ndarray, values: dict[str, np.ndarray], n: int) -> dict[
 
 def lot_statistics(before: np.ndarray, after: np.ndarray, lot_mask: np.ndarray,
                    cell_size: float, n_lots: int,
-                   window: tuple[slice, slice] | None = None) -> dict[str, np.ndarray]:
+                   window: tuple[slice, slice] | None = None,
+                   slopes: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Per-lot figures on the grid.
 
     Parameters
@@ -69,6 +70,8 @@ def lot_statistics(before: np.ndarray, after: np.ndarray, lot_mask: np.ndarray,
         Largest lot id.
     window : (slice, slice), optional
         Where ``after`` may differ from ``before`` (speeds up large maps).
+    slopes : (before, after), optional
+        Slopes in degrees already computed on the window grown by one cell.
 
     Returns
     -------
@@ -90,8 +93,8 @@ def lot_statistics(before: np.ndarray, after: np.ndarray, lot_mask: np.ndarray,
     area = cell_size * cell_size
     g = _grouped(lab, {
         "before": b[sel], "after": a[sel],
-        "slope_before": slope_degrees(b, cell_size)[sel],
-        "slope_after": slope_degrees(a, cell_size)[sel],
+        "slope_before": (slopes[0] if slopes else slope_degrees(b, cell_size))[sel],
+        "slope_after": (slopes[1] if slopes else slope_degrees(a, cell_size))[sel],
         "fill": np.maximum(d, 0.0) * area, "cut": np.maximum(-d, 0.0) * area,
     }, n_lots)
     return {
@@ -124,22 +127,22 @@ def edge_slopes(heights: np.ndarray, active: np.ndarray, cell_size: float) -> np
     Only pairs of active cells count (an embankment cell next to untouched terrain is measured
     against the embankment and the pad, not against the terrain it meets).
     """
-    out = np.zeros(heights.shape)
+    grad = np.zeros(heights.shape)
     m, n = heights.shape
     for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
-        dist = cell_size * np.hypot(dr, dc)
         a = (slice(0, m - dr), slice(max(-dc, 0), n - max(dc, 0)))
         b = (slice(dr, m), slice(max(dc, 0), n + min(dc, 0)))
-        both = active[a] & active[b]
-        s = np.degrees(np.arctan(np.abs(heights[a] - heights[b]) / dist))
-        s = np.where(both, s, 0.0)
-        np.maximum(out[a], s, out=out[a])
-        np.maximum(out[b], s, out=out[b])
-    return out
+        g = np.abs(heights[a] - heights[b])
+        g *= 1.0 / (cell_size * np.hypot(dr, dc))
+        g[~(active[a] & active[b])] = 0.0
+        np.maximum(grad[a], g, out=grad[a])
+        np.maximum(grad[b], g, out=grad[b])
+    return np.degrees(np.arctan(grad))
 
 
 def lot_extras(after: np.ndarray, lot_mask: np.ndarray, band: np.ndarray, cell_size: float,
-               n_lots: int, buildable_deg: float = 5.0) -> dict[str, np.ndarray]:
+               n_lots: int, buildable_deg: float = 5.0,
+               slope: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Pad flatness, buildable cells and embankment slopes per lot (arrays over a window).
 
     Parameters
@@ -153,6 +156,8 @@ def lot_extras(after: np.ndarray, lot_mask: np.ndarray, band: np.ndarray, cell_s
     n_lots : int
     buildable_deg : float
         Largest slope counted as buildable, degrees.
+    slope : (M, N) ndarray, optional
+        :func:`slope_degrees` of ``after``, if already computed.
 
     Returns
     -------
@@ -163,7 +168,8 @@ def lot_extras(after: np.ndarray, lot_mask: np.ndarray, band: np.ndarray, cell_s
     """
     from .grading import cone_envelope
 
-    slope = slope_degrees(after, cell_size)
+    if slope is None:
+        slope = slope_degrees(after, cell_size)
     inner = inner_cells(lot_mask)
     g = _grouped(lot_mask[inner], {"h": after[inner], "s": slope[inner]}, n_lots)
     lots = lot_mask > 0
@@ -172,7 +178,11 @@ def lot_extras(after: np.ndarray, lot_mask: np.ndarray, band: np.ndarray, cell_s
     if band.any():
         # nearest lot of every cell (octagonal distance), to attribute the band to lots
         _, near = cone_envelope(np.where(lots, 0.0, -np.inf), lot_mask, 1.0, cell_size)
-        es = edge_slopes(after, band | lots, cell_size)
+        rows = np.nonzero(band.any(axis=1))[0]
+        cols = np.nonzero(band.any(axis=0))[0]
+        sub = (slice(max(rows[0] - 1, 0), rows[-1] + 2), slice(max(cols[0] - 1, 0), cols[-1] + 2))
+        es = np.zeros(after.shape)
+        es[sub] = edge_slopes(after[sub], (band | lots)[sub], cell_size)
         # pad-to-pad steps are walls, not embankment: measure on band cells only
         ge = _grouped(near[band], {"e": es[band]}, n_lots)
         emb = ge["e_max"]

@@ -26,7 +26,7 @@ __all__ = ["main", "build_parser", "COMMANDS"]
 
 PROG = "terrace-foundation"
 
-#: subcommand name -> (function(args) -> exit code, help line); ``report`` will join here.
+#: subcommand name -> (function(args) -> exit code, help line).
 COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], int], str]] = {}
 
 
@@ -143,6 +143,19 @@ def build_parser() -> argparse.ArgumentParser:
         "demo", parents=parents, help=COMMANDS["demo"][1],
         description="Terrace the built-in synthetic mountain (two city outlines, one with a"
         " hole) and write the same outputs as generate into --out.")
+
+    r = sub.add_parser(
+        "report", help=COMMANDS["report"][1],
+        description="Print a readable summary of OUTDIR/report.json: one row per region (lots,"
+        " area, pad heights, cut, fill, net, walls, steepest embankment, buildable share) and"
+        " the lots that break a limit (pad not flat, embankment steeper than --max-slope,"
+        " retaining walls, walls above 1.2 m). Exit 0 whatever the lots; 1 when report.json"
+        " is missing or unreadable.")
+    r.add_argument("outdir", metavar="OUTDIR", help="An output folder of generate or demo.")
+    r.add_argument("--all", dest="all_lots", action="store_true",
+                   help="Name every lot that breaks a limit (default: the first 20 per limit).")
+    r.add_argument("--lots", dest="per_lot", action="store_true",
+                   help="Add a table per region with one row per lot.")
     return parser
 
 
@@ -289,6 +302,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
         _warn("rasterio is not installed: writing terrace_heightfield.npy + .json instead of"
               " .tif (pip install terrace-foundation[io])")
     return _run(hf, regions, args, context, protect=())
+
+
+@_command("report", "Summarise an output folder's report.json (a table per region, lots"
+          " that break a limit).")
+def cmd_report(args: argparse.Namespace) -> int:
+    from .io.summary import read_report, report_summary
+
+    report = read_report(args.outdir)
+    sys.stdout.write(report_summary(report, all_lots=args.all_lots, per_lot=args.per_lot,
+                                    title=str(args.outdir)))
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

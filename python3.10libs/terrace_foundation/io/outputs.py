@@ -289,6 +289,19 @@ def _write_slices_obj(result: TerraceResult, folder: Path, context: OutputContex
     return write_slices_obj(result.lots, folder / "terrace_slices.obj", header)
 
 
+@register_writer("walls-geojson", description="retaining_walls.geojson, one line per retaining"
+                 " wall (grading preset only)", order=35)
+def _write_walls_geojson(result: TerraceResult, folder: Path,
+                         context: OutputContext) -> list[Path]:
+    # The reference method has no walls: nothing is written for it (an empty file would suggest
+    # walls were looked for). The grading preset always writes the file, empty if no wall.
+    if result.params.preset != "grading":
+        return []
+    from .walls import write_walls_geojson
+
+    return write_walls_geojson(result.walls, folder / "retaining_walls.geojson", context.crs)
+
+
 @register_writer("preview", optional=True, description="preview.png, hillshade before | after",
                  order=40)
 def _write_preview(result: TerraceResult, folder: Path, context: OutputContext) -> list[Path]:

@@ -1,0 +1,312 @@
+"""``terrace-foundation report``: a readable summary of an output folder's ``report.json``.
+
+Pure functions over the report dict (no engine, no optional library): :func:`read_report` loads
+and checks the file, :func:`limit_breaches` names the lots that break a limit, and
+:func:`report_summary` formats one table per run (one row per region, a total row) followed by
+the breaches.
+
+Limits (the grading numbers of ``shared/houdini/engine_conventions.md``):
+
+* pad not flat: height range on the pad above :data:`PAD_RANGE_LIMIT` (m) or pad slope above
+  :data:`PAD_SLOPE_LIMIT` (degrees), both measured one cell in from the lot edge. Grading preset
+  only: the reference method's pads are not flat by design (``lerp(max(pad, h), pad, blend)``,
+  then blurred), so the check is skipped there.
+* embankment steeper than the run's ``max_slope`` + :data:`SLOPE_TOLERANCE` degrees.
+* retaining walls taller than :data:`WALL_ENGINEERING_HEIGHT` (1.2 m / 4 ft: building codes want
+  an engineered wall above it).
+* steps between neighbouring pads above ``max_step``: each is a retaining wall (listed in
+  ``retaining_walls.geojson``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import TerraceInputError
+
+__all__ = ["read_report", "limit_breaches", "region_rows", "report_summary",
+           "PAD_RANGE_LIMIT", "PAD_SLOPE_LIMIT", "SLOPE_TOLERANCE", "WALL_ENGINEERING_HEIGHT"]
+
+#: Largest height range on a flat pad, m (site grading practice: +-3 cm; 1 cm is stricter).
+PAD_RANGE_LIMIT = 0.01
+#: Steepest slope on a flat pad, degrees.
+PAD_SLOPE_LIMIT = 0.5
+#: Allowance over ``max_slope`` for the grid's discrete slopes, degrees.
+SLOPE_TOLERANCE = 0.5
+#: Walls above this height need engineering, m.
+WALL_ENGINEERING_HEIGHT = 1.2
+#: Lot ids named per breach before "... and N more" (``all_lots`` lifts it).
+MAX_NAMED = 20
+
+
+def read_report(folder: str | os.PathLike) -> dict:
+    """Load ``folder/report.json`` and check it is a Terrace Foundation report.
+
+    Raises
+    ------
+    TerraceInputError
+        The folder or file is missing or unreadable, not JSON, or has no ``lots`` list.
+    """
+    folder = Path(folder)
+    path = folder / "report.json"
+    if not folder.is_dir():
+        raise TerraceInputError("no such output folder", str(folder))
+    if not path.is_file():
+        raise TerraceInputError("no report.json (not a terrace-foundation output folder)",
+                                str(folder))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise TerraceInputError("not a text file", str(path)) from None
+    except json.JSONDecodeError as e:
+        raise TerraceInputError(f"not valid JSON ({e.msg}, line {e.lineno})", str(path)) from None
+    if not isinstance(data, dict) or not isinstance(data.get("lots"), list) \
+            or not all(isinstance(x, dict) and "lot_id" in x for x in data["lots"]):
+        raise TerraceInputError("not a Terrace Foundation report (no 'lots' list)", str(path))
+    return data
+
+
+def _f(v: Any) -> float | None:
+    """A finite float, or None."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return float(v) if v == v and abs(v) != float("inf") else None
+
+
+def _params(report: dict) -> dict:
+    from ..params import TerraceParams
+
+    p = TerraceParams().to_dict()
+    p.update(report.get("params") or {})
+    return p
+
+
+def limit_breaches(report: dict) -> dict[str, Any]:
+    """The lots that break a limit.
+
+    Returns
+    -------
+    dict
+        ``pad_not_flat`` (list of lot ids, or None when the check does not apply: reference
+        preset), ``steep_embankment`` (lot ids), ``tall_walls`` (lot ids with a wall above
+        :data:`WALL_ENGINEERING_HEIGHT`), ``walls`` (lot ids with a wall, i.e. a step above
+        ``max_step``), each sorted, and the limits used: ``max_slope``, ``max_step``.
+    """
+    p = _params(report)
+    grading = p.get("preset") == "grading"
+    max_slope = float(p.get("max_slope", 33.7))
+    flat: list[int] | None = [] if grading else None
+    steep, tall, walled = [], [], []
+    for lot in report["lots"]:
+        i = int(lot["lot_id"])
+        rng, slope = _f(lot.get("pad_height_range")), _f(lot.get("pad_max_slope_deg"))
+        if flat is not None and ((rng is not None and rng > PAD_RANGE_LIMIT)
+                                 or (slope is not None and slope > PAD_SLOPE_LIMIT)):
+            flat.append(i)
+        emb = _f(lot.get("max_embankment_slope_deg"))
+        if emb is not None and emb > max_slope + SLOPE_TOLERANCE:
+            steep.append(i)
+        heights = [_f(w.get("height")) for w in lot.get("walls") or [] if isinstance(w, dict)]
+        heights = [h for h in heights if h is not None]
+        if heights:
+            walled.append(i)
+            if max(heights) > WALL_ENGINEERING_HEIGHT:
+                tall.append(i)
+    return {"pad_not_flat": None if flat is None else sorted(flat), "steep_embankment":
+            sorted(steep), "tall_walls": sorted(tall), "walls": sorted(walled),
+            "max_slope": max_slope, "max_step": float(p.get("max_step", 0.5))}
+
+
+def region_rows(report: dict) -> list[dict[str, Any]]:
+    """Per region (sorted by id): lots, area, pad height min/max, cut, fill, net (lot cells),
+    walls touching it, tallest wall, steepest embankment and buildable share (by cells)."""
+    lots = report["lots"]
+    region_of = {int(x["lot_id"]): int(x.get("region_id", 0)) for x in lots}
+    rows: dict[int, dict[str, Any]] = {}
+    for lot in lots:
+        r = rows.setdefault(int(lot.get("region_id", 0)), {
+            "region": int(lot.get("region_id", 0)), "lots": 0, "area": 0.0, "pad_min": None,
+            "pad_max": None, "cut": 0.0, "fill": 0.0, "walls": 0, "tallest_wall": None,
+            "embankment": None, "_cells": 0, "_buildable": 0.0})
+        r["lots"] += 1
+        r["area"] += _f(lot.get("area")) or 0.0
+        pad = _f(lot.get("pad_height"))
+        if pad is not None:
+            r["pad_min"] = pad if r["pad_min"] is None else min(r["pad_min"], pad)
+            r["pad_max"] = pad if r["pad_max"] is None else max(r["pad_max"], pad)
+        r["cut"] += _f(lot.get("cut_volume")) or 0.0
+        r["fill"] += _f(lot.get("fill_volume")) or 0.0
+        emb = _f(lot.get("max_embankment_slope_deg"))
+        if emb is not None:
+            r["embankment"] = emb if r["embankment"] is None else max(r["embankment"], emb)
+        cells, share = lot.get("cells"), _f(lot.get("buildable_share"))
+        if isinstance(cells, int) and share is not None:
+            r["_cells"] += cells
+            r["_buildable"] += share * cells
+    for w in report.get("walls") or []:
+        if not isinstance(w, dict):
+            continue
+        regs = {region_of.get(int(w[k])) for k in ("lot_a", "lot_b") if k in w} - {None}
+        h = _f(w.get("height"))
+        for reg in regs:
+            r = rows[reg]  # type: ignore[index]
+            r["walls"] += 1
+            if h is not None:
+                r["tallest_wall"] = h if r["tallest_wall"] is None else max(r["tallest_wall"], h)
+    out = []
+    for k in sorted(rows):
+        r = rows[k]
+        r["net"] = r["fill"] - r["cut"]
+        r["buildable"] = r["_buildable"] / r["_cells"] if r["_cells"] else None
+        out.append({k2: v for k2, v in r.items() if not k2.startswith("_")})
+    return out
+
+
+def _num(v: float | None, digits: int = 0) -> str:
+    if v is None:
+        return "-"
+    return f"{v:,.{digits}f}".replace(",", " ")
+
+
+def _table(header: list[str], rows: list[list[str]], left: int = 1) -> list[str]:
+    """Text table: the first ``left`` columns left-aligned, the others right-aligned."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(r: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i < left else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    return [line(header), rule, *(line(r) for r in rows)]
+
+
+def _ids(ids: list[int], all_lots: bool) -> str:
+    shown = ids if all_lots else ids[:MAX_NAMED]
+    text = ", ".join(str(i) for i in shown)
+    if len(ids) > len(shown):
+        text += f" ... and {len(ids) - len(shown)} more (--all lists them)"
+    return text
+
+
+def _lot_table(lots: list[dict]) -> list[str]:
+    rows = []
+    for lot in sorted(lots, key=lambda x: int(x["lot_id"])):
+        walls = [w for w in lot.get("walls") or [] if isinstance(w, dict)]
+        heights = [h for h in (_f(w.get("height")) for w in walls) if h is not None]
+        cut, fill = _f(lot.get("cut_volume")) or 0.0, _f(lot.get("fill_volume")) or 0.0
+        share = _f(lot.get("buildable_share"))
+        rows.append([str(lot["lot_id"]), _num(_f(lot.get("area"))),
+                     _num(_f(lot.get("pad_height")), 2), _num(_f(lot.get("pad_height_range")), 3),
+                     _num(_f(lot.get("pad_max_slope_deg")), 2), _num(cut), _num(fill),
+                     _num(fill - cut), str(len(walls)), _num(max(heights) if heights else None, 2),
+                     _num(_f(lot.get("max_embankment_slope_deg")), 1),
+                     "-" if share is None else f"{100 * share:.0f}%"])
+    return _table(["lot", "area m2", "pad m", "pad range m", "pad slope", "cut m3", "fill m3",
+                   "net m3", "walls", "tallest m", "embankment", "buildable"], rows)
+
+
+def report_summary(report: dict, *, all_lots: bool = False, per_lot: bool = False,
+                   title: str = "") -> str:
+    """The readable summary of a report (what ``terrace-foundation report`` prints).
+
+    Parameters
+    ----------
+    report : dict
+        A loaded ``report.json`` (see :func:`read_report`).
+    all_lots : bool
+        Name every breaking lot (otherwise the first :data:`MAX_NAMED` per limit).
+    per_lot : bool
+        Add one table per region with a row per lot.
+    title : str
+        Shown on the first line (the folder).
+    """
+    p = _params(report)
+    grading = p.get("preset") == "grading"
+    lines = [f"Terrace Foundation report{': ' + title if title else ''}"]
+    settings = f"preset {p.get('preset')}"
+    if grading:
+        settings += (f" (pad rule {p.get('pad_rule')}, max step {_num(_f(p.get('max_step')), 2)} m,"
+                     f" max slope {_num(_f(p.get('max_slope')), 1)} deg, boundary "
+                     f"{p.get('boundary')})")
+    else:
+        settings += f" (blend {p.get('blend')}, blur radius {p.get('blur_radius')})"
+    grid = report.get("grid") or {}
+    if grid:
+        settings += (f"; grid {grid.get('rows')} x {grid.get('cols')} cells of "
+                     f"{_num(_f(grid.get('cell_size')), 2)} m")
+    lines += [settings, ""]
+
+    rows = region_rows(report)
+    body = []
+    for r in rows:
+        body.append([str(r["region"]), str(r["lots"]), _num(r["area"]),
+                     f"{_num(r['pad_min'], 1)} .. {_num(r['pad_max'], 1)}", _num(r["cut"]),
+                     _num(r["fill"]), _num(r["net"]), str(r["walls"]),
+                     _num(r["tallest_wall"], 2), _num(r["embankment"], 1),
+                     "-" if r["buildable"] is None else f"{100 * r['buildable']:.0f}%"])
+    if len(rows) > 1:
+        pads = [x for r in rows for x in (r["pad_min"], r["pad_max"]) if x is not None]
+        embs = [r["embankment"] for r in rows if r["embankment"] is not None]
+        tw = [r["tallest_wall"] for r in rows if r["tallest_wall"] is not None]
+        cut, fill = sum(r["cut"] for r in rows), sum(r["fill"] for r in rows)
+        share = _f((report.get("totals") or {}).get("buildable_share"))
+        body.append(["all", str(sum(r["lots"] for r in rows)), _num(sum(r["area"] for r in rows)),
+                     f"{_num(min(pads) if pads else None, 1)} .. "
+                     f"{_num(max(pads) if pads else None, 1)}", _num(cut), _num(fill),
+                     _num(fill - cut), str(len(report.get("walls") or [])),
+                     _num(max(tw) if tw else None, 2), _num(max(embs) if embs else None, 1),
+                     "-" if share is None else f"{100 * share:.0f}%"])
+    lines += _table(["region", "lots", "area m2", "pad height m", "cut m3", "fill m3",
+                     "net m3", "walls", "tallest m", "embankment deg", "buildable"], body)
+    lines.append("(cut, fill and net on the lots' cells; embankment = steepest slope next to "
+                 "the lots; buildable = lot cells with slope <= 5 deg)")
+
+    t = report.get("totals") or {}
+    if t:
+        lines += ["", "Totals over the whole grid (lots and band): "
+                  f"cut {_num(_f(t.get('cut_volume')))} m3, fill {_num(_f(t.get('fill_volume')))}"
+                  f" m3, net {_num(_f(t.get('net_volume')))} m3; largest change outside the band "
+                  f"{_num(_f(t.get('max_change_outside_band')), 3)} m; "
+                  f"{t.get('walls', 0)} walls, {_num(_f(t.get('wall_length')))} m long, tallest "
+                  f"{_num(_f(t.get('tallest_wall')), 2)} m."]
+
+    b = limit_breaches(report)
+    lines += ["", "Limits:"]
+    if b["pad_not_flat"] is None:
+        lines.append("  pads flat: not checked; the reference preset's pads are not flat by "
+                     "design (lerp(max(pad, h), pad, blend), then blurred)")
+    else:
+        lines.append(f"  pads flat (range <= {PAD_RANGE_LIMIT} m, slope <= {PAD_SLOPE_LIMIT} deg,"
+                     " one cell in from the edge): " + (
+                         f"{len(b['pad_not_flat'])} lots are not: "
+                         f"{_ids(b['pad_not_flat'], all_lots)}" if b["pad_not_flat"] else "ok"))
+    lim = b["max_slope"]
+    measured = any(_f(x.get("max_embankment_slope_deg")) is not None for x in report["lots"])
+    if not measured:
+        lines.append("  embankments: not measured (no embankment cells next to the lots)")
+    else:
+        lines.append(f"  embankments <= {_num(lim, 1)} deg (+{SLOPE_TOLERANCE}): " + (
+            f"{len(b['steep_embankment'])} lots steeper: "
+            f"{_ids(b['steep_embankment'], all_lots)}" if b["steep_embankment"] else "ok"))
+    if not grading:
+        lines.append("  walls: none (the reference preset blends steps into slopes)")
+    else:
+        lines.append(f"  steps above max step {_num(b['max_step'], 2)} m (retaining walls, in "
+                     "retaining_walls.geojson): " + (
+                         f"{len(report.get('walls') or [])} walls on {len(b['walls'])} lots: "
+                         f"{_ids(b['walls'], all_lots)}" if b["walls"] else "none"))
+        lines.append(f"  walls above {WALL_ENGINEERING_HEIGHT} m (need engineering): " + (
+            f"{len(b['tall_walls'])} lots: {_ids(b['tall_walls'], all_lots)}"
+            if b["tall_walls"] else "none"))
+    if per_lot:
+        for r in rows:
+            lines += ["", f"Region {r['region']}:"]
+            lines += _lot_table([x for x in report["lots"]
+                                 if int(x.get("region_id", 0)) == r["region"]])
+    warnings = report.get("warnings") or []
+    if warnings:
+        lines += ["", "Warnings:", *(f"  {w}" for w in warnings)]
+    return "\n".join(lines) + "\n"

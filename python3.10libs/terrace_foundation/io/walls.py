@@ -1,0 +1,68 @@
+"""``retaining_walls.geojson``: the grading preset's retaining walls as GeoJSON lines.
+
+One Feature per wall (a pair of neighbouring lots whose pads differ by more than ``max_step``):
+a ``LineString`` when the shared edge is one piece, a ``MultiLineString`` when it has several.
+Properties: ``lot_a`` (the lower lot), ``lot_b`` (the higher lot), ``base_height`` (pad height of
+``lot_a``, the wall's foot), ``top_height`` (pad height of ``lot_b``, its crest), ``height``
+(``top_height - base_height``) and ``length`` (world units, summed over the pieces). Coordinates
+are world ``(x, y)`` in the input CRS, which is written as the legacy ``crs`` member when known
+(as in ``terrace_slices.geojson``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from ._crs import geojson_crs_member
+
+__all__ = ["wall_geometry", "walls_feature_collection", "write_walls_geojson"]
+
+
+def wall_geometry(lines: Iterable) -> dict:
+    """GeoJSON geometry of a wall's polylines (each ``(K, 2)``, K >= 2).
+
+    Returns a LineString for one piece, a MultiLineString for several.
+    """
+    parts = [np.asarray(line, dtype=np.float64)[:, :2].tolist() for line in lines]
+    parts = [p for p in parts if len(p) >= 2]
+    if len(parts) == 1:
+        return {"type": "LineString", "coordinates": parts[0]}
+    return {"type": "MultiLineString", "coordinates": parts}
+
+
+def walls_feature_collection(walls: Iterable[dict], crs: str | None = None) -> dict:
+    """The walls (``TerraceResult.walls``) as a GeoJSON FeatureCollection (a plain dict)."""
+    features = []
+    for k, w in enumerate(walls, 1):
+        geometry = wall_geometry(w.get("lines") or [])
+        if not geometry["coordinates"]:
+            continue
+        features.append({
+            "type": "Feature", "id": k,
+            "properties": {"lot_a": int(w["lot_a"]), "lot_b": int(w["lot_b"]),
+                           "base_height": float(w["base_height"]),
+                           "top_height": float(w["top_height"]),
+                           "height": float(w["height"]), "length": float(w["length"])},
+            "geometry": geometry,
+        })
+    fc: dict = {"type": "FeatureCollection", "name": "retaining_walls"}
+    member = geojson_crs_member(crs)
+    if member:
+        fc["crs"] = member
+    fc["features"] = features
+    return fc
+
+
+def write_walls_geojson(walls: Iterable[dict], path: str | os.PathLike,
+                        crs: str | None = None) -> list[Path]:
+    """Write the walls to ``path`` (GeoJSON); see the module docstring."""
+    path = Path(path)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(walls_feature_collection(walls, crs), f, allow_nan=False)
+        f.write("\n")
+    return [path]

@@ -302,13 +302,16 @@ def _write_walls_geojson(result: TerraceResult, folder: Path,
     return write_walls_geojson(result.walls, folder / "retaining_walls.geojson", context.crs)
 
 
-@register_writer("preview", optional=True, description="preview.png, hillshade before | after",
+@register_writer("preview", optional=True, description="preview.png, hillshade before | after"
+                 " (after: cut red, fill blue, walls yellow)",
                  order=40)
 def _write_preview(result: TerraceResult, folder: Path, context: OutputContext) -> list[Path]:
     from .preview import write_preview
 
     return write_preview(result.source.heights, result.terrace_heightfield.heights,
-                         result.source.cell_size, folder / "preview.png", result.lot_mask)
+                         result.source.cell_size, folder / "preview.png", result.lot_mask,
+                         walls=[line for w in result.walls for line in w.get("lines", ())],
+                         origin=result.source.origin)
 
 
 @register_writer("report", description="report.json, parameters, per-lot figures, totals",

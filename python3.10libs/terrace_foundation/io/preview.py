@@ -1,4 +1,11 @@
-"""``preview.png``: hillshade of the terrain before | after, with the lot outlines."""
+"""``preview.png``: hillshade of the terrain before | after, with the lot outlines.
+
+The "before" panel is the plain hillshade with the lot outlines in red. The "after" panel tints
+the hillshade where the terrain changed: :data:`CUT` (red) where it was lowered, :data:`FILL`
+(blue) where it was raised, stronger for deeper changes; the lot outlines are drawn in
+:data:`AFTER_OUTLINE` (black) and the retaining walls (grading preset) in :data:`WALL` (yellow)
+on top of them.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +16,19 @@ import numpy as np
 
 from ._deps import require
 
-__all__ = ["hillshade", "lot_edges", "preview_image", "write_preview"]
+__all__ = ["hillshade", "lot_edges", "change_tint", "wall_pixels", "preview_image",
+           "write_preview"]
 
 MAX_SIDE = 1600
 GAP = 8
 OUTLINE = (230, 40, 30)
+#: Colours of the "after" panel: lowered terrain, raised terrain, walls, lot outlines.
+CUT = (220, 30, 30)
+FILL = (30, 80, 230)
+WALL = (255, 215, 0)
+AFTER_OUTLINE = (0, 0, 0)
+#: Changes smaller than this (world units) are not tinted.
+CHANGE_THRESHOLD = 0.01
 
 
 def hillshade(heights: np.ndarray, cell_size: float, azimuth: float = 315.0,
@@ -75,12 +90,79 @@ def _resample(a: np.ndarray, step: float) -> np.ndarray:
     return a[rows][:, cols]
 
 
+def change_tint(rgb: np.ndarray, change: np.ndarray,
+                threshold: float = CHANGE_THRESHOLD) -> np.ndarray:
+    """Tint ``rgb`` (H, W, 3 uint8) red where ``change`` < 0 (cut), blue where > 0 (fill).
+
+    The tint's opacity grows from 0.35 to 0.8 with ``|change|`` up to its 95th percentile over
+    the changed cells (at least 10 ``threshold``), so shallow and deep changes both show.
+    """
+    d = np.asarray(change, dtype=np.float64)
+    mag = np.abs(d)
+    changed = mag > threshold
+    if not changed.any():
+        return rgb
+    scale = max(float(np.percentile(mag[changed], 95)), 10 * threshold)
+    alpha = np.where(changed, 0.35 + 0.45 * np.minimum(mag / scale, 1.0), 0.0)[..., None]
+    colour = np.where((d < 0)[..., None], np.array(CUT, float), np.array(FILL, float))
+    out = rgb.astype(np.float64) * (1.0 - alpha) + colour * alpha
+    return np.clip(np.rint(out), 0, 255).astype(np.uint8)
+
+
+def wall_pixels(lines, shape: tuple[int, int], origin: tuple[float, float], cell_size: float,
+                step: float) -> np.ndarray:
+    """Pixels of a panel crossed by the wall polylines.
+
+    Parameters
+    ----------
+    lines : iterable of (K, 2) ndarray
+        World polylines (x east, y north).
+    shape : (H, W)
+        Panel size in pixels.
+    origin : (float, float)
+        North-west corner of the grid, world units.
+    cell_size : float
+        Cell edge, world units.
+    step : float
+        Grid cells per pixel (below 1 when the panel is enlarged).
+
+    Returns
+    -------
+    (H, W) ndarray of bool
+    """
+    hit = np.zeros(shape, dtype=bool)
+    segs = [np.stack([p[:-1], p[1:]], axis=1) for p in
+            (np.asarray(line, dtype=np.float64)[:, :2] for line in lines) if len(p) >= 2]
+    if not segs:
+        return hit
+    seg = np.concatenate(segs)
+    # pixel coordinates (column, row) of the end points
+    px = np.empty_like(seg)
+    px[..., 0] = (seg[..., 0] - origin[0]) / (cell_size * step)
+    px[..., 1] = (origin[1] - seg[..., 1]) / (cell_size * step)
+    n = np.maximum(np.ceil(2 * np.hypot(*(px[:, 1] - px[:, 0]).T)).astype(np.intp), 1)
+    t = np.concatenate([np.arange(k + 1) / k for k in n])          # half-pixel samples
+    which = np.repeat(np.arange(len(seg)), n + 1)
+    pts = px[which, 0] + t[:, None] * (px[which, 1] - px[which, 0])
+    c = np.floor(pts[:, 0]).astype(np.intp)
+    r = np.floor(pts[:, 1]).astype(np.intp)
+    ok = (r >= 0) & (r < shape[0]) & (c >= 0) & (c < shape[1])
+    hit[r[ok], c[ok]] = True
+    return hit
+
+
 def preview_image(before: np.ndarray, after: np.ndarray, cell_size: float,
-                  lot_mask: np.ndarray | None = None, max_side: int = MAX_SIDE) -> np.ndarray:
+                  lot_mask: np.ndarray | None = None, max_side: int = MAX_SIDE,
+                  walls=(), origin: tuple[float, float] = (0.0, 0.0)) -> np.ndarray:
     """RGB image (H, W, 3) uint8: hillshade ``before`` | ``after``, lot outlines on both.
 
+    The "after" panel is tinted by the change (:func:`change_tint`: cut red, fill blue), its
+    lot outlines are black and the ``walls`` (world polylines, placed with ``origin``, the
+    grid's north-west corner) are drawn in yellow over them.
+
     Large grids are shrunk so the long side is at most ``max_side`` pixels; small grids are
-    enlarged by a whole factor (outlines stay one pixel wide).
+    enlarged by a whole factor (outlines stay one pixel wide; walls are drawn two pixels wide
+    when the panel is enlarged three times or more).
     """
     rows, cols = before.shape
     step = max(2 * cols / (max_side - GAP), rows / max_side, 1.0)
@@ -104,7 +186,18 @@ def preview_image(before: np.ndarray, after: np.ndarray, cell_size: float,
     for h in (before, after):
         g = (hillshade(h, cell_size) * 220 + 25).astype(np.uint8)
         rgb = _resample(np.repeat(g[:, :, None], 3, axis=2), step)
-        rgb[edges] = OUTLINE
+        if h is after:
+            change = _resample(np.asarray(after, np.float64) - np.asarray(before, np.float64),
+                               step)
+            rgb = change_tint(rgb, change)
+            rgb[edges] = AFTER_OUTLINE
+            wall = wall_pixels(walls, rgb.shape[:2], origin, cell_size, step)
+            if step <= 1.0 / 3.0:                 # enlarged 3x or more: two pixels wide
+                wall[1:, :] |= wall[:-1, :]
+                wall[:, 1:] |= wall[:, :-1]
+            rgb[wall] = WALL
+        else:
+            rgb[edges] = OUTLINE
         panels.append(rgb)
     hgt, wid = panels[0].shape[:2]
     out = np.full((hgt, 2 * wid + GAP, 3), 255, dtype=np.uint8)
@@ -114,18 +207,29 @@ def preview_image(before: np.ndarray, after: np.ndarray, cell_size: float,
 
 
 def write_preview(before: np.ndarray, after: np.ndarray, cell_size: float, path: str | os.PathLike,
-                  lot_mask: np.ndarray | None = None, max_side: int = MAX_SIDE) -> list[Path]:
-    """Write :func:`preview_image` to ``path`` as PNG, labelled "before" and "after"."""
+                  lot_mask: np.ndarray | None = None, max_side: int = MAX_SIDE,
+                  walls=(), origin: tuple[float, float] = (0.0, 0.0)) -> list[Path]:
+    """Write :func:`preview_image` to ``path`` as PNG, labelled "before" and "after", with a
+    legend of the after panel's colours (cut, fill, and wall when there are walls)."""
     pil = require("PIL.Image", "write preview.png")
     from PIL import ImageDraw
 
-    img = preview_image(before, after, cell_size, lot_mask, max_side)
+    walls = list(walls)
+    img = preview_image(before, after, cell_size, lot_mask, max_side, walls, origin)
     im = pil.fromarray(img)
     draw = ImageDraw.Draw(im)
-    half = (im.width + 1) // 2
+    half = (im.width - GAP) // 2 + GAP
     for x, label in ((4, "before"), (half + 4, "after")):
         draw.rectangle([x, 2, x + 6 * len(label) + 4, 14], fill=(255, 255, 255))
         draw.text((x + 2, 3), label, fill=(0, 0, 0))
+    legend = [("cut", CUT), ("fill", FILL)] + ([("wall", WALL)] if walls else [])
+    x = half + 4 + 6 * len("after") + 10
+    if x + 40 * len(legend) < im.width:                      # room for it on the panel
+        for label, colour in legend:
+            draw.rectangle([x, 2, x + 6 * len(label) + 16, 14], fill=(255, 255, 255))
+            draw.rectangle([x + 2, 4, x + 10, 12], fill=colour, outline=(0, 0, 0))
+            draw.text((x + 13, 3), label, fill=(0, 0, 0))
+            x += 6 * len(label) + 20
     path = Path(path)
     im.save(path, format="PNG", optimize=True)
     return [path]

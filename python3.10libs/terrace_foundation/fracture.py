@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .geometry import clip_halfplanes, pad_polygons, polygon_area, polygon_halfplanes
+from .geometry import (bbox_pairs, clip_halfplanes, polygon_area, polygon_halfplanes,
+                       widen_polygons)
 from .region import Region
 
 __all__ = ["decompose_region", "voronoi_cells", "rectangle", "intersect_pieces"]
@@ -124,8 +125,8 @@ def voronoi_cells(points: np.ndarray, bounds: tuple[float, float, float, float],
     while len(todo):
         tpoly, tcount = cells_for(todo, k)
         width = max(cpoly.shape[1], tpoly.shape[1])
-        cpoly = _widen(cpoly, ccount, width)
-        cpoly[todo] = _widen(tpoly, tcount, width)
+        cpoly = widen_polygons(cpoly, ccount, width)
+        cpoly[todo] = widen_polygons(tpoly, tcount, width)
         ccount[todo] = tcount
         if k >= p - 1:
             break
@@ -134,15 +135,6 @@ def voronoi_cells(points: np.ndarray, bounds: tuple[float, float, float, float],
         todo = todo[next_d2 < 4.0 * radius2]
         k = min(2 * k, p - 1)
     return cpoly, ccount
-
-
-def _widen(poly: np.ndarray, count: np.ndarray, width: int) -> np.ndarray:
-    """Pad a polygon batch to ``width`` slots."""
-    if poly.shape[1] >= width:
-        return poly
-    out = np.zeros((len(poly), width, 2))
-    out[:, :poly.shape[1]] = poly
-    return pad_polygons(out, count)
 
 
 def intersect_pieces(pieces: np.ndarray, piece_count: np.ndarray, cells: np.ndarray,
@@ -159,29 +151,14 @@ def intersect_pieces(pieces: np.ndarray, piece_count: np.ndarray, cells: np.ndar
     plo, phi = pieces.min(axis=1), pieces.max(axis=1)
     clo, chi = cells.min(axis=1), cells.max(axis=1)
     # candidate pairs by bounding box (sort-and-sweep on x, then filter on y)
-    ci, pi = _bbox_pairs(clo, chi, plo, phi)
+    ci, pi = bbox_pairs(clo, chi, plo, phi)
     if len(ci) == 0:
         return np.zeros((0, 3, 2)), np.zeros(0, dtype=int), np.zeros(0, dtype=int)
     normal, offset = polygon_halfplanes(cells, cell_count)
     width = max(pieces.shape[1], 3)
-    poly = _widen(pieces, piece_count, width)[pi].copy()
+    poly = widen_polygons(pieces, piece_count, width)[pi].copy()
     cnt = piece_count[pi].copy()
     poly, cnt = clip_halfplanes(poly, cnt, normal[ci], offset[ci])
     area = polygon_area(poly)
     keep = (cnt >= 3) & (area > 0)
     return poly[keep], cnt[keep], ci[keep]
-
-
-def _bbox_pairs(alo: np.ndarray, ahi: np.ndarray, blo: np.ndarray, bhi: np.ndarray,
-                chunk: int = 4_000_000) -> tuple[np.ndarray, np.ndarray]:
-    """Index pairs ``(i, j)`` whose boxes ``a[i]`` and ``b[j]`` overlap (chunked)."""
-    out_i, out_j = [], []
-    step = max(1, chunk // max(len(blo), 1))
-    for s in range(0, len(alo), step):
-        lo = alo[s:s + step, None, :]
-        hi = ahi[s:s + step, None, :]
-        ov = np.all((lo <= bhi[None]) & (blo[None] <= hi), axis=2)
-        i, j = np.nonzero(ov)
-        out_i.append(i + s)
-        out_j.append(j)
-    return np.concatenate(out_i), np.concatenate(out_j)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
-    "pad_polygons", "clip_halfplane", "clip_halfplanes", "polygon_area", "polygon_moments",
+    "pad_polygons", "widen_polygons", "bbox_pairs", "clip_halfplane", "clip_halfplanes", "polygon_area", "polygon_moments",
     "polygon_halfplanes", "polygon_bounds", "fan_triangles",
 ]
 
@@ -27,6 +27,33 @@ def pad_polygons(poly: np.ndarray, count: np.ndarray) -> np.ndarray:
         first = np.broadcast_to(poly[:, :1, :], poly.shape)
         poly[unused] = first[unused]
     return poly
+
+
+def widen_polygons(poly: np.ndarray, count: np.ndarray, width: int) -> np.ndarray:
+    """The same padded polygons with at least ``width`` vertex slots."""
+    if poly.shape[1] >= width:
+        return poly
+    out = np.zeros((len(poly), width, 2))
+    out[:, :poly.shape[1]] = poly
+    return pad_polygons(out, count)
+
+
+def bbox_pairs(alo: np.ndarray, ahi: np.ndarray, blo: np.ndarray, bhi: np.ndarray,
+               chunk: int = 4_000_000) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs ``(i, j)`` whose boxes ``[alo[i], ahi[i]]`` and ``[blo[j], bhi[j]]`` overlap.
+
+    Boxes are ``(n, 2)`` corner arrays; the all-pairs test runs in chunks of bounded memory.
+    """
+    out_i, out_j = [np.zeros(0, dtype=np.intp)], [np.zeros(0, dtype=np.intp)]
+    step = max(1, chunk // max(len(blo), 1))
+    for s in range(0, len(alo), step):
+        lo = alo[s:s + step, None, :]
+        hi = ahi[s:s + step, None, :]
+        ov = np.all((lo <= bhi[None]) & (blo[None] <= hi), axis=2)
+        i, j = np.nonzero(ov)
+        out_i.append(i + s)
+        out_j.append(j)
+    return np.concatenate(out_i), np.concatenate(out_j)
 
 
 def clip_halfplane(poly: np.ndarray, count: np.ndarray, normal: np.ndarray,
@@ -62,7 +89,6 @@ def clip_halfplane(poly: np.ndarray, count: np.ndarray, normal: np.ndarray,
     rows = np.arange(n)[:, None]
     p1 = poly[rows, nxt]
     s1 = s[rows, nxt]
-    in1 = inside[rows, nxt]
     cross = valid & (((s < 0.0) & (s1 > 0.0)) | ((s > 0.0) & (s1 < 0.0)))
     # Intersection computed from the lexicographically smaller end point, so two polygons
     # sharing an edge get bit-identical points on it.

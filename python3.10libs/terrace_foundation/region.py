@@ -61,31 +61,26 @@ def segments_cross(a0: np.ndarray, a1: np.ndarray, b0: np.ndarray, b1: np.ndarra
     if collinear.any():
         # 1-D overlap along the dominant axis, longer than a point.
         ax = np.where(np.abs(a1[..., 0] - a0[..., 0]) >= np.abs(a1[..., 1] - a0[..., 1]), 0, 1)
+
         def pick(p):
             return np.where(ax == 0, p[..., 0], p[..., 1])
-        alo = np.minimum(pick(a0), pick(a1)); ahi = np.maximum(pick(a0), pick(a1))
-        blo = np.minimum(pick(b0), pick(b1)); bhi = np.maximum(pick(b0), pick(b1))
+
+        alo, ahi = np.minimum(pick(a0), pick(a1)), np.maximum(pick(a0), pick(a1))
+        blo, bhi = np.minimum(pick(b0), pick(b1)), np.maximum(pick(b0), pick(b1))
         overlap = (np.minimum(ahi, bhi) - np.maximum(alo, blo)) > 0
         proper = proper | (collinear & overlap)
     return proper
 
 
-def _ring_edges(ring: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return ring, np.roll(ring, -1, axis=0)
-
-
 def _first_crossing(rings: list[np.ndarray]) -> tuple[int, int] | None:
     """Index pair of the first two non-adjacent edges that cross, or None (chunked, vectorised)."""
-    starts, ends, ring_id, local, sizes = [], [], [], [], []
-    for k, r in enumerate(rings):
-        a, b = _ring_edges(r)
-        starts.append(a); ends.append(b)
-        ring_id.append(np.full(len(r), k)); local.append(np.arange(len(r))); sizes.append(
-            np.full(len(r), len(r)))
-    a = np.concatenate(starts); b = np.concatenate(ends)
-    rid = np.concatenate(ring_id); loc = np.concatenate(local); size = np.concatenate(sizes)
+    a = np.concatenate(rings)
+    b = np.concatenate([np.roll(r, -1, axis=0) for r in rings])
+    rid = np.concatenate([np.full(len(r), k) for k, r in enumerate(rings)])
+    loc = np.concatenate([np.arange(len(r)) for r in rings])
+    size = np.concatenate([np.full(len(r), len(r)) for r in rings])
     n = len(a)
-    lo = np.minimum(a, b); hi = np.maximum(a, b)
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
     chunk = max(1, 4_000_000 // max(n, 1))
     for s in range(0, n, chunk):
         i = np.arange(s, min(n, s + chunk))[:, None]
@@ -159,7 +154,7 @@ class Region:
     @property
     def bounds(self) -> tuple[float, float, float, float]:
         """``(xmin, ymin, xmax, ymax)`` of the outer ring."""
-        lo = self.exterior.min(axis=0); hi = self.exterior.max(axis=0)
+        lo, hi = self.exterior.min(axis=0), self.exterior.max(axis=0)
         return (float(lo[0]), float(lo[1]), float(hi[0]), float(hi[1]))
 
     def edges(self) -> tuple[np.ndarray, np.ndarray]:
@@ -209,7 +204,7 @@ class Region:
             rings.append(ring)
         hit = _first_crossing(rings)
         if hit is not None:
-            a, b = _ring_edges(np.concatenate(rings))[0][list(hit)]
+            a, b = np.concatenate(rings)[list(hit)]
             raise TerraceInputError(
                 f"polygon intersects itself (edges starting at ({a[0]:.6g}, {a[1]:.6g}) and "
                 f"({b[0]:.6g}, {b[1]:.6g}))", where)
@@ -235,14 +230,14 @@ def points_in_edges(x: np.ndarray, y: np.ndarray, a: np.ndarray, b: np.ndarray,
     -------
     (P,) ndarray of bool
     """
-    x = np.atleast_1d(x); y = np.atleast_1d(y)
+    x, y = np.atleast_1d(x), np.atleast_1d(y)
     out = np.zeros(len(x), dtype=bool)
     if len(a) == 0 or len(x) == 0:
         return out
     step = max(1, chunk // len(a))
     ay, by, ax, bx = a[:, 1], b[:, 1], a[:, 0], b[:, 0]
     for s in range(0, len(x), step):
-        px = x[s:s + step, None]; py = y[s:s + step, None]
+        px, py = x[s:s + step, None], y[s:s + step, None]
         straddle = (ay > py) != (by > py)
         with np.errstate(divide="ignore", invalid="ignore"):
             xcross = ax + (py - ay) * (bx - ax) / (by - ay)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .geometry import clip_halfplane, polygon_area, polygon_moments
+from .geometry import clip_halfplane, polygon_area, polygon_moments, widen_polygons
 
 __all__ = ["LotSet", "subdivide_lots", "lot_frames"]
 
@@ -112,11 +112,11 @@ def _split(lots: LotSet, which: np.ndarray, normal: np.ndarray, offset: np.ndarr
     o_sel = which
     near, near_n, far, far_n = cut(lots.outline[o_sel], lots.outline_count[o_sel], o_sel)
     width = max(lots.outline.shape[1], near.shape[1], far.shape[1])
-    outline = _widen(lots.outline, lots.outline_count, width)
+    outline = widen_polygons(lots.outline, lots.outline_count, width)
     outline_count = lots.outline_count.copy()
-    outline[o_sel] = _widen(near, near_n, width)
+    outline[o_sel] = widen_polygons(near, near_n, width)
     outline_count[o_sel] = near_n
-    outline = np.concatenate([outline, _widen(far, far_n, width)])
+    outline = np.concatenate([outline, widen_polygons(far, far_n, width)])
     outline_count = np.concatenate([outline_count, far_n])
 
     # pieces
@@ -127,19 +127,13 @@ def _split(lots: LotSet, which: np.ndarray, normal: np.ndarray, offset: np.ndarr
     rest = np.ones(len(lots.pieces), dtype=bool)
     rest[p_sel] = False
     pieces = np.concatenate([
-        _widen(lots.pieces[rest], lots.piece_count[rest], width),
-        _widen(near, near_n, width), _widen(far, far_n, width)])
+        widen_polygons(lots.pieces[rest], lots.piece_count[rest], width),
+        widen_polygons(near, near_n, width), widen_polygons(far, far_n, width)])
     piece_count = np.concatenate([lots.piece_count[rest], near_n, far_n])
     piece_lot = np.concatenate([lots.piece_lot[rest], idx, new_id[idx]])
     keep = piece_count >= 3
     # Keep the original piece order stable: sort by (lot, original position).
     return LotSet(outline, outline_count, pieces[keep], piece_count[keep], piece_lot[keep])
-
-
-def _widen(poly: np.ndarray, count: np.ndarray, width: int) -> np.ndarray:
-    from .fracture import _widen as widen
-
-    return widen(poly, count, width)
 
 
 def subdivide_lots(lots: LotSet, min_lot_size: float, iterations: int, irregularity: float,

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .geometry import bbox_pairs
+
 __all__ = ["shared_edges", "find_walls", "touching_lots"]
 
 
@@ -78,15 +80,13 @@ def _merge(pieces: np.ndarray, tol: float) -> list[np.ndarray]:
 
 def touching_lots(lots, tol: float) -> tuple[np.ndarray, np.ndarray]:
     """Lot id pairs ``(a, b)``, ``a < b``, whose outline bounding boxes touch (candidates)."""
-    from .fracture import _bbox_pairs
-
     lo = np.array([np.min([r.min(axis=0) for p in l.footprint for r in p], axis=0)
                    for l in lots])
     hi = np.array([np.max([r.max(axis=0) for p in l.footprint for r in p], axis=0)
                    for l in lots])
     pad = tol * np.maximum(1.0, np.abs(lo).max())
     lo, hi = lo - pad, hi + pad
-    i, j = _bbox_pairs(lo, hi, lo, hi)
+    i, j = bbox_pairs(lo, hi, lo, hi)
     keep = i < j
     ids = np.array([l.lot_id for l in lots])
     return ids[i[keep]], ids[j[keep]]

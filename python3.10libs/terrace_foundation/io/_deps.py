@@ -16,7 +16,7 @@ class MissingDependencyError(TerraceError, ImportError):
     """An optional library needed for one file format is not installed."""
 
 
-def require(module: str, purpose: str) -> ModuleType:
+def require(module: str, purpose: str, pip: str | None = None) -> ModuleType:
     """Import ``module`` or raise :class:`MissingDependencyError` saying how to install it.
 
     Parameters
@@ -25,6 +25,8 @@ def require(module: str, purpose: str) -> ModuleType:
         Importable name, for example ``"rasterio"`` or ``"PIL"``.
     purpose : str
         What it is needed for, completing "<module> is needed to <purpose>".
+    pip : str, optional
+        The pip package to name when it is not part of the ``io`` extra (``"openexr"``).
 
     Examples
     --------
@@ -33,10 +35,13 @@ def require(module: str, purpose: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError:
+        if pip is not None:
+            raise MissingDependencyError(f"{pip} is needed to {purpose}: pip install {pip}"
+                                         ) from None
         top = module.split(".")[0]
-        pip = _PIP.get(top, top)
+        name = _PIP.get(top, top)
         raise MissingDependencyError(
-            f"{pip} is needed to {purpose}: pip install terrace-foundation[io]"
+            f"{name} is needed to {purpose}: pip install terrace-foundation[io]"
         ) from None
 
 

@@ -38,7 +38,7 @@ import numpy as np
 from ..errors import TerraceInputError
 from ..heightfield import Heightfield
 from ._crs import normalise_crs
-from ._deps import MissingDependencyError, available, require
+from ._deps import available, require
 from .rasters import read_geotiff_heightfield, read_npy_heightfield, sidecar_path
 
 __all__ = ["read_heightfield", "read_png_heightmap", "read_raw_heightmap", "read_exr_heightmap",
@@ -47,18 +47,6 @@ __all__ = ["read_heightfield", "read_png_heightmap", "read_raw_heightmap", "read
 #: Suffix -> reader name for the formats read here.
 HEIGHTMAP_SUFFIXES = {".png": "png16", ".r16": "raw16", ".raw": "raw16", ".exr": "exr"}
 TIFF_SUFFIXES = (".tif", ".tiff")
-
-
-
-def _require_pip(module: str, purpose: str, pip: str):
-    """Import ``module`` or raise a one-line :class:`MissingDependencyError` naming ``pip``."""
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise MissingDependencyError(f"{pip} is needed to {purpose}: pip install {pip}"
-                                     ) from None
 
 # --------------------------------------------------------------------------- dispatch
 
@@ -288,7 +276,7 @@ def read_exr_heightmap(path: str | os.PathLike, *, cell_size: float | None = Non
     source = str(path)
     _check_file(path)
     st = _settings(path, cell_size, height_range, "EXR", need_range=False)
-    OpenEXR = _require_pip("OpenEXR", "read EXR heightmaps", "openexr")
+    OpenEXR = require("OpenEXR", "read EXR heightmaps", "openexr")
     try:
         with OpenEXR.File(str(path)) as f:
             channels = f.channels()

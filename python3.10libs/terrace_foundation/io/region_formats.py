@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import TerraceInputError
 from ..region import Region
 from ._crs import normalise_crs
-from ._deps import MissingDependencyError
+from ._deps import require
 from .regions import RegionsFile
 from .regions import read_regions as read_geojson_regions
 
@@ -63,18 +63,6 @@ def read_regions(path: str | os.PathLike) -> RegionsFile:
         return read_obj_regions(path)
     return read_geojson_regions(path)
 
-
-
-def _require_pip(module: str, purpose: str, pip: str):
-    """Import ``module`` or raise a one-line :class:`MissingDependencyError` naming ``pip``."""
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise MissingDependencyError(f"{pip} is needed to {purpose}: pip install {pip}"
-                                     ) from None
-
 # --------------------------------------------------------------------------- fiona
 
 def _plain(value):
@@ -90,7 +78,7 @@ def read_vector_regions(path: str | os.PathLike, layer: str | None = None) -> Re
     source = str(p)
     if not p.exists():
         raise TerraceInputError("file not found", source)
-    fiona = _require_pip("fiona", "read Shapefile and GeoPackage regions", "fiona")
+    fiona = require("fiona", "read Shapefile and GeoPackage regions", "fiona")
     try:
         layers = fiona.listlayers(p)
         if layer is not None and layer not in layers:

@@ -55,6 +55,8 @@ PRESETS: list[tuple[str, dict]] = [
     ("grading/mean", {"preset": "grading", "pad_rule": "mean"}),
     ("grading/balanced", {"preset": "grading", "pad_rule": "balanced"}),
 ]
+#: runs that get a picture with --pictures (one per preset)
+PICTURED = ("reference", "grading/mean")
 
 
 @dataclass
@@ -124,7 +126,7 @@ def town(hf: tf.Heightfield, fx: float, fy: float, rx: float, ry: float, hole: b
 TOWNS = {
     # Unterseen/Interlaken (southern edge), upper Habkern valley, Ringgenberg (lake-side slope)
     "interlaken_dhm25": [(0.35, 0.12, 700, 400, True), (0.55, 0.75, 500, 350, False),
-                         (0.70, 0.385, 450, 300, False)],
+                         (0.68, 0.41, 400, 250, False)],
     # Big Tujunga: a town on the valley floor and one on a ridge
     "bigtujunga_srtm30": [(0.45, 0.5, 900, 600, True), (0.7, 0.3, 600, 500, False)],
 }
@@ -197,20 +199,50 @@ def _pairs(h: np.ndarray, a: np.ndarray, b: np.ndarray, cell: float) -> np.ndarr
     return np.concatenate(out)
 
 
-def _steps_without_wall(res: tf.TerraceResult) -> tuple[int, float]:
+def _steps_without_wall(res: tf.TerraceResult) -> tuple[int, float, int]:
     """Lot pairs whose cells touch (4-neighbours) with pads more than ``max_step`` apart but no
-    reported wall: ``(count, largest such step)``."""
+    reported wall: ``(count, largest such step, cell sides on which they touch)``."""
     m = res.lot_mask
     pairs = []
     for x, y in ((m[:, :-1], m[:, 1:]), (m[:-1, :], m[1:, :])):
         sel = (x != y) & (x > 0) & (y > 0)
         pairs.append(np.column_stack([np.minimum(x[sel], y[sel]), np.maximum(x[sel], y[sel])]))
-    p = np.unique(np.concatenate(pairs), axis=0) if pairs else np.zeros((0, 2), int)
+    p, sides = np.unique(np.concatenate(pairs), axis=0, return_counts=True)
     pad = {lot.lot_id: lot.pad_height for lot in res.lots}
     walls = {tuple(sorted((w["lot_a"], w["lot_b"]))) for w in res.walls}
-    missing = [abs(pad[a] - pad[b]) for a, b in p
+    missing = [(abs(pad[a] - pad[b]), k) for (a, b), k in zip(p.tolist(), sides.tolist())
                if abs(pad[a] - pad[b]) > res.params.max_step and (a, b) not in walls]
-    return len(missing), max(missing, default=0.0)
+    return (len(missing), max((m[0] for m in missing), default=0.0),
+            sum(m[1] for m in missing))
+
+
+def _imbalance(cut: float, fill: float) -> float:
+    """``|cut - fill| / max(cut, fill)`` (0 when both are 0)."""
+    big = max(cut, fill)
+    return abs(cut - fill) / big if big > 0 else 0.0
+
+
+def _envelopes(res: tf.TerraceResult) -> tuple[np.ndarray, np.ndarray]:
+    """The grading preset's lower and upper embankment envelopes over the whole grid."""
+    from terrace_foundation.grading import cone_envelope
+
+    lots = res.lot_mask > 0
+    pads = np.r_[np.nan, [lot.pad_height for lot in res.lots]]
+    apex = np.where(lots, pads[res.lot_mask], -np.inf)
+    t = np.tan(np.radians(res.params.max_slope))
+    env, _ = cone_envelope(np.stack([apex, np.where(lots, -apex, -np.inf)]), None, t,
+                           res.source.cell_size)
+    return env[0], -env[1]
+
+
+def _change_between_envelopes(res: tf.TerraceResult, lower: np.ndarray,
+                              upper: np.ndarray) -> float:
+    """Largest change at cells outside the lots whose terrain already lay between the
+    envelopes (the grading preset promises none)."""
+    h = res.source.heights
+    keep = (res.lot_mask == 0) & (h >= lower) & (h <= upper)
+    d = np.abs(res.terrace_heightfield.heights - h)[keep]
+    return float(d.max()) if d.size else 0.0
 
 
 def measure(res: tf.TerraceResult, seconds: float) -> dict:
@@ -243,16 +275,32 @@ def measure(res: tf.TerraceResult, seconds: float) -> dict:
     pad_slope = max((r["pad_max_slope_deg"] for r in rows if r["pad_max_slope_deg"] is not None),
                     default=float("nan"))
 
-    # embankment: changed cells outside the lots (as tests/test_grading.py measures it)
+    # embankment: changed cells outside the lots (as tests/test_grading.py measures it), less
+    # the grading preset's wing cells (where the envelopes of two pads cross: walls that
+    # continue outside the region, recomputed here the way grading.grade_heightfield finds them)
     band = changed & ~lots
-    emb = _pairs(after, band, band | lots, cell)
+    grading = res.params.preset == "grading"
+    if grading:
+        lower, upper = _envelopes(res)
+        wing = ~lots & (lower > upper)
+        between = _change_between_envelopes(res, lower, upper)
+    else:
+        wing, between = np.zeros_like(lots), None
+    plain = band & ~wing
+    emb = _pairs(after, plain, plain | lots, cell)
+    emb_all = _pairs(after, band, band | lots, cell)
     # every transition pair that touches a change, except lot-to-lot pairs (steps / walls)
     trans = _pairs(after, changed | lots, ~lots, cell)
 
     # per-lot balance (the mean rule's promise)
-    bal = [abs(r["cut_volume"] - r["fill_volume"]) / max(r["cut_volume"], r["fill_volume"])
-           for r in rows if max(r["cut_volume"], r["fill_volume"]) > 0]
-    missing, missing_max = _steps_without_wall(res)
+    bal = [_imbalance(r["cut_volume"], r["fill_volume"]) for r in rows
+           if max(r["cut_volume"], r["fill_volume"]) > 0]
+    # per-region balance over the lots (the balanced rule's promise)
+    regions = sorted({r["region_id"] for r in rows})
+    reg_bal = [_imbalance(sum(r["cut_volume"] for r in rows if r["region_id"] == g),
+                          sum(r["fill_volume"] for r in rows if r["region_id"] == g))
+               for g in regions]
+    missing, missing_max, missing_sides = _steps_without_wall(res) if grading else (None,) * 3
 
     # how far the change reaches from the lots (Euclidean, world units; scipy if present)
     try:
@@ -270,35 +318,45 @@ def measure(res: tf.TerraceResult, seconds: float) -> dict:
         "emb_pairs": int(emb.size),
         "emb_pairs_within": float(np.mean(emb <= max_slope + 1e-6)) if emb.size else None,
         "emb_pair_max_deg": float(emb.max()) if emb.size else None,
+        "emb_pairs_within_incl_wings": float(np.mean(emb_all <= max_slope + 1e-6))
+        if emb_all.size else None,
+        "emb_pair_max_incl_wings_deg": float(emb_all.max()) if emb_all.size else None,
+        "wing_cells": int(wing.sum()),
+        "wing_cells_report": tot.get("wing_cells", 0),
         "transition_max_deg": float(trans.max()) if trans.size else None,
         "cut_m3": tot["cut_volume"],  # (report)
         "fill_m3": tot["fill_volume"],
         "net_m3": tot["net_volume"],
         "fill_over_cut": tot["fill_volume"] / tot["cut_volume"] if tot["cut_volume"] else None,
         "lot_balance_err": max(bal, default=0.0),
+        "region_balance_err": max(reg_bal, default=0.0),
         "walls": tot["walls"],
         "wall_length_m": tot["wall_length"],
         "tallest_wall_m": tot["tallest_wall"],
         "steps_without_wall": missing,
+        "steps_without_wall_cell_sides": missing_sides,
         "largest_step_without_wall_m": missing_max,
         "change_outside_band_m": tot["max_change_outside_band"],  # (report)
         "change_reach_m": reach,
+        "change_between_envelopes_m": between,
         "buildable_share": tot["buildable_share"],  # (report)
         "seconds": seconds,
     }
 
 
-def run_case(case: Case, presets=PRESETS, pictures: str | None = None,
+def run_case(case: Case, presets=PRESETS, pictures: str | None = None, repeat: int = 1,
              progress: Callable[[str], None] | None = None) -> list[dict]:
-    """Run every preset on one case; one row (dict) per preset."""
+    """Run every preset on one case; one row (dict) per preset (time: fastest of ``repeat``)."""
     hf, regions = case.build()
     out = []
     for label, extra in presets:
-        t0 = time.perf_counter()
-        res = tf.generate(hf, regions, **case.params, **extra)
-        seconds = time.perf_counter() - t0
+        seconds = float("inf")
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            res = tf.generate(hf, regions, **case.params, **extra)
+            seconds = min(seconds, time.perf_counter() - t0)
         row = {"case": case.name, "preset": label, **measure(res, seconds)}
-        if pictures:
+        if pictures and label in PICTURED:
             row["picture"] = render(res, os.path.join(
                 pictures, f"{case.name}_{label.replace('/', '_')}.png"),
                 f"{case.label} - {label}")
@@ -324,35 +382,64 @@ def hillshade(h: np.ndarray, cell: float, azimuth: float = 315.0,
     return np.clip(s, 0.0, 1.0)
 
 
-def render(res: tf.TerraceResult, path: str, title: str = "", width: int = 800,
-           diff_scale: float = 10.0, margin: int = 12) -> str:
-    """Write a PNG of one run and return its path.
+def picture_windows(res: tf.TerraceResult, margin: int = 12) -> list[tuple[slice, slice]]:
+    """Grid windows to draw: one per town (its lots and the changes connected to them, plus
+    ``margin`` cells), or one window around everything when the towns lie close together."""
+    lots = res.lot_mask > 0
+    active = lots | (res.terrace_heightfield.heights != res.source.heights)
+    m, n = lots.shape
 
-    Hillshade of the terrace heightfield cropped to the lots and everything that changed (plus
-    ``margin`` cells), lot outlines in dark grey, cut in red and fill in blue (opacity grows
-    with the change, full at ``diff_scale`` world units), retaining walls in yellow.
-    Needs Pillow (imported here only).
-    """
+    def box(sel):
+        rr, cc = np.nonzero(sel)
+        return [max(rr.min() - margin, 0), min(rr.max() + margin + 1, m),
+                max(cc.min() - margin, 0), min(cc.max() + margin + 1, n)]
+
     try:
-        from PIL import Image, ImageDraw
-    except ImportError:
-        raise SystemExit("compare_presets: --pictures needs Pillow: pip install pillow") from None
-    before = res.source.heights
-    after = res.terrace_heightfield.heights
+        from scipy import ndimage
+        comp, _ = ndimage.label(active, structure=np.ones((3, 3)))
+    except ImportError:  # pragma: no cover - one window around everything
+        comp = active.astype(int)
+    region_of = np.r_[-1, [lot.region_id for lot in res.lots]]
+    boxes = []
+    for g in np.unique(region_of[1:]):
+        ids = np.unique(comp[lots & (region_of[res.lot_mask] == g)])
+        boxes.append(box(np.isin(comp, ids[ids > 0])))
+    merged = True
+    while merged:  # merge overlapping boxes
+        merged = False
+        for i in range(len(boxes)):
+            for j in range(i + 1, len(boxes)):
+                a, b = boxes[i], boxes[j]
+                if a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]:
+                    boxes[i] = [min(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]),
+                                max(a[3], b[3])]
+                    del boxes[j]
+                    merged = True
+                    break
+            if merged:
+                break
+    union = box(active)
+    area = sum((b[1] - b[0]) * (b[3] - b[2]) for b in boxes)
+    if len(boxes) == 1 or (union[1] - union[0]) * (union[3] - union[2]) <= 2 * area:
+        boxes = [union]
+    boxes.sort(key=lambda b: b[2])
+    return [(slice(b[0], b[1]), slice(b[2], b[3])) for b in boxes]
+
+
+def _panel(res: tf.TerraceResult, win: tuple[slice, slice], scale: float, diff_scale: float):
+    """One window of the picture as a Pillow image (``scale`` pixels per cell)."""
+    from PIL import Image, ImageDraw
+
     cell = res.source.cell_size
-    mask = res.lot_mask
-    rr, cc = np.nonzero((mask > 0) | (after != before))
-    r0, r1 = max(rr.min() - margin, 0), min(rr.max() + margin + 1, mask.shape[0])
-    c0, c1 = max(cc.min() - margin, 0), min(cc.max() + margin + 1, mask.shape[1])
-    win = (slice(r0, r1), slice(c0, c1))
-    a, d, m = after[win], (after - before)[win], mask[win]
-    shade = 0.25 + 0.75 * hillshade(a, cell)
+    a = res.terrace_heightfield.heights[win]
+    d = a - res.source.heights[win]
+    m = res.lot_mask[win]
+    shade = 0.35 + 0.65 * hillshade(a, cell)
     rgb = np.repeat(shade[..., None], 3, axis=2)
-    alpha = np.clip(np.abs(d) / diff_scale, 0.0, 1.0)[..., None] * 0.7
+    alpha = np.clip(np.abs(d) / diff_scale, 0.0, 1.0)[..., None] * 0.6
     colour = np.where((d < 0)[..., None], [0.85, 0.1, 0.1], [0.1, 0.3, 0.9])
     rgb = rgb * (1 - alpha) + colour * alpha
-    scale = width / (c1 - c0)
-    size = (width, max(int(round((r1 - r0) * scale)), 1))
+    size = (max(int(round(m.shape[1] * scale)), 1), max(int(round(m.shape[0] * scale)), 1))
     img = Image.fromarray((rgb * 255).astype(np.uint8)).resize(size, Image.NEAREST)
     # lot outlines on the resized lot mask (one pixel wide)
     big = np.asarray(Image.fromarray(m.astype(np.int32)).resize(size, Image.NEAREST))
@@ -364,18 +451,46 @@ def render(res: tf.TerraceResult, path: str, title: str = "", width: int = 800,
     img = Image.fromarray(px)
     draw = ImageDraw.Draw(img)
     ox, oy = res.source.origin
-    lw = max(2, int(round(scale * 0.6)))
+    r0, c0 = win[0].start, win[1].start
+    lw = max(2, int(round(scale * 0.4)))
     for w in res.walls:
         for line in w["lines"]:
             xy = [((x - ox) / cell - c0) * scale for x in line[:, 0]]
             yy = [((oy - y) / cell - r0) * scale for y in line[:, 1]]
             draw.line(list(zip(xy, yy)), fill=(255, 215, 0), width=lw)
+    return img
+
+
+def render(res: tf.TerraceResult, path: str, title: str = "", width: int = 800,
+           diff_scale: float = 10.0, margin: int = 12, gap: int = 6) -> str:
+    """Write a PNG of one run and return its path.
+
+    Hillshade of the terrace heightfield around each town (:func:`picture_windows`, side by
+    side at one scale), lot outlines in dark grey, cut in red and fill in blue (opacity grows
+    with the change, full at ``diff_scale`` world units), retaining walls in yellow.
+    Needs Pillow (imported here only).
+    """
+    try:
+        from PIL import Image, ImageDraw
+    except ImportError:
+        raise SystemExit("compare_presets: --pictures needs Pillow: pip install pillow") from None
+    wins = picture_windows(res, margin)
+    cols = sum(w[1].stop - w[1].start for w in wins)
+    scale = (width - gap * (len(wins) - 1)) / cols
+    panels = [_panel(res, w, scale, diff_scale) for w in wins]
+    img = Image.new("RGB", (sum(p.width for p in panels) + gap * (len(panels) - 1),
+                            max(p.height for p in panels)), (255, 255, 255))
+    x = 0
+    for p in panels:
+        img.paste(p, (x, 0))
+        x += p.width + gap
     if title:
+        draw = ImageDraw.Draw(img)
         draw.rectangle([0, 0, 8 + 6 * len(title), 16], fill=(255, 255, 255))
         draw.text((4, 3), title, fill=(0, 0, 0))
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     tmp = path + ".tmp.png"
-    img.quantize(colors=96, method=Image.Quantize.MEDIANCUT).save(tmp, optimize=True)
+    img.quantize(colors=128, method=Image.Quantize.FASTOCTREE).save(tmp, optimize=True)
     os.replace(tmp, path)
     return path
 
@@ -383,38 +498,49 @@ def render(res: tf.TerraceResult, path: str, title: str = "", width: int = 800,
 # ---------------------------------------------------------------- table
 
 
-COLUMNS = [
+#: (key, header, format) of the two tables: pads and slopes, then earthwork, walls and time
+SHAPE_COLUMNS = [
     ("case", "case", "{}"),
     ("preset", "preset", "{}"),
     ("lots", "lots", "{}"),
     ("pad_range_m", "pad range m", "{:.3g}"),
     ("pad_slope_deg", "pad slope °", "{:.2f}"),
     ("emb_slope_max_deg", "emb. max ° (report)", "{:.1f}"),
-    ("emb_pairs_within", "emb. pairs ≤ max", "{:.1%}"),
     ("emb_pair_max_deg", "emb. pair max °", "{:.1f}"),
+    ("emb_pairs_within", "emb. pairs ≤ 33.7°", "{:.1%}"),
+    ("wing_cells", "wing cells", "{}"),
+    ("emb_pair_max_incl_wings_deg", "pair max incl. wings °", "{:.1f}"),
+    ("emb_pairs_within_incl_wings", "pairs ≤ 33.7° incl. wings", "{:.1%}"),
     ("transition_max_deg", "transition max °", "{:.1f}"),
+    ("buildable_share", "buildable ≤5°", "{:.0%}"),
+]
+EARTH_COLUMNS = [
+    ("case", "case", "{}"),
+    ("preset", "preset", "{}"),
     ("cut_m3", "cut m³", "{:,.0f}"),
     ("fill_m3", "fill m³", "{:,.0f}"),
     ("net_m3", "net m³", "{:,.0f}"),
     ("lot_balance_err", "lot balance err", "{:.2%}"),
+    ("region_balance_err", "region balance err", "{:.2%}"),
     ("walls", "walls", "{}"),
     ("wall_length_m", "wall length m", "{:,.0f}"),
     ("tallest_wall_m", "tallest wall m", "{:.1f}"),
     ("steps_without_wall", "steps > max_step w/o wall", "{}"),
-    ("change_outside_band_m", "change outside band m", "{:.3g}"),
-    ("change_reach_m", "change reach m", "{:.0f}"),
-    ("buildable_share", "buildable ≤5°", "{:.0%}"),
+    ("largest_step_without_wall_m", "largest such step m", "{:.1f}"),
+    ("change_outside_band_m", "change outside band m (report)", "{:.3g}"),
+    ("change_between_envelopes_m", "change between envelopes m", "{:.3g}"),
+    ("change_reach_m", "change reach m", "{:,.0f}"),
     ("seconds", "time s", "{:.2f}"),
 ]
 
 
-def markdown(rows: list[dict]) -> str:
+def markdown(rows: list[dict], columns=SHAPE_COLUMNS) -> str:
     """The rows as a Markdown table ('—' for figures that do not apply)."""
-    lines = ["| " + " | ".join(c[1] for c in COLUMNS) + " |",
-             "|" + "|".join("---" for _ in COLUMNS) + "|"]
+    lines = ["| " + " | ".join(c[1] for c in columns) + " |",
+             "|" + "|".join("---" for _ in columns) + "|"]
     for r in rows:
         cells = []
-        for key, _, fmt in COLUMNS:
+        for key, _, fmt in columns:
             v = r.get(key)
             cells.append("—" if v is None or (isinstance(v, float) and v != v) else fmt.format(v))
         lines.append("| " + " | ".join(cells) + " |")
@@ -428,17 +554,21 @@ def main(argv=None) -> int:
                     help="run only these cases (default: all)")
     ap.add_argument("--pictures", metavar="DIR", help="write one PNG per case and preset here")
     ap.add_argument("--json", metavar="PATH", help="also write every figure as JSON")
+    ap.add_argument("--repeat", type=int, default=1, metavar="N",
+                    help="run each case N times and keep the fastest time (default 1)")
     args = ap.parse_args(argv)
     chosen = [c for c in all_cases if not args.cases or c.name in args.cases]
     rows = []
     t0 = time.perf_counter()
     for case in chosen:
         try:
-            rows += run_case(case, pictures=args.pictures,
+            rows += run_case(case, pictures=args.pictures, repeat=max(args.repeat, 1),
                              progress=lambda s: print(s, file=sys.stderr, flush=True))
         except FileNotFoundError as e:
             print(f"compare_presets: skipping {case.name}: {e}", file=sys.stderr)
-    print(markdown(rows))
+    print(markdown(rows, SHAPE_COLUMNS))
+    print()
+    print(markdown(rows, EARTH_COLUMNS))
     print(f"\n{len(rows)} runs in {time.perf_counter() - t0:.1f} s")
     used = [c.attribution for c in chosen if c.attribution]
     for a in dict.fromkeys(used):

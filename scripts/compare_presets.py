@@ -30,16 +30,16 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python3.10libs"))
 
-import terrace_foundation as tf  # noqa: E402
-from terrace_foundation.report import inner_cells  # noqa: E402
+import terrace_foundation as tf
+from terrace_foundation.report import inner_cells
 
 DATA = os.path.join(HERE, "..", "..", "shared", "data")
 
@@ -439,7 +439,7 @@ def _panel(res: tf.TerraceResult, win: tuple[slice, slice], scale: float, diff_s
     alpha = np.clip(np.abs(d) / diff_scale, 0.0, 1.0)[..., None] * 0.6
     colour = np.where((d < 0)[..., None], [0.85, 0.1, 0.1], [0.1, 0.3, 0.9])
     rgb = rgb * (1 - alpha) + colour * alpha
-    size = (max(int(round(m.shape[1] * scale)), 1), max(int(round(m.shape[0] * scale)), 1))
+    size = (max(round(m.shape[1] * scale), 1), max(round(m.shape[0] * scale), 1))
     img = Image.fromarray((rgb * 255).astype(np.uint8)).resize(size, Image.NEAREST)
     # lot outlines on the resized lot mask (one pixel wide)
     big = np.asarray(Image.fromarray(m.astype(np.int32)).resize(size, Image.NEAREST))
@@ -452,7 +452,7 @@ def _panel(res: tf.TerraceResult, win: tuple[slice, slice], scale: float, diff_s
     draw = ImageDraw.Draw(img)
     ox, oy = res.source.origin
     r0, c0 = win[0].start, win[1].start
-    lw = max(2, int(round(scale * 0.4)))
+    lw = max(2, round(scale * 0.4))
     for w in res.walls:
         for line in w["lines"]:
             xy = [((x - ox) / cell - c0) * scale for x in line[:, 0]]
@@ -542,7 +542,7 @@ def markdown(rows: list[dict], columns=SHAPE_COLUMNS) -> str:
         cells = []
         for key, _, fmt in columns:
             v = r.get(key)
-            cells.append("—" if v is None or (isinstance(v, float) and v != v) else fmt.format(v))
+            cells.append("—" if v is None or (isinstance(v, float) and np.isnan(v)) else fmt.format(v))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -35,9 +35,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--out", required=True, help="output folder")
     ap.add_argument("--asset", choices=("native", "numpy"), default="native",
                     help="native-node asset (needs SideFX Labs) or the numpy Python SOP asset")
-    for p in NATIVE.parms:
+    # the numpy asset's parameters are the native ones plus the Grading folder
+    for p in NUMPY.parms:
+        extra: dict = {}
+        if p.menu:
+            extra = {"type": str, "choices": [tok for tok, _ in p.menu]}
+        else:
+            extra = {"type": int if p.type == "integer" else float}
+        native_only = "" if any(q.name == p.name for q in NATIVE.parms) else " (numpy asset only)"
         ap.add_argument("--" + p.name.replace("_", "-"), dest=p.name, default=None,
-                        type=int if p.type == "integer" else float, help=p.help)
+                        help=p.help + native_only, **extra)
     return ap.parse_args(argv)
 
 

@@ -14,7 +14,7 @@ sys.path.insert(0, str(ROOT / "python3.10libs"))
 
 from terrace_foundation import PARAMETERS, TerraceParams  # noqa: E402
 from terrace_foundation.houdini.network import (  # noqa: E402
-    ASSETS, NATIVE, NUMPY, TARGET_HOUDINI, Expr, Indirect, Src,
+    ASSETS, GRADING_PARMS, NATIVE, NUMPY, TARGET_HOUDINI, Expr, Indirect, Src, parm_kind,
 )
 
 CATALOG_PATH = ROOT.parent / "shared" / "houdini" / "node_catalog.json"
@@ -90,21 +90,46 @@ def test_promoted_parms_follow_engine_parameters():
                 info = PARAMETERS[p.name]
                 assert (p.label, p.help) == (info.label, info.help)
                 assert p.default == getattr(defaults, p.name)
+                if info.choices:
+                    # a menu whose tokens are the engine's choices, storing the token
+                    assert p.type == "string" and [t for t, _ in p.menu] == list(info.choices)
+                    assert parm_kind(p.name) == "str"
+                    continue
+                assert parm_kind(p.name) == ("int" if p.type == "integer" else "float")
                 if info.minimum is not None:
                     assert p.minimum >= info.minimum and p.min_locked
+                    assert p.minimum > info.minimum or info.min_inclusive
                 if info.maximum is not None:
-                    assert p.maximum == info.maximum and p.max_locked
+                    assert p.maximum <= info.maximum and p.max_locked
+                    assert p.maximum < info.maximum or info.max_inclusive
         names = [p.name for p in asset.parms]
-        # The reference method's parameters are all promoted (engine-only options such as a
-        # grading preset are not part of the Houdini networks).
+        # The reference method's parameters are all promoted on both assets.
         method = {"seed", "scatter_count", "relax_iterations", "min_lot_size", "lot_iterations",
                   "irregularity", "remesh_size", "blend", "blur_radius"}
         assert method <= set(names) and set(names) - {"blur_iterations"} <= set(PARAMETERS)
         assert len(names) == len(set(names))
+    # Every engine parameter is on the numpy asset (it runs the engine, presets included).
+    assert set(PARAMETERS) <= {p.name for p in NUMPY.parms}
+
+
+def test_grading_options_are_on_the_numpy_asset_only():
+    grading = ["preset", "pad_rule", "max_step", "max_slope", "boundary"]
+    assert list(GRADING_PARMS) == grading
+    assert not set(grading) & {p.name for p in NATIVE.parms}   # the native net is the reference
+    parms = {p.name: p for p in NUMPY.parms}
+    assert {parms[n].folder for n in grading} == {"fd_grading"}
+    assert ("fd_grading", "Grading") in [(f.name, f.label) for f in NUMPY.folders]
+    assert parms["preset"].default == "reference" and not parms["preset"].disable_when
+    for n in grading[1:]:                       # greyed out unless the grading preset is chosen
+        assert parms[n].disable_when == "{ preset != grading }"
+    assert parms["max_slope"].minimum > 0 and parms["max_slope"].maximum < 90
 
 
 def test_both_assets_share_the_interface():
-    assert [p.name for p in NATIVE.parms] == [p.name for p in NUMPY.parms]
+    # The numpy asset has the native asset's parameters, in the same order, then the grading
+    # preset's options (GRADING_PARMS), which only the engine implements.
+    native = [p.name for p in NATIVE.parms]
+    assert [p.name for p in NUMPY.parms] == native + list(GRADING_PARMS)
     assert NATIVE.input_labels == NUMPY.input_labels == ("Range Polygons", "Heightfield")
     assert NATIVE.output_labels == NUMPY.output_labels == ("Terrace Slices",
                                                            "Terrace Heightfield")

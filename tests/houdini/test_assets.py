@@ -107,3 +107,29 @@ def test_native_asset_agrees_with_engine(installed, geo_net, inputs):
     diff = np.abs(terrace.heights - ref.terrace_heightfield.heights)
     assert diff.max() < NATIVE_MAX_M, f"max {diff.max():.3f} m"
     assert diff.mean() < NATIVE_MEAN_M, f"mean {diff.mean():.3f} m"
+
+
+def test_numpy_asset_grading_options_reach_the_engine(installed, geo_net, inputs):
+    """The Grading folder's menus and numbers are forwarded; walls come out as a detail string."""
+    import json
+
+    poly, hf = inputs
+    node = geo_net.createNode(NUMPY.type_name, "terrace_grading")
+    node.setInput(0, poly)
+    node.setInput(1, hf)
+    node.parm("preset").set("grading")
+    node.parm("pad_rule").set("median")
+    node.parm("max_step").set(0.25)
+    node.parm("max_slope").set(30.0)
+    node.cook(force=True)
+    assert not node.errors(), node.errors()
+    params = sop.read_params(node)
+    assert (params["preset"], params["pad_rule"], params["boundary"]) == \
+        ("grading", "median", "embankment")
+    terrain, _, _ = sop.read_heightfield(hf.geometry())
+    ref = generate(terrain, sop.read_regions(poly.geometry()), preset="grading",
+                   pad_rule="median", max_step=0.25, max_slope=30.0)
+    out, _ = _terrace_grid(node)
+    assert np.abs(out.heights - ref.terrace_heightfield.heights).max() < NUMPY_MAX_M
+    walls = json.loads(node.geometry(0).attribValue("retaining_walls"))
+    assert walls["type"] == "FeatureCollection" and len(walls["features"]) == len(ref.walls)

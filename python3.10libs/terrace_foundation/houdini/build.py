@@ -19,15 +19,27 @@ __all__ = ["build_asset", "build_all", "validate_network", "parm_template_group"
 
 
 def _parm_template(p: ParmSpec) -> hou.ParmTemplate:
-    if p.type == "integer":
-        return hou.IntParmTemplate(p.name, p.label, 1, default_value=(int(p.default),),
-                                   min=int(p.minimum), max=int(p.maximum),
-                                   min_is_strict=p.min_locked, max_is_strict=p.max_locked,
-                                   help=p.help, is_hidden=p.invisible)
-    return hou.FloatParmTemplate(p.name, p.label, 1, default_value=(float(p.default),),
-                                 min=float(p.minimum), max=float(p.maximum),
-                                 min_is_strict=p.min_locked, max_is_strict=p.max_locked,
-                                 help=p.help, is_hidden=p.invisible)
+    template: hou.ParmTemplate
+    if p.type == "string":
+        # a menu that stores the token (menuType.Normal: no free text)
+        template = hou.StringParmTemplate(
+            p.name, p.label, 1, default_value=(str(p.default),),
+            menu_items=[tok for tok, _ in p.menu], menu_labels=[lab for _, lab in p.menu],
+            menu_type=hou.menuType.Normal, help=p.help, is_hidden=p.invisible)
+    elif p.type == "integer":
+        template = hou.IntParmTemplate(p.name, p.label, 1, default_value=(int(p.default),),
+                                       min=int(p.minimum), max=int(p.maximum),
+                                       min_is_strict=p.min_locked, max_is_strict=p.max_locked,
+                                       help=p.help, is_hidden=p.invisible)
+    else:
+        template = hou.FloatParmTemplate(p.name, p.label, 1, default_value=(float(p.default),),
+                                         min=float(p.minimum), max=float(p.maximum),
+                                         min_is_strict=p.min_locked,
+                                         max_is_strict=p.max_locked,
+                                         help=p.help, is_hidden=p.invisible)
+    if p.disable_when:
+        template.setConditional(hou.parmCondType.DisableWhen, p.disable_when)
+    return template
 
 
 def parm_template_group(spec: AssetSpec) -> hou.ParmTemplateGroup:
@@ -226,12 +238,21 @@ def validate_network(node: hou.OpNode, spec: AssetSpec | None = None) -> list[st
             out.append(f"asset parameter {p.name!r} missing")
             continue
         template = parm.parmTemplate()
-        if not isinstance(template, (hou.IntParmTemplate, hou.FloatParmTemplate)):
+        if p.type == "string":
+            if not isinstance(template, hou.StringParmTemplate):
+                out.append(f"asset parameter {p.name!r} is not a string menu")
+                continue
+            items = tuple(template.menuItems())
+            if items != tuple(tok for tok, _ in p.menu):
+                out.append(f"asset parameter {p.name!r} menu {items!r} != spec")
+            ds: object = template.defaultValue()[0]
+        elif not isinstance(template, (hou.IntParmTemplate, hou.FloatParmTemplate)):
             out.append(f"asset parameter {p.name!r} is not a number")
             continue
-        d = template.defaultValue()[0]
-        if not _same(d, p.default):
-            out.append(f"asset parameter {p.name!r} default {d!r} != {p.default!r}")
+        else:
+            ds = template.defaultValue()[0]
+        if not _same(ds, p.default):
+            out.append(f"asset parameter {p.name!r} default {ds!r} != {p.default!r}")
     names = {n.name for n in spec.nodes}
     for child in node.children():
         if child.name() not in names:

@@ -33,7 +33,8 @@ from ..params import PARAMETERS, TerraceParams
 
 __all__ = [
     "Expr", "Indirect", "Src", "ParmSpec", "FolderSpec", "NodeSpec", "NetBoxSpec", "AssetSpec",
-    "NATIVE", "NUMPY", "ASSETS", "TARGET_HOUDINI", "asset_by_type",
+    "NATIVE", "NUMPY", "ASSETS", "TARGET_HOUDINI", "asset_by_type", "GRADING_PARMS",
+    "parm_kind",
 ]
 
 #: Houdini versions the assets target (node parms must exist in the oldest).
@@ -91,8 +92,8 @@ class ParmSpec:
 
     name: str
     label: str
-    type: str                      # "integer" | "float" | "toggle"
-    default: float
+    type: str                      # "integer" | "float" | "toggle" | "string" (with a menu)
+    default: float | str           # str for "string" parameters (the menu token)
     help: str
     folder: str
     minimum: float = 0.0
@@ -100,6 +101,10 @@ class ParmSpec:
     min_locked: bool = False
     max_locked: bool = False
     invisible: bool = False
+    #: ``((token, label), ...)``: a menu; the parameter stores the token (string parameters).
+    menu: tuple = ()
+    #: Houdini conditional, e.g. ``{ preset != grading }`` (greyed out while it holds).
+    disable_when: str = ""
 
 
 @dataclass(frozen=True)
@@ -196,42 +201,77 @@ _DEFAULTS = TerraceParams()
 _UI_MAX = {
     "seed": 100, "scatter_count": 200, "relax_iterations": 20, "min_lot_size": 50000.0,
     "lot_iterations": 20, "irregularity": 1.0, "remesh_size": 50.0, "blend": 1.0,
-    "blur_radius": 100.0,
+    "blur_radius": 100.0, "max_step": 10.0,
 }
 #: Locked minimum used where the engine's minimum is exclusive (Houdini ranges are inclusive).
-_EXCLUSIVE_FLOOR = {"min_lot_size": 1.0, "remesh_size": 0.1}
+_EXCLUSIVE_FLOOR = {"min_lot_size": 1.0, "remesh_size": 0.1, "max_slope": 0.1}
+#: Locked maximum used where the engine's maximum is exclusive.
+_EXCLUSIVE_CEILING = {"max_slope": 89.9}
 _INT_PARMS = {"seed", "scatter_count", "relax_iterations", "lot_iterations"}
 _FOLDER_OF = {
     "seed": "fd_lots", "scatter_count": "fd_lots", "relax_iterations": "fd_lots",
     "min_lot_size": "fd_lots", "lot_iterations": "fd_lots", "irregularity": "fd_lots",
     "remesh_size": "fd_slices", "blur_iterations": "fd_slices", "blend": "fd_slices",
-    "blur_radius": "fd_heightfield",
+    "blur_radius": "fd_heightfield", "preset": "fd_grading", "pad_rule": "fd_grading",
+    "max_step": "fd_grading", "max_slope": "fd_grading", "boundary": "fd_grading",
 }
 FOLDERS = (
     FolderSpec("fd_lots", "Lots"),
     FolderSpec("fd_slices", "Terrace Slices"),
     FolderSpec("fd_heightfield", "Terrace Heightfield"),
 )
+#: The numpy asset's extra folder: the grading preset (the native network implements the
+#: reference method only).
+GRADING_FOLDER = FolderSpec("fd_grading", "Grading")
 #: Order of the parameters on the asset (engine names plus the native-only blur_iterations).
 PARM_ORDER = ("seed", "scatter_count", "relax_iterations", "min_lot_size", "lot_iterations",
               "irregularity", "remesh_size", "blur_iterations", "blend", "blur_radius")
+#: The grading preset's parameters, on the numpy asset only, in this order.
+GRADING_PARMS = ("preset", "pad_rule", "max_step", "max_slope", "boundary")
+#: Menu labels of the choice parameters (the tokens are the engine's choices).
+_MENU_LABELS = {
+    "reference": "Reference (blurred, half-flat pads)",
+    "grading": "Grading (flat pads, walls, embankments)",
+    "mean": "Mean (cut = fill per lot)", "median": "Median", "min": "Min (fill only)",
+    "max": "Max (cut only)", "balanced": "Balanced (cut = fill per region)",
+    "embankment": "Embankment", "wall": "Wall",
+}
+#: Grading options are greyed out while the reference preset is chosen.
+_GRADING_ONLY = "{ preset != grading }"
+
+
+def parm_kind(name: str) -> str:
+    """How the Python SOP reads the engine parameter ``name``: ``"int"``, ``"float"`` or
+    ``"str"`` (a menu token)."""
+    if PARAMETERS[name].choices:
+        return "str"
+    return "int" if name in _INT_PARMS else "float"
 #: Pad-height blur passes of the native network; enough for lots about 40 remesh edges across.
 BLUR_ITERATIONS = 1000
 
 
 def _engine_parm(name: str) -> ParmSpec:
-    """A promoted parameter whose label, help and range come from ``PARAMETERS``."""
+    """A promoted parameter whose label, help and range (or menu) come from ``PARAMETERS``."""
     info = PARAMETERS[name]
+    disable = _GRADING_ONLY if name in GRADING_PARMS and name != "preset" else ""
+    if info.choices:
+        return ParmSpec(
+            name=name, label=info.label, type="string", default=str(getattr(_DEFAULTS, name)),
+            help=info.help, folder=_FOLDER_OF[name],
+            menu=tuple((c, _MENU_LABELS.get(c, c.title())) for c in info.choices),
+            disable_when=disable)
     lo = info.minimum if info.minimum is not None else 0.0
     locked = info.minimum is not None
     if info.minimum is not None and not info.min_inclusive:
         lo = _EXCLUSIVE_FLOOR[name]
     hi = info.maximum if info.maximum is not None else _UI_MAX[name]
+    if info.maximum is not None and not info.max_inclusive:
+        hi = _EXCLUSIVE_CEILING[name]
     return ParmSpec(
         name=name, label=info.label, type="integer" if name in _INT_PARMS else "float",
         default=float(getattr(_DEFAULTS, name)), help=info.help, folder=_FOLDER_OF[name],
         minimum=float(lo), maximum=float(hi), min_locked=locked,
-        max_locked=info.maximum is not None,
+        max_locked=info.maximum is not None, disable_when=disable,
     )
 
 
@@ -248,6 +288,8 @@ def _parms(native: bool) -> tuple:
                 "fd_slices", 1.0, 5000.0, min_locked=True, invisible=not native))
         else:
             out.append(_engine_parm(name))
+    if not native:
+        out.extend(_engine_parm(name) for name in GRADING_PARMS)
     return tuple(out)
 
 
@@ -465,11 +507,10 @@ _NUMPY_BOXES = (
 # Help (wiki markup, embedded so Houdini Engine sessions have it too)
 # --------------------------------------------------------------------------------------------
 
-_PARM_HELP_ORDER = [(f, [p for p in PARM_ORDER if _FOLDER_OF[p] == f.name]) for f in FOLDERS]
-
-
-def _help(title: str, internal: str, summary: str, overview: str, parms: tuple) -> str:
+def _help(title: str, internal: str, summary: str, overview: str, parms: tuple,
+          folders: tuple = FOLDERS, outputs_note: str = "") -> str:
     by_name = {p.name: p for p in parms}
+    order = [(f, [p.name for p in parms if p.folder == f.name]) for f in folders]
     lines = [
         f"= {title} =", "", "#type: node", "#context: sop", f"#internal: {internal}",
         "#icon: SOP/subnet", "#tags: terrain, heightfield, city, terrace", "",
@@ -483,9 +524,10 @@ def _help(title: str, internal: str, summary: str, overview: str, parms: tuple) 
         "`lot_id`, `region_id`, `pad_height` and `area`.",
         "Terrace Heightfield:",
         "    The input terrain with the terraces blended in (`height`), and a `mask` layer "
-        "that is 1 on the lots.", "", "@parameters", "",
+        "that is 1 on the lots.", *([outputs_note] if outputs_note else []), "",
+        "@parameters", "",
     ]
-    for folder, names in _PARM_HELP_ORDER:
+    for folder, names in order:
         shown = [by_name[n] for n in names if not by_name[n].invisible]
         if not shown:
             continue
@@ -524,14 +566,22 @@ NUMPY = AssetSpec(
     namespace="terrace", name="terrace_foundation_numpy", version="1.0",
     label="Terrace Foundation (numpy)", icon="SOP_python",
     input_labels=NATIVE.input_labels, output_labels=NATIVE.output_labels,
-    folders=FOLDERS, parms=_NUMPY_PARMS, nodes=_NUMPY_NODES, netboxes=_NUMPY_BOXES,
+    folders=FOLDERS + (GRADING_FOLDER,), parms=_NUMPY_PARMS, nodes=_NUMPY_NODES,
+    netboxes=_NUMPY_BOXES,
     help=_help(
         "Terrace Foundation (numpy)", "terrace::terrace_foundation_numpy::1.0",
         "The Terrace Foundation method computed by the numpy engine in a Python SOP.",
         "Same inputs, outputs and parameters as Terrace Foundation, computed by the "
         "`terrace_foundation` Python package (the reference engine). Needs no SideFX Labs; "
-        "needs the Terrace Foundation package on PYTHONPATH (install houdini_package.json).",
-        _NUMPY_PARMS),
+        "needs the Terrace Foundation package on PYTHONPATH (install houdini_package.json).\n\n"
+        "The Grading folder adds the engine's grading preset (not on the native asset): flat "
+        "pads by a pad rule, retaining walls where neighbouring pads differ by more than Max "
+        "Step, embankments no steeper than Max Slope.",
+        _NUMPY_PARMS, FOLDERS + (GRADING_FOLDER,),
+        "    Grading preset: the detail attribute `retaining_walls` (string, on both outputs) "
+        "holds the walls as a GeoJSON FeatureCollection in world coordinates (x = X, y = -Z), "
+        "properties `lot_a`, `lot_b`, `base_height`, `top_height`, `height`, `length`, as in "
+        "`retaining_walls.geojson`."),
     tab_submenu="Terrace Foundation", library="terrace_foundation_numpy.hda",
 )
 

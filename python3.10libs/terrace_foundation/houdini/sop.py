@@ -24,10 +24,14 @@ the terrace heightfield lines up with the input voxel for voxel.
 Slices: one triangle per engine triangle, points at ``(x, h', -y)``, wound so normals point up
 (+Y); primitive attributes ``lot_id``, ``region_id``, ``pad_height`` (float) and ``area``
 (the lot's footprint area), point attribute ``terrain`` (height before terracing).
+
+Grading preset (the numpy asset's Grading folder): the retaining walls travel as the detail
+attribute ``retaining_walls``, a GeoJSON string (see :func:`write_walls`).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import fields
 
 import hou
@@ -41,9 +45,10 @@ from ..pipeline import as_regions
 from ..region import Region
 from ..result import TerraceResult
 from .convert import VolumeFrame, heightfield_from_voxels, houdini_from_world, voxels_from_heights
+from .network import parm_kind
 
 __all__ = ["cook", "read_heightfield", "read_regions", "read_params", "write_result",
-           "volume_frame"]
+           "write_walls", "volume_frame"]
 
 #: Names of the output volumes (Houdini and Houdini Engine conventions).
 HEIGHT, MASK = "height", "mask"
@@ -111,15 +116,40 @@ def read_regions(geo: hou.Geometry, source: str = "range polygons") -> list[Regi
     return as_regions([Region.from_rings(r, region_id=k, source=source) for k, r in rings])
 
 
-def read_params(asset: hou.OpNode) -> dict[str, int | float]:
-    """The engine parameters from the asset node's parameters of the same names."""
-    out: dict[str, int | float] = {}
+def read_params(asset: hou.OpNode) -> dict[str, int | float | str]:
+    """The engine parameters from the asset node's parameters of the same names.
+
+    Menus (``preset``, ``pad_rule``, ``boundary``) give their token; parameters the asset does
+    not have keep the engine's defaults (the native asset has no grading options).
+    """
+    out: dict[str, int | float | str] = {}
     for f in fields(TerraceParams):
         parm = asset.parm(f.name)
         if parm is None:
             continue
-        out[f.name] = parm.evalAsInt() if f.type in ("int", int) else parm.evalAsFloat()
+        kind = parm_kind(f.name)
+        if kind == "str":
+            out[f.name] = parm.evalAsString()
+        elif kind == "int":
+            out[f.name] = parm.evalAsInt()
+        else:
+            out[f.name] = parm.evalAsFloat()
     return out
+
+
+def write_walls(geo: hou.Geometry, res: TerraceResult) -> None:
+    """Grading preset: the retaining walls as the detail attribute ``retaining_walls``.
+
+    A string holding the GeoJSON FeatureCollection of ``retaining_walls.geojson`` (world
+    coordinates: ``x = X``, ``y = -Z``); nothing is added for the reference preset.
+    """
+    if res.params.preset != "grading":
+        return
+    from ..io.walls import walls_feature_collection
+
+    geo.addAttrib(hou.attribType.Global, "retaining_walls", "")
+    geo.setGlobalAttribValue("retaining_walls",
+                             json.dumps(walls_feature_collection(res.walls), allow_nan=False))
 
 
 def _matrix4(vol: hou.Volume) -> hou.Matrix4:
@@ -211,5 +241,6 @@ def cook(node: hou.SopNode) -> None:
         raise hou.NodeError(str(exc)) from None
     geo.clear()
     write_result(geo, res, template, frame)
+    write_walls(geo, res)
     for w in res.warnings:
         node.addWarning(w)

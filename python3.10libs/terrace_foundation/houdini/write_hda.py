@@ -128,16 +128,26 @@ def dialog_script(a: AssetSpec) -> str:
         L += ["", "    groupsimple {", f'        name    "{folder.name}"',
               f"        label   {_ds_string(folder.label)}", ""]
         for p in parms:
-            lo = _num(p.minimum) + ("!" if p.min_locked else "")
-            hi = _num(p.maximum) + ("!" if p.max_locked else "")
             L += ["        parm {", f'            name    "{p.name}"',
                   f"            label   {_ds_string(p.label)}", f"            type    {p.type}"]
             if p.invisible:
                 L.append("            invisible")
-            L += [f'            default {{ "{_num(p.default)}" }}',
-                  f"            help    {_ds_string(p.help)}",
-                  f"            range   {{ {lo} {hi} }}",
-                  '            parmtag { "autoscope" "0000000000000000" }',
+            default = p.default if isinstance(p.default, str) else _num(p.default)
+            L += [f"            default {{ {_ds_string(default)} }}",
+                  f"            help    {_ds_string(p.help)}"]
+            if p.disable_when:
+                L.append(f"            disablewhen {_ds_string(p.disable_when)}")
+            if p.menu:
+                # a string parameter with a menu stores the token [hda_format §5.5]
+                L.append("            menu {")
+                L += [f"                {_ds_string(tok)}    {_ds_string(lab)}"
+                      for tok, lab in p.menu]
+                L.append("            }")
+            else:
+                lo = _num(p.minimum) + ("!" if p.min_locked else "")
+                hi = _num(p.maximum) + ("!" if p.max_locked else "")
+                L.append(f"            range   {{ {lo} {hi} }}")
+            L += ['            parmtag { "autoscope" "0000000000000000" }',
                   "        }"]
         L.append("    }")
     L += ["", "}", ""]

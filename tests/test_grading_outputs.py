@@ -88,7 +88,7 @@ def test_reference_preset_writes_no_walls_file():
 
     class Res:  # only what the writer reads
         params = TerraceParams(preset="reference")
-        walls: list = []
+        walls = ()
 
     assert WRITERS["walls-geojson"].write(Res(), None, None) == []
 

@@ -21,6 +21,7 @@ Limits (the grading numbers of ``shared/houdini/engine_conventions.md``):
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -73,7 +74,7 @@ def _f(v: Any) -> float | None:
     """A finite float, or None."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
-    return float(v) if v == v and abs(v) != float("inf") else None
+    return float(v) if math.isfinite(v) else None
 
 
 def _params(report: dict) -> dict:

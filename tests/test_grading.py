@@ -164,7 +164,17 @@ def test_every_step_above_max_step_is_a_reported_wall(real):
             assert w["length"] == pytest.approx(shared, rel=1e-6, abs=1e-3)
         else:
             assert key not in walls
-    assert checked == len(walls) > 0
+    assert checked == sum(w["on"] == "edge" for w in walls.values()) > 0
+    # and in the heightfield: every pair of 4-neighbour pad cells of different lots whose pads
+    # differ by more than max_step belongs to a reported wall (lots meeting only at a point
+    # get a wall along the cell sides they share, on="grid")
+    m = res.lot_mask
+    pad = np.r_[np.nan, [l.pad_height for l in res.lots]]
+    for x, y in ((m[:, :-1], m[:, 1:]), (m[:-1, :], m[1:, :])):
+        sel = (x != y) & (x > 0) & (y > 0) & (np.abs(pad[x] - pad[y]) > 0.5)
+        for a, b in set(zip(x[sel].tolist(), y[sel].tolist())):
+            key = (a, b) if pad[a] <= pad[b] else (b, a)
+            assert key in walls, f"grid step between lots {a} and {b} has no wall"
     # the heightfield draws each wall as a vertical step of its height
     after = res.terrace_heightfield.heights
     m = res.lot_mask
@@ -232,12 +242,23 @@ def test_balanced_pads_hand_case():
     np.testing.assert_allclose(p, [10 / 3, 20 / 3])
 
 
-def test_boundary_wall_leaves_outside_untouched():
+def test_boundary_wall_leaves_outside_untouched_and_reports_the_outline_walls():
+    shapely = pytest.importorskip("shapely")
     hf = mountain()
     reg = flower_region(hf)
     res = tf.generate(hf, [reg], preset="grading", boundary="wall", min_lot_size=3000.0)
     out = res.lot_mask == 0
     assert np.array_equal(res.terrace_heightfield.heights[out], hf.heights[out])
+    outline = [w for w in res.walls if w["on"] == "outline"]
+    ox, oy = hf.origin
+    ring = shapely.affinity.translate(shapely.Polygon(reg.exterior, reg.holes), -ox, -oy)
+    # on this hill every lot on the outline differs from the terrain by more than max_step
+    assert sum(w["length"] for w in outline) == pytest.approx(ring.boundary.length, rel=1e-9)
+    for w in outline:
+        assert w["lot_b"] == 0 and w["height"] > 0.5
+        assert w["base_height"] <= res.lots[w["lot_a"] - 1].pad_height <= w["top_height"]
+        for line in w["lines"]:
+            assert ring.boundary.distance(shapely.MultiPoint(line - [ox, oy])) < 1e-6
 
 
 def test_cone_envelope_is_at_most_the_slope():

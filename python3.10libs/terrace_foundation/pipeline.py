@@ -29,7 +29,7 @@ from .report import build_report, lot_extras, lot_statistics, slope_degrees
 from .result import TerraceResult
 from .scatter import region_rng, relax_points, scatter_points
 from .subdivide import LotSet, subdivide_lots
-from .walls import find_walls, touching_lots
+from .walls import find_walls, grid_steps, outline_walls, touching_lots
 
 __all__ = ["generate", "as_regions", "fracture_region"]
 
@@ -240,7 +240,11 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
             pad_height=float(pads[i])))
     walls = []
     if p.preset == "grading":
-        walls = find_walls(lots, touching_lots(lots, 1e-6), p.max_step, 1e-6, origin=shift)
+        walls = find_walls(lots, touching_lots(lots, 1e-6), p.max_step, 1e-6, origin=shift,
+                           grid_sides=grid_steps(lot_mask, hf.origin, hf.cell_size))
+        if p.boundary == "wall":
+            walls += outline_walls(lots, [r.translated(shift) for r in regs], hf.sample,
+                                   p.max_step, 1e-6, origin=shift, spacing=hf.cell_size)
 
     stage("report", 0.9)
     report = _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_lots)
@@ -275,6 +279,18 @@ def _grading_pads(hf, lot_mask, vertex_pads, lot_region, lots_meta, mesh, p):
     # lots too small to cover a cell centre keep the reference pad
     pads = np.where(np.isnan(pads), vertex_pads, pads)
     return pads, pads[mesh.vertex_lot]
+
+
+def _max_step_at(heights: np.ndarray, cells: np.ndarray) -> float:
+    """Largest height difference between a marked cell and any of its 4 neighbours."""
+    best = 0.0
+    for axis in (0, 1):
+        d = np.abs(np.diff(heights, axis=axis))
+        sel = np.logical_or(*(np.take(cells, np.arange(n, cells.shape[axis] - 1 + n), axis=axis)
+                              for n in (0, 1)))
+        if sel.any():
+            best = max(best, float(d[sel].max()))
+    return best
 
 
 def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_lots):
@@ -315,6 +331,7 @@ def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_
         "changed_cells": int((diff != 0).sum()),
         "band_cells": int(band_w.sum()),
         "wing_cells": int(wing_w.sum()),
+        "max_wing_step": _max_step_at(after, wing_w),
         "max_change_outside_band": float(np.abs(diff[outside]).max()) if outside.any() else 0.0,
         "buildable_share": float(extra["buildable_cells"].sum() / max(lots_in.sum(), 1)),
         "max_embankment_slope_deg": float(np.nanmax(extra["embankment_slope_max"]))

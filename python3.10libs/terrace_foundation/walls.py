@@ -12,7 +12,7 @@ import numpy as np
 
 from .geometry import bbox_pairs
 
-__all__ = ["shared_edges", "find_walls", "touching_lots"]
+__all__ = ["shared_edges", "find_walls", "touching_lots", "grid_steps", "outline_walls"]
 
 
 def _segments(footprint) -> np.ndarray:
@@ -78,6 +78,48 @@ def _merge(pieces: np.ndarray, tol: float) -> list[np.ndarray]:
     return [np.array(line) for line in lines]
 
 
+def grid_steps(lot_mask: np.ndarray, origin: tuple[float, float], cell_size: float
+               ) -> dict[tuple[int, int], np.ndarray]:
+    """Cell sides between cells of different lots, per lot pair (world segments).
+
+    Where three or four lots meet near a corner, two lots whose outlines touch only at a point
+    can still own two cells that share a side: the heightfield has a step there that no shared
+    outline edge describes.
+
+    Returns
+    -------
+    dict
+        ``(a, b)`` (lot ids, ``a < b``) -> ``(K, 2, 2)`` world segments of the shared sides.
+    """
+    x0, y0 = origin
+    out: dict[tuple[int, int], list[np.ndarray]] = {}
+    m = lot_mask
+    # vertical sides: between (r, c) and (r, c + 1), at x = x0 + (c + 1) cell
+    for horizontal in (False, True):
+        a = m[:-1, :] if horizontal else m[:, :-1]
+        b = m[1:, :] if horizontal else m[:, 1:]
+        sel = (a != b) & (a > 0) & (b > 0)
+        r, c = np.nonzero(sel)
+        if len(r) == 0:
+            continue
+        if horizontal:   # side between rows r and r + 1, at y = y0 - (r + 1) cell
+            y = y0 - (r + 1) * cell_size
+            seg = np.stack([np.column_stack([x0 + c * cell_size, y]),
+                            np.column_stack([x0 + (c + 1) * cell_size, y])], axis=1)
+        else:
+            x = x0 + (c + 1) * cell_size
+            seg = np.stack([np.column_stack([x, y0 - r * cell_size]),
+                            np.column_stack([x, y0 - (r + 1) * cell_size])], axis=1)
+        la, lb = a[sel], b[sel]
+        lo, hi = np.minimum(la, lb), np.maximum(la, lb)
+        order = np.lexsort((hi, lo))
+        lo, hi, seg = lo[order], hi[order], seg[order]
+        starts = np.r_[0, np.nonzero((lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1]))[0] + 1]
+        for s, e in zip(starts, np.r_[starts[1:], len(lo)]):
+            out.setdefault((int(lo[s]), int(hi[s])), []).append(seg[s:e])
+    return {k: np.concatenate(v) for k, v in out.items()}
+
+
 def touching_lots(lots, tol: float) -> tuple[np.ndarray, np.ndarray]:
     """Lot id pairs ``(a, b)``, ``a < b``, whose outline bounding boxes touch (candidates)."""
     lo = np.array([np.min([r.min(axis=0) for p in l.footprint for r in p], axis=0)
@@ -93,7 +135,8 @@ def touching_lots(lots, tol: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def find_walls(lots, neighbours: tuple[np.ndarray, np.ndarray], max_step: float,
-               tol: float, origin=(0.0, 0.0)) -> list[dict]:
+               tol: float, origin=(0.0, 0.0),
+               grid_sides: dict[tuple[int, int], np.ndarray] | None = None) -> list[dict]:
     """Walls between neighbouring lots whose pads differ by more than ``max_step``.
 
     Parameters
@@ -108,33 +151,111 @@ def find_walls(lots, neighbours: tuple[np.ndarray, np.ndarray], max_step: float,
         Geometric tolerance, world units (applied in a frame centred on ``origin``).
     origin : (float, float)
         A point near the lots; the comparison runs relative to it to keep precision.
+    grid_sides : dict, optional
+        :func:`grid_steps`: lot pairs that share cell sides in the heightfield. A pair with a
+        step above ``max_step`` but no shared outline edge (lots meeting at a point) becomes a
+        wall along those cell sides, so every step in the heightfield is a reported wall.
 
     Returns
     -------
     list of dict
         ``lot_a``, ``lot_b`` (``lot_a`` is the lower pad), ``base_height``, ``top_height``,
-        ``height``, ``length`` and ``lines`` (list of (K, 2) polylines).
+        ``height``, ``length``, ``lines`` (list of (K, 2) polylines) and ``on`` (``"edge"``
+        for a shared outline edge, ``"grid"`` for cell sides only).
     """
     by_id = {lot.lot_id: lot for lot in lots}
+    o = np.asarray(origin, dtype=np.float64)
     segs = {}
     walls = []
-    for a, b in zip(*neighbours):
-        la, lb = by_id[int(a)], by_id[int(b)]
-        step = abs(la.pad_height - lb.pad_height)
-        if step <= max_step:
-            continue
-        for lot in (la, lb):
-            if lot.lot_id not in segs:
-                segs[lot.lot_id] = _segments(lot.footprint) - np.asarray(origin)
-        pieces = shared_edges(segs[la.lot_id], segs[lb.lot_id], tol)
-        if len(pieces) == 0:
-            continue
-        lines = [line + np.asarray(origin) for line in _merge(pieces, tol)]
-        low, high = (la, lb) if la.pad_height <= lb.pad_height else (lb, la)
+    found = set()
+
+    def add(low, high, lines, on):
         length = float(sum(np.hypot(*np.diff(line, axis=0).T).sum() for line in lines))
         walls.append({
             "lot_a": int(low.lot_id), "lot_b": int(high.lot_id),
             "base_height": float(low.pad_height), "top_height": float(high.pad_height),
-            "height": float(step), "length": length, "lines": lines,
+            "height": float(high.pad_height - low.pad_height), "length": length,
+            "lines": lines, "on": on,
+        })
+        found.add((min(low.lot_id, high.lot_id), max(low.lot_id, high.lot_id)))
+
+    def ordered(la, lb):
+        return (la, lb) if la.pad_height <= lb.pad_height else (lb, la)
+
+    for a, b in zip(*neighbours):
+        la, lb = by_id[int(a)], by_id[int(b)]
+        if abs(la.pad_height - lb.pad_height) <= max_step:
+            continue
+        for lot in (la, lb):
+            if lot.lot_id not in segs:
+                segs[lot.lot_id] = _segments(lot.footprint) - o
+        pieces = shared_edges(segs[la.lot_id], segs[lb.lot_id], tol)
+        if len(pieces):
+            add(*ordered(la, lb), [line + o for line in _merge(pieces, tol)], "edge")
+    for (a, b), sides in sorted((grid_sides or {}).items()):
+        if (a, b) in found:
+            continue
+        la, lb = by_id[a], by_id[b]
+        if abs(la.pad_height - lb.pad_height) <= max_step:
+            continue
+        add(*ordered(la, lb), [line + o for line in _merge(sides - o, tol)], "grid")
+    walls.sort(key=lambda w: (w["lot_a"], w["lot_b"]))
+    return walls
+
+
+def outline_walls(lots, regions, terrain, max_step: float, tol: float,
+                  origin=(0.0, 0.0), spacing: float = 1.0) -> list[dict]:
+    """Walls on the region outline (``boundary="wall"``): each lot against the terrain outside.
+
+    Parameters
+    ----------
+    lots : list of Lot
+    regions : list of Region
+        In world coordinates (the lots' ``region_id`` indexes them by ``region_id``).
+    terrain : callable(x, y) -> heights
+        The original terrain (for example ``Heightfield.sample``).
+    max_step : float
+        Walls lower than this everywhere are left out.
+    tol : float
+        Geometric tolerance in the frame centred on ``origin``.
+    spacing : float
+        Distance between terrain samples along the wall, world units.
+
+    Returns
+    -------
+    list of dict
+        As :func:`find_walls`, with ``lot_b = 0`` (outside), ``on = "outline"``, ``base_height``
+        and ``top_height`` the lowest and highest of pad and terrain along the wall, and
+        ``height`` the largest difference between them.
+    """
+    o = np.asarray(origin, dtype=np.float64)
+    edges = {}
+    for reg in regions:
+        a, b = reg.edges()
+        edges[reg.region_id] = np.stack([a, b], axis=1) - o
+    walls = []
+    for lot in lots:
+        pieces = shared_edges(_segments(lot.footprint) - o, edges[lot.region_id], tol)
+        if len(pieces) == 0:
+            continue
+        lines = [line + o for line in _merge(pieces, tol)]
+        pts = []
+        for line in lines:
+            for p, q in zip(line[:-1], line[1:]):
+                n = max(2, int(np.ceil(np.hypot(*(q - p)) / spacing)) + 1)
+                t = np.linspace(0.0, 1.0, n)[:, None]
+                pts.append(p + t * (q - p))
+        pts = np.concatenate(pts)
+        h = np.asarray(terrain(pts[:, 0], pts[:, 1]))
+        step = np.abs(h - lot.pad_height)
+        if step.max() <= max_step:
+            continue
+        walls.append({
+            "lot_a": int(lot.lot_id), "lot_b": 0,
+            "base_height": float(min(h.min(), lot.pad_height)),
+            "top_height": float(max(h.max(), lot.pad_height)),
+            "height": float(step.max()),
+            "length": float(sum(np.hypot(*np.diff(line, axis=0).T).sum() for line in lines)),
+            "lines": lines, "on": "outline",
         })
     return walls

@@ -4,8 +4,11 @@ One Feature per wall (a pair of neighbouring lots whose pads differ by more than
 a ``LineString`` when the shared edge is one piece, a ``MultiLineString`` when it has several.
 Properties: ``lot_a`` (the lower lot), ``lot_b`` (the higher lot), ``base_height`` (pad height of
 ``lot_a``, the wall's foot), ``top_height`` (pad height of ``lot_b``, its crest), ``height``
-(``top_height - base_height``) and ``length`` (world units, summed over the pieces). Coordinates
-are world ``(x, y)`` in the input CRS, which is written as the legacy ``crs`` member when known
+(``top_height - base_height``), ``length`` (world units, summed over the pieces) and ``on``:
+``edge`` (on the shared outline edge), ``grid`` (lots that meet only at a point but own two
+cells sharing a side: the wall runs along those cell sides) or ``outline`` (``--boundary wall``:
+the lot against the terrain outside, ``lot_b`` 0, heights the extremes of pad and terrain along
+it). Coordinates are world ``(x, y)`` in the input CRS, which is written as the legacy ``crs`` member when known
 (as in ``terrace_slices.geojson``).
 """
 
@@ -47,7 +50,8 @@ def walls_feature_collection(walls: Iterable[dict], crs: str | None = None) -> d
             "properties": {"lot_a": int(w["lot_a"]), "lot_b": int(w["lot_b"]),
                            "base_height": float(w["base_height"]),
                            "top_height": float(w["top_height"]),
-                           "height": float(w["height"]), "length": float(w["length"])},
+                           "height": float(w["height"]), "length": float(w["length"]),
+                           "on": str(w.get("on", "edge"))},
             "geometry": geometry,
         })
     fc: dict = {"type": "FeatureCollection", "name": "retaining_walls"}

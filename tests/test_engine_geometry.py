@@ -161,3 +161,15 @@ def test_axis_aligned_outlines_partition(seed, ring, holes):
     assert all(s.is_valid for s in shapes)
     np.testing.assert_allclose([s.area for s in shapes], [l.area for l in res.lots], rtol=1e-9)
     assert sum(s.area for s in shapes) == pytest.approx(region.area, rel=1e-9)
+
+
+def test_nest_rings_finds_holes_and_islands():
+    from terrace_foundation.region import nest_rings
+
+    def square(x, y, s):
+        return np.array([[x, y], [x + s, y], [x + s, y + s], [x, y + s]], float)
+
+    rings = [square(0, 0, 100), square(10, 10, 30), square(15, 15, 10), square(200, 0, 50),
+             square(60, 60, 20)]
+    # 0 holds holes 1 and 4; 2 is an island inside hole 1; 3 stands alone
+    assert nest_rings(rings) == [(0, [1, 4]), (2, []), (3, [])]

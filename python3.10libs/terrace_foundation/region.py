@@ -14,7 +14,7 @@ import numpy as np
 
 from .errors import TerraceInputError
 
-__all__ = ["Region", "ring_area", "segments_cross"]
+__all__ = ["Region", "ring_area", "segments_cross", "nest_rings", "points_in_edges"]
 
 
 def ring_area(ring: np.ndarray) -> float:
@@ -243,3 +243,38 @@ def points_in_edges(x: np.ndarray, y: np.ndarray, a: np.ndarray, b: np.ndarray,
             xcross = ax + (py - ay) * (bx - ax) / (by - ay)
         out[s:s + step] = (np.count_nonzero(straddle & (px < xcross), axis=1) % 2) == 1
     return out
+
+
+def nest_rings(rings: list[np.ndarray]) -> list[tuple[int, list[int]]]:
+    """Group loose rings into polygons: rings inside an odd number of others are holes.
+
+    Tools that have no polygon-with-holes type (OBJ curves, Houdini polygons) draw a hole as a
+    separate closed curve inside its outline; this recovers the outline-holes structure.
+
+    Parameters
+    ----------
+    rings : list of (K, 2) ndarray
+        Closed rings (no closing point needed), any orientation.
+
+    Returns
+    -------
+    list of (outer, holes)
+        Index of each outer ring (even nesting depth, in input order) and the indices of its
+        holes (rings one level deeper whose smallest container it is).
+    """
+    def inside(k: int, o: int) -> bool:
+        ring = rings[o]
+        p = rings[k][:1]
+        return bool(points_in_edges(p[:, 0], p[:, 1], ring, np.roll(ring, -1, axis=0))[0])
+
+    n = len(rings)
+    contains = [[j for j in range(n) if j != k and inside(k, j)] for k in range(n)]
+    depth = [len(c) for c in contains]
+    outers = [k for k in range(n) if depth[k] % 2 == 0]
+    holes: dict[int, list[int]] = {k: [] for k in outers}
+    for k in range(n):
+        if depth[k] % 2:
+            parents = [o for o in contains[k] if depth[o] == depth[k] - 1]
+            parent = min(parents, key=lambda o: abs(ring_area(rings[o])))
+            holes[parent].append(k)
+    return [(k, holes[k]) for k in outers]

@@ -42,7 +42,7 @@ from ..errors import TerraceError
 from ..heightfield import Heightfield
 from ..params import TerraceParams
 from ..pipeline import as_regions
-from ..region import Region
+from ..region import Region, nest_rings
 from ..result import TerraceResult
 from .convert import VolumeFrame, heightfield_from_voxels, houdini_from_world, voxels_from_heights
 from .network import parm_kind
@@ -100,9 +100,11 @@ def read_heightfield(geo: hou.Geometry,
 
 
 def read_regions(geo: hou.Geometry, source: str = "range polygons") -> list[Region]:
-    """Every closed polygon of ``geo`` as a :class:`Region` (``region_id`` = primitive number).
+    """The closed polygons of ``geo`` as :class:`Region` s.
 
-    The polygons' Y is ignored: region rings are their points' ``(X, -Z)``.
+    The polygons' Y is ignored: region rings are their points' ``(X, -Z)``. A polygon inside
+    another one is a hole of it (nesting by containment, :func:`nest_rings`); ``region_id`` is
+    the outline's number among the outlines, in primitive order.
     """
     P = _float_array(geo.pointFloatAttribValuesAsString("P"), 3)
     rings = []
@@ -113,7 +115,10 @@ def read_regions(geo: hou.Geometry, source: str = "range polygons") -> list[Regi
         rings.append((prim.number(), np.column_stack([P[idx, 0], -P[idx, 2]])))
     if not rings:
         raise TerraceError(f"{source}: no closed polygons")
-    return as_regions([Region.from_rings(r, region_id=k, source=source) for k, r in rings])
+    loops = [r for _, r in rings]
+    return as_regions([Region.from_rings(loops[k], [loops[h] for h in holes], region_id=rid,
+                                         source=source)
+                       for rid, (k, holes) in enumerate(nest_rings(loops))])
 
 
 def read_params(asset: hou.OpNode) -> dict[str, int | float | str]:

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import TerraceInputError
-from ..region import Region
+from ..region import Region, nest_rings
 from ._crs import normalise_crs
 from ._deps import require
 from .regions import RegionsFile
@@ -118,21 +118,6 @@ def read_vector_regions(path: str | os.PathLike, layer: str | None = None) -> Re
 
 # --------------------------------------------------------------------------- OBJ
 
-def _inside(point: np.ndarray, ring: np.ndarray) -> bool:
-    """Even-odd test of one point against a ring (vectorised over the ring's edges)."""
-    x, y = point
-    a, b = ring, np.roll(ring, -1, axis=0)
-    crosses = (a[:, 1] > y) != (b[:, 1] > y)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        xi = a[:, 0] + (y - a[:, 1]) * (b[:, 0] - a[:, 0]) / (b[:, 1] - a[:, 1])
-    return bool(np.count_nonzero(crosses & (x < xi)) % 2)
-
-
-def _ring_area(ring: np.ndarray) -> float:
-    x, y = ring[:, 0], ring[:, 1]
-    return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(np.roll(x, -1), y))
-
-
 def read_obj_regions(path: str | os.PathLike) -> RegionsFile:
     """Read closed curves of a Wavefront OBJ as range polygons (see the module docstring)."""
     path = Path(path)
@@ -184,21 +169,11 @@ def read_obj_regions(path: str | os.PathLike) -> RegionsFile:
     xy_plane = bool(np.all(v[:, 2] == 0.0) and np.ptp(v[:, 1]) > 0)
     world = v[:, :2] if xy_plane else np.column_stack([v[:, 0], -v[:, 2]])
     rings = [world[idx] for idx, _, _ in curves]
-    # nesting depth: how many other curves contain this one's first vertex
-    depth = [sum(_inside(r[0], o) for j, o in enumerate(rings) if j != k)
-             for k, r in enumerate(rings)]
-    outers = [k for k in range(len(rings)) if depth[k] % 2 == 0]
-    holes: dict[int, list[int]] = {k: [] for k in outers}
-    for k in range(len(rings)):
-        if depth[k] % 2:
-            parents = [o for o in outers if depth[o] == depth[k] - 1 and _inside(rings[k][0],
-                                                                               rings[o])]
-            parent = min(parents, key=lambda o: abs(_ring_area(rings[o])))
-            holes[parent].append(k)
+    nested = nest_rings(rings)
     regions = []
-    for rid, k in enumerate(outers):
+    for rid, (k, holes) in enumerate(nested):
         props = {"name": curves[k][1]} if curves[k][1] else {}
-        regions.append(Region.from_rings(rings[k], [rings[h] for h in holes[k]], region_id=rid,
+        regions.append(Region.from_rings(rings[k], [rings[h] for h in holes], region_id=rid,
                                          properties=props, source=source))
     return RegionsFile(regions, None, source,
                        {"type": "obj", "plane": "XY" if xy_plane else "XZ (Y up)"})

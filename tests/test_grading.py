@@ -135,7 +135,7 @@ def test_every_step_above_max_step_is_a_reported_wall(real):
     shapely = pytest.importorskip("shapely")
     hf, res = real
     pads = {l.lot_id: l.pad_height for l in res.lots}
-    walls = {(w["lot_a"], w["lot_b"]): w for w in res.walls}
+    walls = {(w["lot_a"], w["lot_b"]): w for w in res.walls if w["on"] in ("edge", "grid")}
     # neighbouring pads: lots whose outlines share an edge (shapely as the oracle)
     ox, oy = hf.origin
     shape = [shapely.affinity.translate(
@@ -182,13 +182,43 @@ def test_every_step_above_max_step_is_a_reported_wall(real):
         assert np.all(after[m == a] == pads[a]) and np.all(after[m == b] == pads[b])
 
 
+def test_wings_are_reported_walls(real):
+    """Outside the region, every vertical face where two pads' slopes meet is a wing wall."""
+    hf, res = real
+    after = res.terrace_heightfield.heights
+    changed = (after != hf.heights) | (res.lot_mask > 0)
+    rise = np.tan(np.radians(33.7)) * hf.cell_size
+    wings = [w for w in res.walls if w["on"] == "wing"]
+    assert res.report["totals"]["wing_cells"] == 0 or wings
+    faces = set()
+    for w in wings:
+        assert any(v["on"] != "wing" and (v["lot_a"], v["lot_b"]) == (w["lot_a"], w["lot_b"])
+                   for v in res.walls)
+        for line in w["lines"]:
+            for p, q in zip(line[:-1], line[1:]):
+                faces.add(tuple(np.round(0.5 * (p + q), 3)))
+    # every steep side between two changed cells outside the lots lies on a wing or a wall
+    x0, y0 = hf.origin
+    c = hf.cell_size
+    m = res.lot_mask
+    for axis in (0, 1):
+        a = (slice(None, -1), slice(None)) if axis == 0 else (slice(None), slice(None, -1))
+        b = (slice(1, None), slice(None)) if axis == 0 else (slice(None), slice(1, None))
+        steep = changed[a] & changed[b] & (np.abs(after[a] - after[b]) > max(0.5, rise))
+        steep &= (m[a] == 0) | (m[b] == 0)
+        for r, k in zip(*np.nonzero(steep)):
+            mid = (x0 + (k + 0.5) * c, y0 - (r + 1) * c) if axis == 0 else \
+                (x0 + (k + 1) * c, y0 - (r + 0.5) * c)
+            assert tuple(np.round(mid, 3)) in faces, f"steep side at row {r} col {k} has no wall"
+
+
 def test_walls_lie_on_shared_lot_edges(real):
     shapely = pytest.importorskip("shapely")
     hf, res = real
     ox, oy = hf.origin
     shape = {l.lot_id: shapely.affinity.translate(shapely.MultiPolygon(
         [shapely.Polygon(p[0], p[1:]) for p in l.footprint]), -ox, -oy) for l in res.lots}
-    for w in res.walls[:40]:
+    for w in [w for w in res.walls if w["on"] == "edge"][:40]:
         shared = shape[w["lot_a"]].buffer(1e-6).intersection(shape[w["lot_b"]].boundary)
         line = shapely.MultiLineString([ln - [ox, oy] for ln in w["lines"]])
         assert line.length == pytest.approx(w["length"])

@@ -62,6 +62,8 @@ def test_walls_geojson_matches_report_and_slices(grading_run):
         assert line.length == pytest.approx(props["length"], rel=1e-9)
         # on the shared edge: every vertex lies on both lots' outlines; lots that meet only at
         # a point get their wall on the cell sides they share (within a cell of both outlines)
+        if props["on"] == "wing":
+            continue    # wings run outside the region (tests/test_grading.py checks them)
         near = {"edge": 1e-3, "grid": 25.0 * 1.5}[props["on"]]
         for part in getattr(line, "geoms", [line]):
             for x, y in part.coords:

@@ -13,7 +13,9 @@ blurs the result into the terrain), the grading preset builds what a civil gradi
   and an upper envelope, ``L = max_k (P_k - t d_k)`` and ``U = min_k (P_k + t d_k)``
   (``P_k`` pad heights, ``d_k`` distance to lot ``k``, ``t = tan(max_slope)``). Cells already
   between the envelopes keep their original height (and detail); the others move onto the
-  nearest envelope, which slopes at exactly ``t``. Beyond the band nothing changes.
+  nearest envelope, which slopes at exactly ``t``. Beyond the band nothing changes. Where a
+  wall between two pads reaches the outline the envelopes cross (``L > U``): there a *wing*
+  continues the wall outside the region, each cell taking the envelope nearer its terrain.
 
 Envelopes are computed exactly for an octagonal distance (two raster sweeps of 8-neighbour
 steps, each row finished by a cumulative maximum: O(cells)), whose unit ball contains the
@@ -282,8 +284,9 @@ def grade_heightfield(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray
     band : (M, N) ndarray of int8
         1 for embankment cells (outside the lots, where the terrain lay outside the
         envelopes), 2 for wing cells (where the envelopes of two pads conflict: a retaining
-        wall between them reaches the region outline and continues outside as a wing, set to
-        the mean of the two envelopes), 0 elsewhere.
+        wall between them reaches the region outline and continues outside as a wing; each
+        wing cell takes the envelope nearer its terrain, so the wing is one vertical face),
+        0 elsewhere.
     window : (slice, slice)
         Where the result may differ from ``heights``.
     """
@@ -331,7 +334,10 @@ def grade_heightfield(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray
         k *= 2
     g = np.clip(h, lower, np.maximum(lower, upper))
     conflict = lower > upper
-    g = np.where(conflict, 0.5 * (lower + upper), g)
+    # a wing: the wall between two pads runs on outside the region. Each cell takes the
+    # envelope nearer its own terrain (the high pad's fill slope or the low pad's cut slope),
+    # so the wing is one vertical face with a slope-limited embankment on either side
+    g = np.where(conflict, np.where(np.abs(lower - h) <= np.abs(upper - h), lower, upper), g)
     g = np.where(cov, out[win], g)
     band = ~cov & ((h < lower) | (h > upper) | conflict)
     out[win] = g

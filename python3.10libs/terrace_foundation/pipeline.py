@@ -29,7 +29,7 @@ from .report import build_report, lot_extras, lot_statistics, slope_degrees
 from .result import TerraceResult
 from .scatter import region_rng, relax_points, scatter_points
 from .subdivide import LotSet, subdivide_lots
-from .walls import find_walls, grid_steps, outline_walls, touching_lots
+from .walls import find_walls, grid_steps, outline_walls, touching_lots, wing_walls
 
 __all__ = ["generate", "as_regions", "fracture_region"]
 
@@ -242,6 +242,10 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     if p.preset == "grading":
         walls = find_walls(lots, touching_lots(lots, 1e-6), p.max_step, 1e-6, origin=shift,
                            grid_sides=grid_steps(lot_mask, hf.origin, hf.cell_size))
+        if band is not None and (band == 2).any():
+            walls += wing_walls(terrace, band == 2, (band > 0) | (lot_mask > 0), lot_mask,
+                                walls, hf.origin, hf.cell_size, p.max_step,
+                                np.tan(np.radians(p.max_slope)) * hf.cell_size)
         if p.boundary == "wall":
             walls += outline_walls(lots, [r.translated(shift) for r in regs], hf.sample,
                                    p.max_step, 1e-6, origin=shift, spacing=hf.cell_size)

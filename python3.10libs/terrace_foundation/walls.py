@@ -12,7 +12,8 @@ import numpy as np
 
 from .geometry import bbox_pairs
 
-__all__ = ["shared_edges", "find_walls", "touching_lots", "grid_steps", "outline_walls"]
+__all__ = ["shared_edges", "find_walls", "touching_lots", "grid_steps", "outline_walls",
+           "wing_walls"]
 
 
 def _segments(footprint) -> np.ndarray:
@@ -259,3 +260,85 @@ def outline_walls(lots, regions, terrain, max_step: float, tol: float,
             "lines": lines, "on": "outline",
         })
     return walls
+
+
+def wing_walls(heights: np.ndarray, wing: np.ndarray, graded: np.ndarray, lot_mask: np.ndarray,
+               walls: list[dict], origin: tuple[float, float], cell_size: float,
+               max_step: float, max_rise: float) -> list[dict]:
+    """The wings: where a wall between two pads runs on outside the region.
+
+    A wing's face is every cell side with a wing cell on at least one side and a graded cell
+    (pad, embankment or wing) on the other, not two pad cells, and a step above both
+    ``max_step`` and ``max_rise`` (what an embankment may rise over one cell side): the sides
+    where the two pads' slopes meet in a vertical face. Each face side goes to the wall whose
+    end is nearest (the wall the wing continues).
+
+    Parameters
+    ----------
+    heights : (M, N) ndarray
+        Terrace heightfield.
+    wing : (M, N) ndarray of bool
+        Wing cells (see :func:`terrace_foundation.grading.grade_heightfield`).
+    graded : (M, N) ndarray of bool
+        Cells the grading set: pads, embankment and wing cells.
+    lot_mask : (M, N) ndarray of int
+    walls : list of dict
+        Walls between lots (:func:`find_walls`).
+    origin, cell_size
+        The grid's north-west corner and cell size.
+    max_step : float
+    max_rise : float
+        ``tan(max_slope) * cell_size``.
+
+    Returns
+    -------
+    list of dict
+        One per continued wall: ``lot_a``, ``lot_b`` as the wall's, ``on = "wing"``,
+        ``base_height`` and ``top_height`` the lowest and highest cell along the face,
+        ``height`` the tallest step, ``length`` and ``lines`` (the face's cell sides).
+    """
+    if not wing.any() or not walls:
+        return []
+    x0, y0 = origin
+    segs, lows, highs = [], [], []
+    for axis in (0, 1):
+        a = (slice(None, -1), slice(None)) if axis == 0 else (slice(None), slice(None, -1))
+        b = (slice(1, None), slice(None)) if axis == 0 else (slice(None), slice(1, None))
+        step = np.abs(heights[a] - heights[b])
+        sel = ((wing[a] & graded[b]) | (wing[b] & graded[a])) & (step > max(max_step, max_rise))
+        sel &= ~((lot_mask[a] > 0) & (lot_mask[b] > 0))
+        r, c = np.nonzero(sel)
+        if axis == 0:   # between rows r and r + 1
+            y = y0 - (r + 1) * cell_size
+            s = np.stack([np.column_stack([x0 + c * cell_size, y]),
+                          np.column_stack([x0 + (c + 1) * cell_size, y])], axis=1)
+        else:           # between columns c and c + 1
+            x = x0 + (c + 1) * cell_size
+            s = np.stack([np.column_stack([x, y0 - r * cell_size]),
+                          np.column_stack([x, y0 - (r + 1) * cell_size])], axis=1)
+        segs.append(s)
+        lows.append(np.minimum(heights[a][sel], heights[b][sel]))
+        highs.append(np.maximum(heights[a][sel], heights[b][sel]))
+    seg = np.concatenate(segs)
+    if len(seg) == 0:
+        return []
+    low, high = np.concatenate(lows), np.concatenate(highs)
+    o = np.asarray(origin, dtype=np.float64)
+    ends = np.array([[line[0], line[-1]] for wl in walls for line in wl["lines"]]) - o
+    owner = np.array([k for k, wl in enumerate(walls) for _ in wl["lines"]])
+    mid = seg.mean(axis=1) - o
+    d = np.hypot(*(mid[:, None, None, :] - ends[None]).transpose(3, 0, 1, 2)).min(axis=2)
+    near = owner[np.argmin(d, axis=1)]
+    out = []
+    for k in np.unique(near):
+        sel = near == k
+        wl = walls[int(k)]
+        out.append({
+            "lot_a": wl["lot_a"], "lot_b": wl["lot_b"],
+            "base_height": float(low[sel].min()), "top_height": float(high[sel].max()),
+            "height": float((high[sel] - low[sel]).max()),
+            "length": float(sel.sum() * cell_size),
+            "lines": [line + o for line in _merge(seg[sel] - o, 1e-6 * cell_size)],
+            "on": "wing",
+        })
+    return out

@@ -6,9 +6,11 @@ Properties: ``lot_a`` (the lower lot), ``lot_b`` (the higher lot), ``base_height
 ``lot_a``, the wall's foot), ``top_height`` (pad height of ``lot_b``, its crest), ``height``
 (``top_height - base_height``), ``length`` (world units, summed over the pieces) and ``on``:
 ``edge`` (on the shared outline edge), ``grid`` (lots that meet only at a point but own two
-cells sharing a side: the wall runs along those cell sides) or ``outline`` (``--boundary wall``:
-the lot against the terrain outside, ``lot_b`` 0, heights the extremes of pad and terrain along
-it). Coordinates are world ``(x, y)`` in the input CRS, which is written as the legacy ``crs`` member when known
+cells sharing a side: the wall runs along those cell sides), ``wing`` (a wall between two pads
+continued outside the region, where their embankments meet in a vertical face; same lots as
+the wall it continues, heights the extremes along the face) or ``outline``
+(``--boundary wall``: the lot against the terrain outside, ``lot_b`` 0, heights the extremes
+of pad and terrain along it). Coordinates are world ``(x, y)`` in the input CRS, which is written as the legacy ``crs`` member when known
 (as in ``terrace_slices.geojson``).
 """
 

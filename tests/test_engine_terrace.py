@@ -195,3 +195,15 @@ def test_bad_heightfields(heights, cell, problem):
     hf = tf.Heightfield(heights, cell, (0.0, 4.0))
     with pytest.raises(tf.TerraceInputError, match=problem):
         tf.generate(hf, [np.array([[0.5, 0.5], [1.5, 0.5], [1.0, 1.5]])])
+
+
+def test_slope_degrees_matches_numpy_gradient():
+    from terrace_foundation.report import slope_degrees
+
+    h = np.random.default_rng(0).random((30, 40)) * 50
+    gy, gx = np.gradient(h, 2.5)
+    np.testing.assert_allclose(slope_degrees(h, 2.5), np.degrees(np.arctan(np.hypot(gx, gy))),
+                               atol=1e-12)
+    # a 45 degree plane
+    ramp = np.tile(np.arange(10.0) * 3.0, (5, 1))
+    np.testing.assert_allclose(slope_degrees(ramp, 3.0), 45.0)

@@ -312,35 +312,37 @@ def grade_heightfield(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray
         R0, R1 = max(r0 - k, 0), min(r1 + k, m)
         C0, C1 = max(c0 - k, 0), min(c1 + k, n)
         win = (slice(R0, R1), slice(C0, C1))
-        h = heights[win].astype(np.float64)
         lm = lot_mask[win]
         cov = lm > 0
-        apex = np.where(cov, pad[lm], -np.inf)
-        both, _ = cone_envelope(np.stack([apex, np.where(cov, -apex, -np.inf)]), None, t,
-                                cell_size)
-        lower, upper = both[0], -both[1]
-        moved = (h < lower) | (h > upper)
-        edge = np.zeros_like(moved)
-        if R0 > 0:
-            edge[0, :] = True
-        if R1 < m:
-            edge[-1, :] = True
-        if C0 > 0:
-            edge[:, 0] = True
-        if C1 < n:
-            edge[:, -1] = True
-        if not (moved & edge).any():
+        seeds = np.full((2,) + lm.shape, -np.inf)
+        seeds[0][cov] = pad[lm[cov]]
+        seeds[1][cov] = -seeds[0][cov]
+        both, _ = cone_envelope(seeds, None, t, cell_size)
+        lower, upper = both[0], both[1]
+        np.negative(upper, out=upper)
+        # grow the window while the embankment reaches one of its inner edges
+        grow = False
+        for side, inner in ((np.s_[0, :], R0 > 0), (np.s_[-1, :], R1 < m),
+                            (np.s_[:, 0], C0 > 0), (np.s_[:, -1], C1 < n)):
+            if inner:
+                hs = heights[win][side]
+                grow |= bool(((hs < lower[side]) | (hs > upper[side])).any())
+        if not grow:
             break
         k *= 2
-    g = np.clip(h, lower, np.maximum(lower, upper))
-    conflict = lower > upper
+    h = heights[win]
+    g = np.clip(h, lower, upper)            # where lower > upper this gives upper: fixed below
+    conflict = np.nonzero(lower > upper)
     # a wing: the wall between two pads runs on outside the region. Each cell takes the
     # envelope nearer its own terrain (the high pad's fill slope or the low pad's cut slope),
     # so the wing is one vertical face with a slope-limited embankment on either side
-    g = np.where(conflict, np.where(np.abs(lower - h) <= np.abs(upper - h), lower, upper), g)
-    g = np.where(cov, out[win], g)
-    band = ~cov & ((h < lower) | (h > upper) | conflict)
+    lo_c, up_c, h_c = lower[conflict], upper[conflict], h[conflict]
+    g[conflict] = np.where(np.abs(lo_c - h_c) <= np.abs(up_c - h_c), lo_c, up_c)
+    g[cov] = out[win][cov]
+    band = (g != h) & ~cov
+    band_w = band.astype(np.int8)
+    band_w[conflict] = np.where(cov[conflict], 0, 2)
     out[win] = g
     band_mask = np.zeros(lot_mask.shape, dtype=np.int8)
-    band_mask[win] = np.where(band, np.where(conflict, 2, 1), 0)
+    band_mask[win] = band_w
     return out, band_mask, win

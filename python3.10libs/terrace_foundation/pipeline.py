@@ -25,7 +25,7 @@ from .params import TerraceParams
 from .project import rasterize_triangles
 from .region import Region
 from .remesh import remesh_lots
-from .report import build_report, lot_extras, lot_statistics, slope_degrees
+from .report import build_report, lot_extras, lot_statistics, slope_tangent
 from .result import TerraceResult
 from .scatter import region_rng, relax_points, scatter_points
 from .subdivide import LotSet, subdivide_lots
@@ -308,14 +308,15 @@ def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_
     lots_in = mask > 0
     if band is None:
         # reference preset: the band is every cell within the blur's reach of a lot
-        band_w = box_blur(lots_in.astype(np.float64), max(reach // 3, 0)) > 0 if reach else \
+        # (one box pass of half-width 3k has the same support as the blur's three of k)
+        band_w = box_blur(lots_in.astype(np.float64), reach, passes=1) > 0 if reach else \
             np.zeros_like(lots_in)
         band_w &= ~lots_in
         wing_w = np.zeros_like(lots_in)
     else:
         band_w = band[win] > 0
         wing_w = band[win] == 2
-    slopes = (slope_degrees(before, hf.cell_size), slope_degrees(after, hf.cell_size))
+    slopes = (slope_tangent(before, hf.cell_size), slope_tangent(after, hf.cell_size))
     stats = lot_statistics(hf.heights, terrace, lot_mask, hf.cell_size, n_lots, window, slopes)
     # embankment slopes are measured off the wings (a wing is a wall, reported as such)
     extra = lot_extras(after, mask, band_w & ~wing_w, hf.cell_size, n_lots, slope=slopes[1])

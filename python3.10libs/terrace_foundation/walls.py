@@ -60,23 +60,48 @@ def shared_edges(seg_a: np.ndarray, seg_b: np.ndarray, tol: float) -> np.ndarray
 
 
 def _merge(pieces: np.ndarray, tol: float) -> list[np.ndarray]:
-    """Join segments that meet end to end into polylines."""
-    lines = [list(p) for p in pieces]
-    merged = True
-    while merged and len(lines) > 1:
-        merged = False
-        for i in range(len(lines)):
-            for j in range(len(lines)):
-                if i == j:
-                    continue
-                if np.hypot(*(lines[i][-1] - lines[j][0])) < tol:
-                    lines[i] = lines[i] + lines[j][1:]
-                    del lines[j]
-                    merged = True
-                    break
-            if merged:
-                break
-    return [np.array(line) for line in lines]
+    """Join segments that meet end to end into polylines (either direction; O(segments)).
+
+    End points closer than ``tol`` (snapped to a ``tol`` grid) count as the same point.
+    Polylines start at points where the chain ends or branches; closed loops come last.
+    """
+    if len(pieces) == 0:
+        return []
+    keys = np.round(pieces / tol).astype(np.int64)
+    nodes: dict[tuple[int, int], list[int]] = {}
+    for k, (p, q) in enumerate(keys):
+        nodes.setdefault((int(p[0]), int(p[1])), []).append(k)
+        nodes.setdefault((int(q[0]), int(q[1])), []).append(k)
+    used = np.zeros(len(pieces), dtype=bool)
+
+    def walk(start: tuple[int, int], k: int) -> np.ndarray:
+        pts = []
+        node = start
+        while True:
+            used[k] = True
+            a = (int(keys[k, 0, 0]), int(keys[k, 0, 1]))
+            p, q = (pieces[k, 0], pieces[k, 1]) if a == node else (pieces[k, 1], pieces[k, 0])
+            if not pts:
+                pts.append(p)
+            pts.append(q)
+            far = keys[k, 1] if a == node else keys[k, 0]
+            node = (int(far[0]), int(far[1]))
+            nxt = [j for j in nodes[node] if not used[j]]
+            if len(nodes[node]) != 2 or not nxt:
+                return np.array(pts)
+            k = nxt[0]
+
+    lines = []
+    for node, ks in nodes.items():
+        if len(ks) != 2:
+            for k in ks:
+                if not used[k]:
+                    lines.append(walk(node, k))
+    for k in range(len(pieces)):
+        if not used[k]:
+            start = (int(keys[k, 0, 0]), int(keys[k, 0, 1]))
+            lines.append(walk(start, k))
+    return lines
 
 
 def grid_steps(lot_mask: np.ndarray, origin: tuple[float, float], cell_size: float
@@ -327,8 +352,13 @@ def wing_walls(heights: np.ndarray, wing: np.ndarray, graded: np.ndarray, lot_ma
     ends = np.array([[line[0], line[-1]] for wl in walls for line in wl["lines"]]) - o
     owner = np.array([k for k, wl in enumerate(walls) for _ in wl["lines"]])
     mid = seg.mean(axis=1) - o
-    d = np.hypot(*(mid[:, None, None, :] - ends[None]).transpose(3, 0, 1, 2)).min(axis=2)
-    near = owner[np.argmin(d, axis=1)]
+    ends = ends.reshape(-1, 2)
+    owner = np.repeat(owner, 2)
+    near = np.empty(len(mid), dtype=np.intp)
+    step = max(1, 2_000_000 // len(ends))
+    for s0 in range(0, len(mid), step):
+        d = ((mid[s0:s0 + step, None, :] - ends[None]) ** 2).sum(axis=2)
+        near[s0:s0 + step] = owner[np.argmin(d, axis=1)]
     out = []
     for k in np.unique(near):
         sel = near == k

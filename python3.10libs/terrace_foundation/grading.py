@@ -232,7 +232,11 @@ def cone_envelope(seed: np.ndarray, label: np.ndarray | None, slope: float,
     wd = wa * np.sqrt(2.0)
     m, n = v.shape[-2:]
     ramp = wa * np.arange(n, dtype=np.float64)
-    for rows in (range(m), range(m - 1, -1, -1)):
+    seeded = np.nonzero(np.isfinite(v).reshape(-1, m, n).any(axis=(0, 2)))[0]
+    if len(seeded) == 0:
+        return v, lab
+    # rows before the first apex (down sweep) and after the last (up sweep) stay -inf
+    for rows in (range(seeded[0], m), range(seeded[-1], -1, -1)):
         prev = None
         for r in rows:
             cur = v[..., r, :]

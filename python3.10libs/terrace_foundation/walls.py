@@ -324,7 +324,14 @@ def wing_walls(heights: np.ndarray, wing: np.ndarray, graded: np.ndarray, lot_ma
     """
     if not wing.any() or not walls:
         return []
-    x0, y0 = origin
+    # only the box around the wing cells (one cell of margin) can hold a face
+    rows = np.nonzero(wing.any(axis=1))[0]
+    cols = np.nonzero(wing.any(axis=0))[0]
+    r0, c0 = max(rows[0] - 1, 0), max(cols[0] - 1, 0)
+    box = (slice(r0, rows[-1] + 2), slice(c0, cols[-1] + 2))
+    heights, wing, graded, lot_mask = heights[box], wing[box], graded[box], lot_mask[box]
+    x0 = origin[0] + c0 * cell_size
+    y0 = origin[1] - r0 * cell_size
     segs, lows, highs = [], [], []
     for axis in (0, 1):
         a = (slice(None, -1), slice(None)) if axis == 0 else (slice(None), slice(None, -1))
@@ -349,11 +356,22 @@ def wing_walls(heights: np.ndarray, wing: np.ndarray, graded: np.ndarray, lot_ma
         return []
     low, high = np.concatenate(lows), np.concatenate(highs)
     o = np.asarray(origin, dtype=np.float64)
-    ends = np.array([[line[0], line[-1]] for wl in walls for line in wl["lines"]]) - o
-    owner = np.array([k for k, wl in enumerate(walls) for _ in wl["lines"]])
+    ends = np.array([[line[0], line[-1]] for wl in walls for line in wl["lines"]]).reshape(-1, 2)
+    owner = np.repeat(np.array([k for k, wl in enumerate(walls) for _ in wl["lines"]]), 2)
+    # a wing continues a wall that reaches the outline: keep the wall ends with a cell outside
+    # the lots among the 3 x 3 cells around them
+    rr = np.floor((y0 - ends[:, 1]) / cell_size).astype(np.int64)
+    cc = np.floor((ends[:, 0] - x0) / cell_size).astype(np.int64)
+    outer = np.zeros(len(ends), dtype=bool)
+    for dr in (-1, 0, 1):
+        for dc in (-1, 0, 1):
+            r, c = rr + dr, cc + dc
+            ok = (r >= 0) & (r < lot_mask.shape[0]) & (c >= 0) & (c < lot_mask.shape[1])
+            outer[ok] |= lot_mask[r[ok], c[ok]] == 0
+    if outer.any():
+        ends, owner = ends[outer], owner[outer]
+    ends = ends - o
     mid = seg.mean(axis=1) - o
-    ends = ends.reshape(-1, 2)
-    owner = np.repeat(owner, 2)
     near = np.empty(len(mid), dtype=np.intp)
     step = max(1, 2_000_000 // len(ends))
     for s0 in range(0, len(mid), step):

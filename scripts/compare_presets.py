@@ -39,6 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python3.10libs"))
 
 import terrace_foundation as tf
+from terrace_foundation.demo import town_outline
 from terrace_foundation.report import inner_cells
 
 DATA = os.path.join(HERE, "..", "..", "shared", "data")
@@ -104,23 +105,6 @@ def load_dem(folder: str, data_dir: str = DATA) -> tf.Heightfield:
                           (meta["origin_x_west_edge"], meta["origin_y_north_edge"]), meta["crs"])
 
 
-def town(hf: tf.Heightfield, fx: float, fy: float, rx: float, ry: float, hole: bool = False,
-         region_id: int = 0) -> tf.Region:
-    """A wobbly town outline centred at fractions ``(fx, fy)`` of the grid (from the south-west
-    corner), radii ``rx, ry`` in world units, optionally with a hole (a park) in the middle.
-
-    The same outline as ``tests/test_grading.py`` draws on the real DEMs.
-    """
-    x0, y0, x1, y1 = hf.extent
-    cx, cy = x0 + fx * (x1 - x0), y0 + fy * (y1 - y0)
-    t = np.linspace(0, 2 * np.pi, 40, endpoint=False)
-    k = 1 + 0.15 * np.sin(3 * t)
-    ring = np.column_stack([cx + rx * k * np.cos(t), cy + ry * k * np.sin(t)])
-    holes = [np.column_stack([cx + 0.25 * rx * np.cos(t), cy + 0.25 * ry * np.sin(t)])] \
-        if hole else []
-    return tf.Region.from_rings(ring, holes, region_id=region_id)
-
-
 #: town outlines on the real DEMs: (fx, fy, rx, ry, hole); the first two of each are the
 #: outlines of tests/test_grading.py
 TOWNS = {
@@ -135,7 +119,7 @@ TOWNS = {
 def _real(folder: str) -> Callable[[], tuple[tf.Heightfield, list[tf.Region]]]:
     def build():
         hf = load_dem(folder)
-        return hf, [town(hf, *t, region_id=i) for i, t in enumerate(TOWNS[folder])]
+        return hf, [town_outline(hf, *t, region_id=i) for i, t in enumerate(TOWNS[folder])]
     return build
 
 
@@ -162,7 +146,7 @@ def ridge(size: int = 200, cell: float = 5.0) -> tf.Heightfield:
 def _synthetic(make: Callable[[], tf.Heightfield]):
     def build():
         hf = make()
-        return hf, [town(hf, 0.5, 0.5, 330, 260, hole=True)]
+        return hf, [town_outline(hf, 0.5, 0.5, 330, 260, hole=True)]
     return build
 
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import terrace_foundation as tf
+from terrace_foundation.demo import town_outline
 from terrace_foundation.grading import balanced_pads, cell_pad_heights, cone_envelope
 from terrace_foundation.report import inner_cells
 
@@ -29,18 +30,6 @@ def _dem(name):
                           (meta["origin_x_west_edge"], meta["origin_y_north_edge"]), meta["crs"])
 
 
-def _town(hf, fx, fy, rx, ry, hole=False, region_id=0):
-    """A wobbly town outline at fractions (fx, fy) of the grid, radii in world units."""
-    x0, y0, x1, y1 = hf.extent
-    cx, cy = x0 + fx * (x1 - x0), y0 + fy * (y1 - y0)
-    t = np.linspace(0, 2 * np.pi, 40, endpoint=False)
-    k = 1 + 0.15 * np.sin(3 * t)
-    ring = np.column_stack([cx + rx * k * np.cos(t), cy + ry * k * np.sin(t)])
-    holes = [np.column_stack([cx + 0.25 * rx * np.cos(t), cy + 0.25 * ry * np.sin(t)])] \
-        if hole else []
-    return tf.Region.from_rings(ring, holes, region_id=region_id)
-
-
 def _cases():
     # Interlaken: Unterseen/Interlaken on the southern edge, Ringgenberg and Habkern (25 m cells)
     yield "interlaken", "interlaken_dhm25", [(0.35, 0.12, 700, 400, True), (0.55, 0.75, 500, 350, False)]
@@ -49,7 +38,7 @@ def _cases():
 
 
 def _run(hf, towns, **params):
-    regions = [_town(hf, *t, region_id=i) for i, t in enumerate(towns)]
+    regions = [town_outline(hf, *t, region_id=i) for i, t in enumerate(towns)]
     return tf.generate(hf, regions, preset="grading", seed=2, min_lot_size=15000.0, **params)
 
 

@@ -16,7 +16,8 @@ import numpy as np
 from .heightfield import Heightfield
 from .region import Region
 
-__all__ = ["demo_heightfield", "demo_regions", "demo_inputs", "DEMO_SHAPE", "DEMO_CELL_SIZE"]
+__all__ = ["demo_heightfield", "demo_regions", "demo_inputs", "town_outline", "DEMO_SHAPE",
+           "DEMO_CELL_SIZE"]
 
 DEMO_SHAPE = (256, 320)
 DEMO_CELL_SIZE = 10.0
@@ -109,3 +110,32 @@ def demo_regions() -> list[Region]:
 def demo_inputs(seed: int = 7) -> tuple[Heightfield, list[Region]]:
     """``(demo_heightfield(seed), demo_regions())``."""
     return demo_heightfield(seed), demo_regions()
+
+
+def town_outline(hf: Heightfield, fx: float, fy: float, rx: float, ry: float,
+                 hole: bool = False, region_id: int = 0) -> Region:
+    """A wobbly town outline placed on any heightfield (for tests, examples and comparisons).
+
+    Parameters
+    ----------
+    hf : Heightfield
+    fx, fy : float
+        Centre as fractions of the grid's extent, from its south-west corner.
+    rx, ry : float
+        Radii, world units (the outline wobbles by 15 % with three lobes).
+    hole : bool
+        Add a park in the middle: an ellipse of a quarter of the radii.
+    region_id : int
+
+    Returns
+    -------
+    Region
+    """
+    x0, y0, x1, y1 = hf.extent
+    cx, cy = x0 + fx * (x1 - x0), y0 + fy * (y1 - y0)
+    t = np.linspace(0, 2 * np.pi, 40, endpoint=False)
+    k = 1 + 0.15 * np.sin(3 * t)
+    ring = np.column_stack([cx + rx * k * np.cos(t), cy + ry * k * np.sin(t)])
+    holes = [np.column_stack([cx + 0.25 * rx * np.cos(t), cy + 0.25 * ry * np.sin(t)])] \
+        if hole else []
+    return Region.from_rings(ring, holes, region_id=region_id)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["normalise_crs", "same_crs", "geojson_crs_member"]
+__all__ = ["normalise_crs", "same_crs", "geojson_crs_member", "feature_collection",
+           "write_geojson"]
 
 _EPSG = re.compile(r"^(?:urn:ogc:def:crs:)?epsg:(?:[0-9.]*:)?:?(\d+)$", re.IGNORECASE)
 _CRS84 = re.compile(r"^(?:urn:ogc:def:crs:)?ogc:(?:1\.3:)?crs84$", re.IGNORECASE)
@@ -78,3 +79,25 @@ def geojson_crs_member(crs: str | None) -> dict | None:
     else:
         name = n
     return {"type": "name", "properties": {"name": name}}
+
+
+def feature_collection(name: str, features: list, crs: str | None) -> dict:
+    """A GeoJSON FeatureCollection named ``name``, with the legacy ``crs`` member when known."""
+    fc: dict = {"type": "FeatureCollection", "name": name}
+    member = geojson_crs_member(crs)
+    if member:
+        fc["crs"] = member
+    fc["features"] = features
+    return fc
+
+
+def write_geojson(data: dict, path) -> list:
+    """Write a GeoJSON dict to ``path`` (strict JSON: no NaN); returns ``[Path(path)]``."""
+    import json
+    from pathlib import Path
+
+    path = Path(path)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f, allow_nan=False)
+        f.write("\n")
+    return [path]

@@ -12,7 +12,6 @@ point up. Each lot is an object and a group ``lot_<id>``.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -20,7 +19,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..lot import Lot
-from ._crs import geojson_crs_member
+from ._crs import feature_collection, write_geojson
 
 __all__ = ["footprint_geometry", "slices_feature_collection", "write_slices_geojson",
            "write_slices_obj", "write_regions_geojson"]
@@ -53,22 +52,13 @@ def slices_feature_collection(lots: Iterable[Lot], crs: str | None = None) -> di
                        "pad_height": float(lot.pad_height), "area": float(lot.area)},
         "geometry": footprint_geometry(lot.footprint),
     } for lot in lots]
-    fc: dict = {"type": "FeatureCollection", "name": "terrace_slices"}
-    member = geojson_crs_member(crs)
-    if member:
-        fc["crs"] = member
-    fc["features"] = features
-    return fc
+    return feature_collection("terrace_slices", features, crs)
 
 
 def write_slices_geojson(lots: Iterable[Lot], path: str | os.PathLike,
                          crs: str | None = None) -> list[Path]:
     """Write the slice footprints to ``path`` (GeoJSON); see the module docstring."""
-    path = Path(path)
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(slices_feature_collection(lots, crs), f, allow_nan=False)
-        f.write("\n")
-    return [path]
+    return write_geojson(slices_feature_collection(lots, crs), path)
 
 
 def write_regions_geojson(regions, path: str | os.PathLike, crs: str | None = None) -> list[Path]:
@@ -82,17 +72,9 @@ def write_regions_geojson(regions, path: str | os.PathLike, crs: str | None = No
     for reg in regions:
         by_id.setdefault(int(reg.region_id), []).append(reg.rings)
         props.setdefault(int(reg.region_id), dict(reg.properties))
-    fc: dict = {"type": "FeatureCollection", "name": "regions"}
-    member = geojson_crs_member(crs)
-    if member:
-        fc["crs"] = member
-    fc["features"] = [{"type": "Feature", "properties": props[k],
-                       "geometry": footprint_geometry(by_id[k])} for k in sorted(by_id)]
-    path = Path(path)
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(fc, f, allow_nan=False)
-        f.write("\n")
-    return [path]
+    features = [{"type": "Feature", "properties": props[k],
+                 "geometry": footprint_geometry(by_id[k])} for k in sorted(by_id)]
+    return write_geojson(feature_collection("regions", features, crs), path)
 
 
 def write_slices_obj(lots: Iterable[Lot], path: str | os.PathLike,

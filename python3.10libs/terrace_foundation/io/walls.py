@@ -16,14 +16,13 @@ of pad and terrain along it). Coordinates are world ``(x, y)`` in the input CRS,
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Iterable
 
 import numpy as np
 
-from ._crs import geojson_crs_member
+from ._crs import feature_collection, write_geojson
 
 __all__ = ["wall_geometry", "walls_feature_collection", "write_walls_geojson"]
 
@@ -56,19 +55,10 @@ def walls_feature_collection(walls: Iterable[dict], crs: str | None = None) -> d
                            "on": str(w.get("on", "edge"))},
             "geometry": geometry,
         })
-    fc: dict = {"type": "FeatureCollection", "name": "retaining_walls"}
-    member = geojson_crs_member(crs)
-    if member:
-        fc["crs"] = member
-    fc["features"] = features
-    return fc
+    return feature_collection("retaining_walls", features, crs)
 
 
 def write_walls_geojson(walls: Iterable[dict], path: str | os.PathLike,
                         crs: str | None = None) -> list[Path]:
     """Write the walls to ``path`` (GeoJSON); see the module docstring."""
-    path = Path(path)
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(walls_feature_collection(walls, crs), f, allow_nan=False)
-        f.write("\n")
-    return [path]
+    return write_geojson(walls_feature_collection(walls, crs), path)

@@ -164,7 +164,7 @@ def test_write_outputs_all_default_files(tmp_path):
     assert {p.name for p in out.iterdir()} == names
     report = json.loads((out / "report.json").read_text())
     assert set(report["outputs"]) == names
-    assert report["params"]["seed"] == 0 and report["timings"] == {"total": 0.1}
+    assert report["params"]["seed"] == 0 and "timings" not in report   # byte-identical reruns
     assert report["warnings"] == []
 
 

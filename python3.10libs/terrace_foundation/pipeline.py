@@ -254,7 +254,6 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     report = _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_lots)
     now = time.perf_counter()
     timings["report"] += now - tick
-    report["timings_s"] = {kk: round(v, 4) for kk, v in timings.items()}
     if progress is not None:
         progress("done", 1.0)
     return TerraceResult(hf.with_heights(terrace), hf, lots, lot_mask, p, report, timings, warn,

@@ -327,8 +327,6 @@ def _write_report(result: TerraceResult, folder: Path, context: OutputContext) -
         "outputs": [*context.written, "report.json"],
         **context.report_extra,
     }
-    if "timings_s" not in result.report:
-        extra["timings"] = dict(result.timings)
     report = dict(result.report)
     warnings = list(report.get("warnings") or result.warnings)
     report["warnings"] = warnings + [w for w in context.warnings if w not in warnings]

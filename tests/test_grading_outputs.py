@@ -264,6 +264,7 @@ def test_preview_png_has_a_legend(tmp_path):
     after = before.copy()
     after[10:20, 10:20] = 1.0
     [path] = write_preview(before, after, 1.0, tmp_path / "p.png", np.zeros((60, 90), int),
-                           walls=[np.array([[50.0, -10.0], [50.0, -40.0]])], origin=(0.0, 0.0))
+                           walls=[np.array([[50.0, -10.0], [50.0, -40.0]])], origin=(0.0, 0.0),
+                           focus=False)
     px = np.asarray(Image.open(path).convert("RGB"))
     assert np.all(px[2:15] == WALL, axis=-1).any()              # the legend's wall swatch

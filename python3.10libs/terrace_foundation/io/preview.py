@@ -151,6 +151,27 @@ def wall_pixels(lines, shape: tuple[int, int], origin: tuple[float, float], cell
     return hit
 
 
+def focus_window(before: np.ndarray, after: np.ndarray, margin: float = 0.25,
+                 min_margin: int = 16, max_share: float = 0.6) -> tuple[slice, slice] | None:
+    """The part of the grid worth showing: every changed cell, plus a margin.
+
+    Returns ``None`` (show the whole grid) when that part covers more than ``max_share`` of it.
+    """
+    touched = np.asarray(after) != np.asarray(before)
+    if not touched.any():
+        return None
+    rows = np.nonzero(touched.any(axis=1))[0]
+    cols = np.nonzero(touched.any(axis=0))[0]
+    h, w = before.shape
+    mr = max(int(margin * (rows[-1] - rows[0] + 1)), min_margin)
+    mc = max(int(margin * (cols[-1] - cols[0] + 1)), min_margin)
+    r0, r1 = max(rows[0] - mr, 0), min(rows[-1] + 1 + mr, h)
+    c0, c1 = max(cols[0] - mc, 0), min(cols[-1] + 1 + mc, w)
+    if (r1 - r0) * (c1 - c0) > max_share * h * w:
+        return None
+    return slice(r0, r1), slice(c0, c1)
+
+
 def preview_image(before: np.ndarray, after: np.ndarray, cell_size: float,
                   lot_mask: np.ndarray | None = None, max_side: int = MAX_SIDE,
                   walls=(), origin: tuple[float, float] = (0.0, 0.0)) -> np.ndarray:
@@ -208,18 +229,30 @@ def preview_image(before: np.ndarray, after: np.ndarray, cell_size: float,
 
 def write_preview(before: np.ndarray, after: np.ndarray, cell_size: float, path: str | os.PathLike,
                   lot_mask: np.ndarray | None = None, max_side: int = MAX_SIDE,
-                  walls=(), origin: tuple[float, float] = (0.0, 0.0)) -> list[Path]:
+                  walls=(), origin: tuple[float, float] = (0.0, 0.0),
+                  focus: bool = True) -> list[Path]:
     """Write :func:`preview_image` to ``path`` as PNG, labelled "before" and "after", with a
-    legend of the after panel's colours (cut, fill, and wall when there are walls)."""
+    legend of the after panel's colours (cut, fill, and wall when there are walls).
+
+    With ``focus`` the picture shows only the terraced part of a large map
+    (:func:`focus_window`); the label then says "(detail)".
+    """
     pil = require("PIL.Image", "write preview.png")
     from PIL import ImageDraw
 
     walls = list(walls)
+    window = focus_window(before, after) if focus else None
+    detail = window is not None
+    if detail:
+        before, after = before[window], after[window]
+        lot_mask = None if lot_mask is None else lot_mask[window]
+        origin = (origin[0] + window[1].start * cell_size, origin[1] - window[0].start * cell_size)
     img = preview_image(before, after, cell_size, lot_mask, max_side, walls, origin)
     im = pil.fromarray(img)
     draw = ImageDraw.Draw(im)
     half = (im.width - GAP) // 2 + GAP
-    for x, label in ((4, "before"), (half + 4, "after")):
+    labels = ("before (detail)", "after") if detail else ("before", "after")
+    for x, label in ((4, labels[0]), (half + 4, labels[1])):
         draw.rectangle([x, 2, x + 6 * len(label) + 4, 14], fill=(255, 255, 255))
         draw.text((x + 2, 3), label, fill=(0, 0, 0))
     legend = [("cut", CUT), ("fill", FILL)] + ([("wall", WALL)] if walls else [])

@@ -16,7 +16,7 @@ from .blend import blend_difference, blur_halfwidth, box_blur
 from .errors import TerraceInputError, TerraceWarning
 from .footprint import lot_footprint
 from .fracture import decompose_region, intersect_pieces, rectangle, voronoi_cells
-from .geometry import polygon_area
+from .geometry import polygon_area, widen_polygons
 from .grading import balanced_pads, cell_pad_heights, grade_heightfield, lot_adjacency
 from .heightfield import Heightfield
 from .heights import pad_heights, slice_heights, vertex_degrees
@@ -172,7 +172,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         raise TerraceInputError("no part of any region lies on the heightfield", "regions")
 
     stage("footprint", 0.25)
-    lots_meta = []  # (region, local index, global lot index)
+    lots_meta = []  # (region_id, footprint, area) per lot, in lot id order
     pieces, piece_count, piece_lot = [], [], []
     width = max(ls.pieces.shape[1] for ls in lot_sets if ls.n_lots)
     offset = 0
@@ -185,10 +185,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
             fp = [[ring + shift for ring in poly]
                   for poly in lot_footprint(ra, rb, ls.outline[i], int(ls.outline_count[i]))]
             lots_meta.append((reg.region_id, fp, float(areas[i])))
-        pad = np.zeros((len(ls.pieces), width, 2))
-        pad[:, :ls.pieces.shape[1]] = ls.pieces
-        pad[:, ls.pieces.shape[1]:] = ls.pieces[:, :1]
-        pieces.append(pad)
+        pieces.append(widen_polygons(ls.pieces, ls.piece_count, width))
         piece_count.append(ls.piece_count)
         piece_lot.append(ls.piece_lot + offset)
         offset += ls.n_lots

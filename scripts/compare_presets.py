@@ -40,7 +40,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "python3.10libs"))
 
 import terrace_foundation as tf
 from terrace_foundation.demo import town_outline
-from terrace_foundation.report import inner_cells
+from terrace_foundation.report import inner_cells, neighbour_pairs
 
 DATA = os.path.join(HERE, "..", "..", "shared", "data")
 
@@ -174,11 +174,8 @@ def _pairs(h: np.ndarray, a: np.ndarray, b: np.ndarray, cell: float) -> np.ndarr
     """Slopes (degrees) of all 8-neighbour cell pairs (p, q) with ``a[p] & b[q]`` or
     ``b[p] & a[q]``."""
     out = []
-    m, n = h.shape
-    for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
-        p = (slice(0, m - dr), slice(max(-dc, 0), n - max(dc, 0)))
-        q = (slice(dr, m), slice(max(dc, 0), n + min(dc, 0)))
-        s = np.degrees(np.arctan(np.abs(h[p] - h[q]) / (cell * np.hypot(dr, dc))))
+    for p, q, dist in neighbour_pairs(h.shape):
+        s = np.degrees(np.arctan(np.abs(h[p] - h[q]) / (cell * dist)))
         out.append(s[(a[p] & b[q]) | (b[p] & a[q])])
     return np.concatenate(out)
 

@@ -41,22 +41,23 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
-@pytest.fixture(scope="session")
-def interlaken_npy(shared_data) -> Path:
-    """``../shared/data/interlaken_dhm25/dem.npy`` (240 x 350 at 25 m, EPSG:2056). Read only."""
-    path = shared_data / "interlaken_dhm25" / "dem.npy"
+def _dem(shared_data: Path, folder: str) -> Path:
+    path = shared_data / folder / "dem.npy"
     if not path.exists():
         pytest.skip(f"{path} missing")
     return path
+
+
+@pytest.fixture(scope="session")
+def interlaken_npy(shared_data) -> Path:
+    """``../shared/data/interlaken_dhm25/dem.npy`` (240 x 350 at 25 m, EPSG:2056). Read only."""
+    return _dem(shared_data, "interlaken_dhm25")
 
 
 @pytest.fixture(scope="session")
 def bigtujunga_npy(shared_data) -> Path:
     """``../shared/data/bigtujunga_srtm30/dem.npy`` (643 x 1197 at 30 m, EPSG:32611). Read only."""
-    path = shared_data / "bigtujunga_srtm30" / "dem.npy"
-    if not path.exists():
-        pytest.skip(f"{path} missing")
-    return path
+    return _dem(shared_data, "bigtujunga_srtm30")
 
 
 @pytest.fixture(scope="session")

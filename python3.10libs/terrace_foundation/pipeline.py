@@ -25,7 +25,8 @@ from .params import TerraceParams
 from .project import rasterize_triangles
 from .region import Region
 from .remesh import remesh_lots
-from .report import build_report, lot_extras, lot_statistics, slope_tangent
+from .report import (build_report, lot_extras, lot_statistics, neighbour_pairs,
+                     slope_tangent)
 from .result import TerraceResult
 from .scatter import region_rng, relax_points, scatter_points
 from .subdivide import LotSet, subdivide_lots
@@ -284,20 +285,18 @@ def _grading_pads(hf, lot_mask, vertex_pads, lot_region, lots_meta, mesh, p):
 def _max_step_at(heights: np.ndarray, cells: np.ndarray) -> float:
     """Largest height difference between a marked cell and any of its 4 neighbours."""
     best = 0.0
-    for axis in (0, 1):
-        d = np.abs(np.diff(heights, axis=axis))
-        sel = np.logical_or(*(np.take(cells, np.arange(n, cells.shape[axis] - 1 + n), axis=axis)
-                              for n in (0, 1)))
+    for a, b, _ in neighbour_pairs(heights.shape, diagonals=False):
+        sel = cells[a] | cells[b]
         if sel.any():
-            best = max(best, float(d[sel].max()))
+            best = max(best, float(np.abs(heights[a] - heights[b])[sel].max()))
     return best
 
 
 def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_lots):
     """Per-lot figures and totals (computed on the window where anything changed)."""
-    rs = slice(max(window[0].start - 1, 0), min(window[0].stop + 1, hf.shape[0]))
-    cs = slice(max(window[1].start - 1, 0), min(window[1].stop + 1, hf.shape[1]))
-    win = (rs, cs)
+    # one cell of margin so the slopes at the window's edge see their neighbours
+    win = (slice(max(window[0].start - 1, 0), min(window[0].stop + 1, hf.shape[0])),
+           slice(max(window[1].start - 1, 0), min(window[1].stop + 1, hf.shape[1])))
     before = hf.heights[win]
     after = terrace[win]
     mask = lot_mask[win]
@@ -313,7 +312,7 @@ def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_
         band_w = band[win] > 0
         wing_w = band[win] == 2
     slopes = (slope_tangent(before, hf.cell_size), slope_tangent(after, hf.cell_size))
-    stats = lot_statistics(hf.heights, terrace, lot_mask, hf.cell_size, n_lots, window, slopes)
+    stats = lot_statistics(before, after, mask, hf.cell_size, n_lots, slopes)
     # embankment slopes are measured off the wings (a wing is a wall, reported as such)
     extra = lot_extras(after, mask, band_w & ~wing_w, hf.cell_size, n_lots, slope=slopes[1])
     diff = after - before

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["slope_degrees", "lot_statistics", "build_report"]
+__all__ = ["slope_degrees", "slope_tangent", "neighbour_pairs", "lot_statistics", "lot_extras",
+           "build_report"]
 
 
 def slope_degrees(heights: np.ndarray, cell_size: float) -> np.ndarray:
@@ -85,9 +86,8 @@ def _grouped(labels: np.ndarray, values: dict[str, np.ndarray], n: int) -> dict[
 
 def lot_statistics(before: np.ndarray, after: np.ndarray, lot_mask: np.ndarray,
                    cell_size: float, n_lots: int,
-                   window: tuple[slice, slice] | None = None,
                    slopes: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, np.ndarray]:
-    """Per-lot figures on the grid.
+    """Per-lot figures on the grid (or on a window of it holding every lot and its changes).
 
     Parameters
     ----------
@@ -98,10 +98,8 @@ def lot_statistics(before: np.ndarray, after: np.ndarray, lot_mask: np.ndarray,
     cell_size : float
     n_lots : int
         Largest lot id.
-    window : (slice, slice), optional
-        Where ``after`` may differ from ``before`` (speeds up large maps).
     slopes : (before, after), optional
-        :func:`slope_tangent` of both, already computed on the window grown by one cell.
+        :func:`slope_tangent` of both, if already computed.
 
     Returns
     -------
@@ -109,14 +107,7 @@ def lot_statistics(before: np.ndarray, after: np.ndarray, lot_mask: np.ndarray,
         ``cells``, ``before_min/max``, ``after_min/max``, ``slope_before_max``,
         ``slope_after_max``, ``cut``, ``fill`` (volumes, world units cubed).
     """
-    if window is None:
-        window = (slice(0, before.shape[0]), slice(0, before.shape[1]))
-    # one cell of margin so the slopes at the window edge see their neighbours
-    rs = slice(max(window[0].start - 1, 0), min(window[0].stop + 1, before.shape[0]))
-    cs = slice(max(window[1].start - 1, 0), min(window[1].stop + 1, before.shape[1]))
-    b = before[rs, cs]
-    a = after[rs, cs]
-    m = lot_mask[rs, cs]
+    b, a, m = before, after, lot_mask
     sel = m > 0
     lab = m[sel]
     d = (a - b)[sel]
@@ -151,6 +142,24 @@ def inner_cells(lot_mask: np.ndarray) -> np.ndarray:
     return inner
 
 
+def neighbour_pairs(shape: tuple[int, int], diagonals: bool = True):
+    """Every pair of neighbouring cells of a grid, as aligned slices.
+
+    Yields
+    ------
+    a, b : (slice, slice)
+        ``grid[a]`` and ``grid[b]`` are neighbours cell by cell (right, down and, with
+        ``diagonals``, the two diagonals).
+    distance : float
+        Their centre distance in cells (1 or sqrt(2)).
+    """
+    m, n = shape
+    steps = ((0, 1), (1, 0), (1, 1), (1, -1)) if diagonals else ((0, 1), (1, 0))
+    for dr, dc in steps:
+        yield ((slice(0, m - dr), slice(max(-dc, 0), n - max(dc, 0))),
+               (slice(dr, m), slice(max(dc, 0), n + min(dc, 0))), float(np.hypot(dr, dc)))
+
+
 def edge_slopes(heights: np.ndarray, active: np.ndarray, cell_size: float) -> np.ndarray:
     """Per cell, the steepest slope (degrees) to any of its 8 neighbours that is also active.
 
@@ -158,12 +167,9 @@ def edge_slopes(heights: np.ndarray, active: np.ndarray, cell_size: float) -> np
     against the embankment and the pad, not against the terrain it meets).
     """
     grad = np.zeros(heights.shape)
-    m, n = heights.shape
-    for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
-        a = (slice(0, m - dr), slice(max(-dc, 0), n - max(dc, 0)))
-        b = (slice(dr, m), slice(max(dc, 0), n + min(dc, 0)))
+    for a, b, dist in neighbour_pairs(heights.shape):
         g = np.abs(heights[a] - heights[b])
-        g *= 1.0 / (cell_size * np.hypot(dr, dc))
+        g *= 1.0 / (cell_size * dist)
         g[~(active[a] & active[b])] = 0.0
         np.maximum(grad[a], g, out=grad[a])
         np.maximum(grad[b], g, out=grad[b])

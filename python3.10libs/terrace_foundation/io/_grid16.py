@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["UNREAL_SIZES", "UNITY_SIZES", "unreal_sizes_for", "unity_size_for",
-           "resample_corners", "encode_u16", "decode_u16", "span_centre"]
+           "resample_corners", "encode_u16", "decode_u16", "span_centre", "write_import_json"]
 
 #: Whole-landscape sizes Unreal recommends (samples per side). All but 8129 are
 #: ``k * 126 + 1`` (2x2 sections of 63 quads per component, k = 1..32 components), so any two of
@@ -99,3 +99,15 @@ def span_centre(hf) -> tuple[float, float]:
     rows, cols = hf.heights.shape
     x0, y0 = (float(v) for v in hf.origin)
     return (x0 + cols * float(hf.cell_size) / 2.0, y0 - rows * float(hf.cell_size) / 2.0)
+
+
+def write_import_json(info: dict, out):
+    """Write an engine's import settings to ``out/import.json`` (strict JSON); return the path."""
+    import json
+    from pathlib import Path
+
+    meta = Path(out) / "import.json"
+    with open(meta, "w", encoding="utf-8") as f:
+        json.dump(info, f, indent=1, allow_nan=False)
+        f.write("\n")
+    return meta

@@ -23,7 +23,6 @@ location X/Y centre the landscape on the Unreal origin, which is the world point
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from pathlib import Path
@@ -32,7 +31,7 @@ import numpy as np
 
 from ..heightfield import Heightfield
 from ._deps import require
-from ._grid16 import UNREAL_LAYOUT, encode_u16, resample_corners, span_centre, unreal_sizes_for
+from ._grid16 import write_import_json, UNREAL_LAYOUT, encode_u16, resample_corners, span_centre, unreal_sizes_for
 
 __all__ = ["unreal_z_mapping", "unreal_import_settings", "write_unreal_landscape"]
 
@@ -172,8 +171,5 @@ def write_unreal_landscape(hf: Heightfield, folder: str | os.PathLike,
                          "meaning": "world x, y at the Unreal origin (landscape centre)"},
         "summary": summary,
     }
-    meta = out / "import.json"
-    with open(meta, "w", encoding="utf-8") as f:
-        json.dump(info, f, indent=1, allow_nan=False)
-        f.write("\n")
+    meta = write_import_json(info, out)
     return [png, r16, meta], info

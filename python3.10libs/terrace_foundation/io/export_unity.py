@@ -22,14 +22,13 @@ the Unity origin, the world point given as ``world_origin`` (the same as for Unr
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import numpy as np
 
 from ..heightfield import Heightfield
-from ._grid16 import encode_u16, resample_corners, span_centre, unity_size_for
+from ._grid16 import write_import_json, encode_u16, resample_corners, span_centre, unity_size_for
 
 __all__ = ["unity_heightmap", "write_unity_terrain"]
 
@@ -108,8 +107,5 @@ def write_unity_terrain(hf: Heightfield, folder: str | os.PathLike,
                          "meaning": "world x, y at the Unity origin (terrain centre)"},
         "summary": summary,
     }
-    meta = out / "import.json"
-    with open(meta, "w", encoding="utf-8") as f:
-        json.dump(info, f, indent=1, allow_nan=False)
-        f.write("\n")
+    meta = write_import_json(info, out)
     return [raw, meta], info

@@ -32,24 +32,34 @@ def export_summaries(context: OutputContext) -> list[str]:
             if isinstance(info, dict) and info.get("summary")]
 
 
-@register_writer("ue", default=False, order=60,
-                 description="ue/terrace_heightfield.png + .r16 + import.json (Unreal landscape)")
-def _write_ue(result: TerraceResult, folder: Path, context: OutputContext) -> list[Path]:
+def _heightmap_export(name: str, writer) -> None:
+    """Register ``writer(heightfield, folder, crs) -> (paths, info)`` as export ``name``; its
+    import settings go to ``report.json`` (and their summary line to stdout)."""
+    def write(result: TerraceResult, folder: Path, context: OutputContext) -> list[Path]:
+        paths, info = writer(result.terrace_heightfield, folder, context.crs)
+        _note(context, name, info)
+        return paths
+    return write
+
+
+def _unreal(hf, folder, crs):
     from .export_ue import write_unreal_landscape
 
-    paths, info = write_unreal_landscape(result.terrace_heightfield, folder, context.crs)
-    _note(context, "ue", info)
-    return paths
+    return write_unreal_landscape(hf, folder, crs)
 
 
-@register_writer("unity", default=False, order=61,
-                 description="unity/terrace_heightfield.raw + import.json (Unity terrain)")
-def _write_unity(result: TerraceResult, folder: Path, context: OutputContext) -> list[Path]:
+def _unity(hf, folder, crs):
     from .export_unity import write_unity_terrain
 
-    paths, info = write_unity_terrain(result.terrace_heightfield, folder, context.crs)
-    _note(context, "unity", info)
-    return paths
+    return write_unity_terrain(hf, folder, crs)
+
+
+register_writer("ue", default=False, order=60,
+                description="ue/terrace_heightfield.png + .r16 + import.json (Unreal landscape)"
+                )(_heightmap_export("ue", _unreal))
+register_writer("unity", default=False, order=61,
+                description="unity/terrace_heightfield.raw + import.json (Unity terrain)"
+                )(_heightmap_export("unity", _unity))
 
 
 @register_writer("glb", default=False, order=62,

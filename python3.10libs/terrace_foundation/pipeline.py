@@ -57,8 +57,12 @@ def as_regions(regions, source: str = "regions") -> list[Region]:
 
 
 def fracture_region(region: Region, params: TerraceParams,
-                    clip: tuple[float, float, float, float]) -> LotSet:
+                    clip: tuple[float, float, float, float], terrain=None) -> LotSet:
     """Steps 1-2 for one region: scatter, relax, Voronoi-fracture, subdivide.
+
+    With the ``contour`` lot layout the region is not scattered: it is cut as one piece,
+    along and across the terrain's contours (:mod:`terrace_foundation.contour`), so the rows
+    of lots run through the whole town.
 
     Parameters
     ----------
@@ -66,6 +70,8 @@ def fracture_region(region: Region, params: TerraceParams,
     params : TerraceParams
     clip : (xmin, ymin, xmax, ymax)
         The heightfield's extent: lots are clipped to it.
+    terrain : callable(x, y) -> heights, optional
+        Terrain sampler in the region's frame (needed by the contour layout).
 
     Returns
     -------
@@ -83,6 +89,18 @@ def fracture_region(region: Region, params: TerraceParams,
     if len(on_grid) == 0 or polygon_area(on_grid).sum() <= 1e-12 * max(region.area, 1e-300):
         raise TerraceInputError(
             f"region {region.region_id} lies wholly outside the heightfield", "regions")
+    layout = params.layout
+    if layout == "contour":
+        if terrain is None:
+            raise ValueError("the contour lot layout needs a terrain sampler")
+        cells, cell_count = rectangle(bounds), np.array([4])
+        poly, cnt, cell = intersect_pieces(pieces, np.full(len(pieces), 4), cells, cell_count)
+        lots = LotSet(cells, cell_count, poly, cnt, cell).compact()
+        # one piece to start from instead of scatter_count: as many more levels of cuts
+        extra = int(np.ceil(np.log2(max(params.scatter_count, 1))))
+        lots = subdivide_lots(lots, params.min_lot_size, params.lot_iterations + extra,
+                              params.irregularity, rng, "contour", terrain)
+        return lots.compact()
     pts = scatter_points(region, params.scatter_count, rng, clip=bounds)
     pts = relax_points(pts, region, params.relax_iterations, rng, clip=bounds)
     if len(pts) == 0:
@@ -168,7 +186,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     extent = local.extent
 
     stage("subdivide", 0.05)
-    lot_sets = [fracture_region(reg, p, extent) for reg in regs]
+    lot_sets = [fracture_region(reg, p, extent, local.sample) for reg in regs]
     if sum(ls.n_lots for ls in lot_sets) == 0:
         raise TerraceInputError("no part of any region lies on the heightfield", "regions")
 

@@ -201,10 +201,12 @@ _DEFAULTS = TerraceParams()
 _UI_MAX = {
     "seed": 100, "scatter_count": 200, "relax_iterations": 20, "min_lot_size": 50000.0,
     "lot_iterations": 20, "irregularity": 1.0, "remesh_size": 50.0, "blend": 1.0,
-    "blur_radius": 100.0, "max_step": 10.0,
+    "blur_radius": 100.0, "max_step": 10.0, "max_wall_height": 20.0,
+    "max_embankment_height": 30.0,
 }
 #: Locked minimum used where the engine's minimum is exclusive (Houdini ranges are inclusive).
-_EXCLUSIVE_FLOOR = {"min_lot_size": 1.0, "remesh_size": 0.1, "max_slope": 0.1}
+_EXCLUSIVE_FLOOR = {"min_lot_size": 1.0, "remesh_size": 0.1, "max_slope": 0.1,
+                    "max_wall_height": 0.01, "max_embankment_height": 0.01}
 #: Locked maximum used where the engine's maximum is exclusive.
 _EXCLUSIVE_CEILING = {"max_slope": 89.9}
 _INT_PARMS = {"seed", "scatter_count", "relax_iterations", "lot_iterations"}
@@ -214,6 +216,8 @@ _FOLDER_OF = {
     "remesh_size": "fd_slices", "blur_iterations": "fd_slices", "blend": "fd_slices",
     "blur_radius": "fd_heightfield", "preset": "fd_grading", "pad_rule": "fd_grading",
     "max_step": "fd_grading", "max_slope": "fd_grading", "boundary": "fd_grading",
+    "max_wall_height": "fd_grading", "max_embankment_height": "fd_grading",
+    "lot_layout": "fd_grading",
 }
 FOLDERS = (
     FolderSpec("fd_lots", "Lots"),
@@ -227,7 +231,8 @@ GRADING_FOLDER = FolderSpec("fd_grading", "Grading")
 PARM_ORDER = ("seed", "scatter_count", "relax_iterations", "min_lot_size", "lot_iterations",
               "irregularity", "remesh_size", "blur_iterations", "blend", "blur_radius")
 #: The grading preset's parameters, on the numpy asset only, in this order.
-GRADING_PARMS = ("preset", "pad_rule", "max_step", "max_slope", "boundary")
+GRADING_PARMS = ("preset", "lot_layout", "pad_rule", "max_step", "max_slope",
+                 "max_wall_height", "max_embankment_height", "boundary")
 #: Menu labels of the choice parameters (the tokens are the engine's choices).
 _MENU_LABELS = {
     "reference": "Reference (blurred, half-flat pads)",
@@ -235,6 +240,8 @@ _MENU_LABELS = {
     "mean": "Mean (cut = fill per lot)", "median": "Median", "min": "Min (fill only)",
     "max": "Max (cut only)", "balanced": "Balanced (cut = fill per region)",
     "embankment": "Embankment", "wall": "Wall",
+    "auto": "Auto (Voronoi for reference, contour for grading)",
+    "voronoi": "Voronoi", "contour": "Contour rows",
 }
 #: Grading options are greyed out while the reference preset is chosen.
 _GRADING_ONLY = "{ preset != grading }"
@@ -253,7 +260,8 @@ BLUR_ITERATIONS = 1000
 def _engine_parm(name: str) -> ParmSpec:
     """A promoted parameter whose label, help and range (or menu) come from ``PARAMETERS``."""
     info = PARAMETERS[name]
-    disable = _GRADING_ONLY if name in GRADING_PARMS and name != "preset" else ""
+    disable = _GRADING_ONLY if name in GRADING_PARMS and name not in ("preset", "lot_layout") \
+        else ""
     if info.choices:
         return ParmSpec(
             name=name, label=info.label, type="string", default=str(getattr(_DEFAULTS, name)),

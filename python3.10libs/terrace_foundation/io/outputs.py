@@ -33,10 +33,13 @@ from ..result import TerraceResult
 from ._deps import MissingDependencyError
 
 __all__ = ["OutputContext", "OutputWriter", "WRITERS", "register_writer", "write_outputs",
-           "output_folder", "check_output_folder", "OUTPUT_MARKERS"]
+           "output_folder", "check_output_folder", "foreign_entry", "OUTPUT_MARKERS"]
 
-#: A folder holding one of these is a previous output and may be replaced with ``overwrite``.
-OUTPUT_MARKERS = ("report.json", "terrace_slices.geojson")
+#: The file that marks a folder as a previous output: our ``report.json`` names its generator
+#: and lists every file the run wrote (``outputs``). ``overwrite`` replaces a folder only when
+#: that report is ours and the folder holds nothing else (see :func:`foreign_entry`).
+OUTPUT_MARKERS = ("report.json",)
+GENERATOR_NAME = "terrace-foundation"
 
 
 @dataclass
@@ -121,6 +124,48 @@ def _is_within(path: Path, folder: Path) -> bool:
     return True
 
 
+def foreign_entry(folder: Path) -> str | None:
+    """Say why ``folder`` is not an output this tool wrote, or None if it is (or is empty).
+
+    A folder is ours when its ``report.json`` is a JSON object whose ``generator.name`` is
+    ``terrace-foundation`` and whose ``outputs`` list names every file in the folder, and the
+    folder holds nothing else: no other file, no symbolic link, no folder that is not the
+    parent of a listed file. Anything less and ``--overwrite`` refuses, since replacing the
+    folder would delete something this tool did not write.
+    """
+    import json
+
+    entries = sorted(folder.rglob("*"))
+    if not entries:
+        return None
+    report = folder / "report.json"
+    if report.is_symlink() or not report.is_file():
+        return "no report.json written by this tool"
+    try:
+        with open(report, "rb") as f:
+            doc = json.loads(f.read(16 * 1024 * 1024))
+    except (OSError, ValueError, RecursionError):
+        return "its report.json is not one this tool wrote"
+    gen = doc.get("generator") if isinstance(doc, dict) else None
+    outputs = doc.get("outputs") if isinstance(doc, dict) else None
+    if (not isinstance(gen, dict) or gen.get("name") != GENERATOR_NAME
+            or not isinstance(outputs, list)
+            or not all(isinstance(o, str) for o in outputs)):
+        return "its report.json is not one this tool wrote"
+    files = {Path(o) for o in outputs}
+    dirs = {parent for f in files for parent in f.parents if parent != Path(".")}
+    for entry in entries:
+        rel = entry.relative_to(folder)
+        if entry.is_symlink():
+            return f"it holds the link {rel.as_posix()}"
+        if entry.is_dir() and rel in dirs:
+            continue
+        if entry.is_file() and rel in files:
+            continue
+        return f"it holds {rel.as_posix()}, which this tool did not write"
+    return None
+
+
 def check_output_folder(out_dir: str | os.PathLike, overwrite: bool = False,
                         protect: Iterable[str | os.PathLike] = ()) -> Path:
     """Refuse an output folder that cannot be (re)written; return it as a Path.
@@ -130,7 +175,7 @@ def check_output_folder(out_dir: str | os.PathLike, overwrite: bool = False,
     TerraceInputError
         It exists and ``overwrite`` is false; it is a file; it holds one of the ``protect``
         paths (the inputs) or the working directory; with ``overwrite``, it is not empty and
-        not a previous output (none of :data:`OUTPUT_MARKERS` in it).
+        not an output this tool wrote (see :func:`foreign_entry`).
     """
     out = Path(out_dir)
     source = str(out)
@@ -148,9 +193,11 @@ def check_output_folder(out_dir: str | os.PathLike, overwrite: bool = False,
         if _is_within(Path(os.path.realpath(os.getcwd())), real):
             raise TerraceInputError("holds the working directory; choose another output folder",
                                     source)
-        if any(out.iterdir()) and not any((out / m).exists() for m in OUTPUT_MARKERS):
-            raise TerraceInputError("is not empty and is not a Terrace Foundation output folder"
-                                    f" (no {OUTPUT_MARKERS[0]}); refusing to replace it", source)
+        problem = foreign_entry(out)
+        if problem:
+            raise TerraceInputError(f"is not a Terrace Foundation output folder ({problem});"
+                                    " refusing to replace it, choose another output folder",
+                                    source)
     return out
 
 
@@ -321,7 +368,7 @@ def _write_report(result: TerraceResult, folder: Path, context: OutputContext) -
     from .report import write_report
 
     extra = {
-        "generator": {"name": "terrace-foundation", "version": __version__},
+        "generator": {"name": GENERATOR_NAME, "version": __version__},
         "inputs": dict(context.inputs),
         "crs": context.crs,
         "outputs": [*context.written, "report.json"],

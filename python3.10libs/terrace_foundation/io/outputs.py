@@ -33,7 +33,8 @@ from ..result import TerraceResult
 from ._deps import MissingDependencyError
 
 __all__ = ["OutputContext", "OutputWriter", "WRITERS", "register_writer", "write_outputs",
-           "output_folder", "check_output_folder", "foreign_entry", "OUTPUT_MARKERS"]
+           "output_folder", "check_output_folder", "foreign_entry", "remove_stale_work_folders",
+           "OUTPUT_MARKERS"]
 
 #: The file that marks a folder as a previous output: our ``report.json`` names its generator
 #: and lists every file the run wrote (``outputs``). ``overwrite`` replaces a folder only when
@@ -201,6 +202,77 @@ def check_output_folder(out_dir: str | os.PathLike, overwrite: bool = False,
     return out
 
 
+def _host_tag() -> str:
+    import hashlib
+    import socket
+
+    return hashlib.sha1(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:6]
+
+
+def _work_name(out: Path, kind: str) -> str:
+    """``.<name>.<host>-<pid>-<random>.<kind>``: a working folder next to ``out``, named after
+    its owner (this host and process), so a later run can tell a stale one from a live one."""
+    return f".{out.name}.{_host_tag()}-{os.getpid()}-{secrets.token_hex(4)}.{kind}"
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True        # it exists (owned by someone else) or we cannot tell: keep it
+    return True
+
+
+def remove_stale_work_folders(out_dir: str | os.PathLike) -> list[str]:
+    """Remove working folders of ``out_dir`` left by runs that were killed (SIGKILL, power).
+
+    Only folders named by :func:`_work_name` for this output, made on this host by a process
+    that no longer runs, are touched: a ``.partial`` is deleted; an ``.old`` (an earlier
+    output set aside while the new one was renamed in) is put back when the output folder is
+    missing, deleted otherwise.
+
+    Returns
+    -------
+    list of str
+        What was done, one sentence per folder (for a warning).
+    """
+    import re
+
+    out = Path(out_dir)
+    parent = out.absolute().parent
+    if not parent.is_dir():
+        return []
+    pattern = re.compile(re.escape(f".{out.name}.") + r"([0-9a-f]{6})-(\d+)-[0-9a-f]{8}\."
+                         r"(partial|old)")
+    host = _host_tag()
+    done = []
+    try:
+        names = sorted(os.listdir(parent))
+    except OSError:
+        return []
+    for name in names:
+        m = pattern.fullmatch(name)
+        if not m or m.group(1) != host or _pid_alive(int(m.group(2))):
+            continue
+        path = parent / name
+        if path.is_symlink() or not path.is_dir():
+            continue
+        if m.group(3) == "old" and not (out.exists() or out.is_symlink()):
+            os.rename(path, out)
+            done.append(f"restored {out} from {name}, set aside by an interrupted run")
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+            done.append(f"removed {parent / name}, left by an interrupted run"
+                        f" (process {m.group(2)})")
+    return done
+
+
 @contextmanager
 def output_folder(out_dir: str | os.PathLike, overwrite: bool = False,
                   protect: Iterable[str | os.PathLike] = ()) -> Iterator[Path]:
@@ -219,7 +291,7 @@ def output_folder(out_dir: str | os.PathLike, overwrite: bool = False,
     try:
         for d in reversed(created):
             d.mkdir()
-        tmp = parent / f".{out.name}.{secrets.token_hex(4)}.partial"
+        tmp = parent / _work_name(out, "partial")
         tmp.mkdir()
         yield tmp
         _commit(tmp, out, overwrite)
@@ -237,7 +309,7 @@ def output_folder(out_dir: str | os.PathLike, overwrite: bool = False,
 def _commit(tmp: Path, out: Path, overwrite: bool) -> None:
     if out.exists():
         check_output_folder(out, overwrite)  # it may have appeared while we worked
-        old = out.absolute().parent / f".{out.name}.{secrets.token_hex(4)}.old"
+        old = out.absolute().parent / _work_name(out, "old")
         os.rename(out, old)
         try:
             os.rename(tmp, out)
@@ -285,6 +357,7 @@ def write_outputs(result: TerraceResult, out_dir: str | os.PathLike,
                     key=lambda w: w.order)
     out = Path(out_dir)
     written: list[Path] = []
+    context.warnings.extend(remove_stale_work_folders(out))
     with output_folder(out, overwrite, protect) as tmp:
         for w in chosen:
             try:

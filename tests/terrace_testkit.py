@@ -12,6 +12,7 @@ project (W. Schwanghart, D. Scherler)".
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,8 @@ LIB = REPO / "python3.10libs"
 if str(LIB) not in sys.path:
     sys.path.insert(0, str(LIB))
 
-SHARED_DATA = REPO.parent / "shared" / "data"
+# ``TERRACE_SHARED_DATA`` points elsewhere (a git worktree is not next to ``shared/``)
+SHARED_DATA = Path(os.environ.get("TERRACE_SHARED_DATA") or REPO.parent / "shared" / "data")
 
 # A lake-side slope above Ringgenberg (LV95), about 0.13 km², wholly inside the Interlaken grid.
 INTERLAKEN_TOWN = [[2634500.0, 1172000.0], [2634950.0, 1171950.0], [2635150.0, 1172200.0],

@@ -173,7 +173,9 @@ def test_report_command_names_breaking_lots(cli, tmp_path):
     assert res.code == 0, res.err
     lines = res.out.splitlines()
     flat = next(ln for ln in lines if "pads flat" in ln)
-    assert flat.endswith("2 lots are not: 2, 5")
+    # lot 6 has no cell one in from its edge: not measured, and said so (never "ok")
+    assert "2 lots are not: 2, 5; not measured on 1 lot too small" in flat
+    assert flat.endswith("edge: 6")
     assert next(ln for ln in lines if "embankments" in ln).endswith("1 lots steeper: 3")
     assert next(ln for ln in lines if "need engineering" in ln).endswith("2 lots: 1, 4")
     assert next(ln for ln in lines if "above max step" in ln).endswith(
@@ -193,6 +195,25 @@ def test_report_command_reference_preset_skips_the_flat_check(cli, tmp_path):
     assert res.code == 0
     assert "not flat by design" in res.out and "2 lots are not" not in res.out
     assert limit_breaches(rep)["pad_not_flat"] is None
+
+
+def test_report_command_says_not_measured_never_ok(cli, tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    rep = _hand_report()
+    for lot in rep["lots"]:
+        lot["pad_height_range"] = lot["pad_max_slope_deg"] = None
+    rep["totals"].update({"median_lot_cells": None, "earthwork_ratio": None})
+    rep["flags"] = {"small_lots": None, "earthworks": None, "tall_walls": False}
+    write_json(out / "report.json", rep)
+    res = cli("report", out)
+    assert res.code == 0, res.err
+    lines = res.out.splitlines()
+    flat = next(ln for ln in lines if "pads flat" in ln)
+    assert flat.endswith("not measured (no lot has a cell one in from its edge)")
+    assert next(ln for ln in lines if "median lot" in ln).endswith("not measured")
+    assert next(ln for ln in lines if "earthworks:" in ln).endswith("not measured")
+    assert next(ln for ln in lines if "tallest wall:" in ln).endswith(": ok")
 
 
 @pytest.mark.parametrize("case", ["no folder", "no report", "bad json", "not a report"])

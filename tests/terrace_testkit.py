@@ -11,7 +11,9 @@ project (W. Schwanghart, D. Scherler)".
 
 from __future__ import annotations
 
+import importlib
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +26,8 @@ LIB = REPO / "python3.10libs"
 if str(LIB) not in sys.path:
     sys.path.insert(0, str(LIB))
 
-SHARED_DATA = REPO.parent / "shared" / "data"
+# ``TERRACE_SHARED_DATA`` points elsewhere (a git worktree is not next to ``shared/``)
+SHARED_DATA = Path(os.environ.get("TERRACE_SHARED_DATA") or REPO.parent / "shared" / "data")
 
 # A lake-side slope above Ringgenberg (LV95), about 0.13 km², wholly inside the Interlaken grid.
 INTERLAKEN_TOWN = [[2634500.0, 1172000.0], [2634950.0, 1171950.0], [2635150.0, 1172200.0],
@@ -98,3 +101,41 @@ class CliResult:
     @property
     def err_lines(self) -> list[str]:
         return [ln for ln in self.err.splitlines() if ln.strip()]
+
+
+def on_ci() -> bool:
+    """Whether the tests run under CI (``CI=true``, as GitHub Actions, GitLab and .ci/run set)."""
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+def optional(module: str, why: str):
+    """Import an optional test library, or skip the test saying ``why`` it is needed.
+
+    Under CI (:func:`on_ci`) a missing library fails the test instead: CI installs everything
+    (``pip install -e .[test]``, and ``.ci/run`` the apt packages), so a skip there would hide
+    a broken setup.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        text = f"{module} not installed ({why}): {e}"
+        if on_ci():
+            pytest.fail(f"CI=true but {text}")
+        pytest.skip(text)
+
+
+def optional_program(path: str, why: str) -> str:
+    """Path of an installed program (absolute path or a name on PATH), else skip (fail on CI)."""
+    import shutil
+
+    found = path if os.path.isabs(path) and os.access(path, os.X_OK) else shutil.which(path)
+    if not found:
+        text = f"{path} not found ({why})"
+        if on_ci():
+            pytest.fail(f"CI=true but {text}")
+        pytest.skip(text)
+    return found
+
+
+#: Where tests leave files worth looking at (screenshots); ``TERRACE_TEST_ARTIFACTS`` moves it.
+ARTIFACTS = Path(os.environ.get("TERRACE_TEST_ARTIFACTS") or REPO / "test-artifacts")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import terrace_foundation as tf
-from terrace_foundation.blend import blur_halfwidth, box_blur
+from terrace_foundation.blend import blur_halfwidth, blur_reach, box_blur
 from terrace_foundation.heights import pad_heights, slice_heights, vertex_degrees
 
 from _engine_cases import flower_region, mountain
@@ -104,8 +104,8 @@ def test_lot_mask_matches_footprints(run):
 
 def test_cells_beyond_the_blur_reach_are_bit_identical(run):
     hf, _, res = run
-    k = blur_halfwidth(30.0, hf.cell_size)
-    reach = 3 * k
+    reach = res.report["totals"]["blur_reach_cells"]
+    assert reach == blur_reach(blur_halfwidth(30.0, hf.cell_size))
     covered = res.lot_mask > 0
     far = ~ndimage.binary_dilation(covered, structure=np.ones((3, 3)), iterations=reach)
     assert far.sum() > 1000

@@ -16,8 +16,9 @@ import argparse
 import sys
 import time
 import warnings
+from contextlib import contextmanager
 from dataclasses import fields
-from typing import Callable, Sequence, TextIO
+from typing import Callable, Iterator, Sequence, TextIO
 
 from . import PARAMETERS, TerraceParams, __version__, generate
 from .errors import TerraceError, TerraceInputError, TerraceWarning
@@ -86,6 +87,9 @@ def output_parent() -> argparse.ArgumentParser:
                        help="Comma list of extra outputs: ue (Unreal PNG/.r16), unity (RAW),"
                        " glb (slices), masks (lot id GeoTIFF, 8-bit PNG). Import settings are"
                        " printed on stdout and written to <engine>/import.json.")
+    group.add_argument("--no-viewer", dest="no_viewer", action="store_true",
+                       help="Do not write preview.html, the self-contained 3D viewer (written"
+                       " by default; about 1 MB for a 1025 x 1025 grid, at most 25 MB).")
     return parent
 
 
@@ -124,7 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "generate", parents=parents, help=COMMANDS["generate"][1],
         description="Terrace the REGIONS polygons into HEIGHTFIELD and write the terrace"
-        " heightfield, the slices (GeoJSON, OBJ), report.json and preview.png into --out.")
+        " heightfield, the slices (GeoJSON, OBJ), report.json, preview.png and the 3D viewer"
+        " preview.html into --out.")
     p.add_argument("heightfield", metavar="HEIGHTFIELD",
                    help="GeoTIFF (or any raster GDAL reads), or .npy with a .json sidecar;"
                    " or a heightmap without georeference: 16-bit .png, .r16, .raw, .exr, plain"
@@ -132,6 +137,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("regions", metavar="REGIONS",
                    help="GeoJSON Polygon, MultiPolygon, Feature or FeatureCollection;"
                    " Shapefile (.shp), GeoPackage (.gpkg[:layer]) or OBJ closed curves.")
+    p.add_argument("--local-metres", action="store_true",
+                   help="The coordinates are metres in a local frame whatever the CRS says:"
+                   " run on a geographic (degrees) CRS instead of refusing it, and write no CRS"
+                   " to the outputs. Without it a geographic CRS is refused (reproject with"
+                   " gdalwarp -t_srs to a UTM zone).")
     hm = p.add_argument_group("heightmaps without georeference")
     hm.add_argument("--cell-size", metavar="M", type=float, default=None,
                     help="Cell edge in metres of a .png/.r16/.raw/.exr/plain .tif heightmap.")
@@ -229,6 +239,39 @@ def _name_input(err: TerraceInputError, inputs: dict) -> TerraceInputError:
     return err
 
 
+def _without_crs(hf):
+    """``hf`` with no CRS (nor one in the GeoTIFF profile the writer starts from)."""
+    from dataclasses import replace
+
+    meta = dict(hf.meta)
+    if meta.get("profile"):
+        meta["profile"] = {k: v for k, v in meta["profile"].items() if k != "crs"}
+    return replace(hf, crs=None, meta=meta)
+
+
+def _drop_unknown_crs(hf, regs, heightfield_source: str):
+    """A CRS name GDAL cannot parse is not copied into the outputs (and a warning says so)."""
+    from .io._crs import crs_understood
+
+    if crs_understood(hf.crs) is False:
+        _warn(f"{heightfield_source}: CRS {hf.crs!r} is not a CRS GDAL knows; it is not written"
+              " to the outputs")
+        hf = _without_crs(hf)
+    if crs_understood(regs.crs) is False:
+        _warn(f"{regs.path}: CRS {regs.crs!r} is not a CRS GDAL knows; it is not written to the"
+              " outputs")
+        regs.crs = None
+    return hf, regs
+
+
+def _clean_stale(out) -> None:
+    """Remove working folders of ``out`` that killed runs left behind (and say so)."""
+    from .io.outputs import remove_stale_work_folders
+
+    for text in remove_stale_work_folders(out):
+        _warn(text)
+
+
 def _run(hf, regions, args: argparse.Namespace, context, protect: Sequence[str]) -> int:
     """Generate and write; shared by ``generate`` and ``demo``."""
     from .io import write_outputs
@@ -250,7 +293,8 @@ def _run(hf, regions, args: argparse.Namespace, context, protect: Sequence[str])
             seen.add(text)
             _warn(text)
     files = write_outputs(result, args.out, context, overwrite=args.overwrite, protect=protect,
-                          extra=getattr(args, "export", None) or ())  # an --export flag's names
+                          extra=getattr(args, "export", None) or (),  # an --export flag's names
+                          skip=["viewer"] if getattr(args, "no_viewer", False) else [])
     for text in context.warnings:
         _warn(text)
     from .io.exports import export_summaries
@@ -266,13 +310,20 @@ def _run(hf, regions, args: argparse.Namespace, context, protect: Sequence[str])
 def cmd_generate(args: argparse.Namespace) -> int:
     from .io import (OutputContext, check_output_folder, check_regions_against,
                      heightfield_format, read_heightfield, read_regions)
+    from .io.regions import check_metric_crs
 
     protect = [args.heightfield, args.regions]
     _params_from(args)                       # bad parameters fail before any reading
+    _clean_stale(args.out)
     check_output_folder(args.out, args.overwrite, protect)
     hf = read_heightfield(args.heightfield, cell_size=args.cell_size,
                           height_range=args.height_range)
     regs = read_regions(args.regions)
+    for text in check_metric_crs(hf, regs, args.heightfield, args.local_metres):
+        _warn(text)
+    if args.local_metres:
+        hf, regs.crs = _without_crs(hf), None
+    hf, regs = _drop_unknown_crs(hf, regs, args.heightfield)
     check_regions_against(regs, hf, args.heightfield)
     if hf.meta.get("sidecar") or heightfield_format(args.heightfield) == "npy":
         protect.append(str(hf.meta.get("sidecar", args.heightfield)))
@@ -291,6 +342,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from .io._deps import available
 
     _params_from(args)
+    _clean_stale(args.out)
     check_output_folder(args.out, args.overwrite)
     hf, regions = demo_inputs()
     fmt = "gtiff" if available("rasterio") else "npy"
@@ -315,6 +367,31 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived (``timeout``, a scheduler, ``docker stop``): unwind like Ctrl-C, so the
+    temporary output folder is removed on the way out."""
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """Turn SIGTERM into :class:`Terminated` for the duration (main thread only)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit code (``sys.exit(main())`` in the entry point)."""
     parser = build_parser()
@@ -323,7 +400,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.argv = argv
     func = COMMANDS[args.command][0]
     try:
-        return func(args)
+        with _sigterm_as_interrupt():
+            return func(args)
     except TerraceError as e:           # bad input, missing optional library
         return _error(str(e))
     except OSError as e:                # the output folder could not be written, disk full...
@@ -332,6 +410,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write(f"\n{PROG}: interrupted; nothing was written\n")
         return 130
+    except Terminated:
+        sys.stderr.write(f"\n{PROG}: terminated (SIGTERM); nothing was written\n")
+        return 128 + 15
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .blend import blend_difference, blur_halfwidth, box_blur
+from .blend import blend_difference, blur_halfwidth, blur_radius_used, blur_reach, box_blur
 from .errors import TerraceInputError, TerraceWarning
 from .footprint import lot_footprint
 from .fracture import decompose_region, intersect_pieces, rectangle, voronoi_cells
@@ -24,7 +24,7 @@ from .limits import grade_limited, grading_figures, limit_pads, lot_pair_steps, 
 from .lot import Lot
 from .params import TerraceParams
 from .project import rasterize_triangles
-from .region import Region
+from .region import Region, simplify_region
 from .remesh import remesh_lots
 from .report import (_num, build_report, lot_extras, lot_statistics, neighbour_pairs,
                      slope_tangent)
@@ -45,6 +45,8 @@ def as_regions(regions, source: str = "regions") -> list[Region]:
     """
     if isinstance(regions, Region):
         return [regions]
+    if _is_point_list(regions):
+        regions = [regions]  # one outer ring given on its own
     out = []
     for k, r in enumerate(regions):
         if isinstance(r, Region):
@@ -55,6 +57,26 @@ def as_regions(regions, source: str = "regions") -> list[Region]:
     if not out:
         raise TerraceInputError("no range polygons given", source)
     return out
+
+
+def _simplified(region: Region, spacing: float, warn: list[str]) -> Region:
+    """``region`` without outline detail far finer than the remesh size (said in a warning)."""
+    out, note = simplify_region(region, spacing)
+    if note:
+        warn.append(note)
+        _warnings.warn(note, TerraceWarning, stacklevel=3)
+    return out
+
+
+def _is_point_list(obj) -> bool:
+    """True for one ring: an ``(K, 2)`` (or ``(K, 3)``) array or list of numbers."""
+    if isinstance(obj, (str, bytes, dict)):
+        return False
+    try:
+        arr = np.asarray(obj)
+    except (ValueError, TypeError):
+        return False
+    return arr.ndim == 2 and arr.shape[1] in (2, 3) and arr.dtype.kind in "iuf"
 
 
 def fracture_region(region: Region, params: TerraceParams,
@@ -98,11 +120,12 @@ def fracture_region(region: Region, params: TerraceParams,
         poly, cnt, cell = intersect_pieces(pieces, np.full(len(pieces), 4), cells, cell_count)
         lots = LotSet(cells, cell_count, poly, cnt, cell).compact()
         # one piece to start from instead of scatter_count: as many more levels of cuts
-        extra = int(np.ceil(np.log2(max(params.scatter_count, 1))))
+        extra = int(np.ceil(np.log2(scatter_count(polygon_area(on_grid).sum(), params))))
         lots = subdivide_lots(lots, params.min_lot_size, params.lot_iterations + extra,
                               params.irregularity, rng, "contour", terrain)
         return lots.compact()
-    pts = scatter_points(region, params.scatter_count, rng, clip=bounds)
+    pts = scatter_points(region, scatter_count(polygon_area(on_grid).sum(), params), rng,
+                         clip=bounds)
     pts = relax_points(pts, region, params.relax_iterations, rng, clip=bounds)
     if len(pts) == 0:
         # a sliver of the region on the grid that rejection sampling missed: seed it with
@@ -117,6 +140,25 @@ def fracture_region(region: Region, params: TerraceParams,
     return lots.compact()
 
 
+def scatter_count(area: float, params: TerraceParams) -> int:
+    """Points to scatter in a region of ``area`` (on the grid), by ``params.scatter_mode``.
+
+    ``density``: ``round(area / min_lot_size)``, at least 1 and at most ``scatter_count``, so
+    the lot count follows the area (a region smaller than ``min_lot_size`` is one lot);
+    ``fixed``: ``scatter_count`` whatever the area (the reference asset's behaviour).
+    """
+    if params.scatter_mode == "fixed":
+        return int(params.scatter_count)
+    n = int(np.floor(float(area) / params.min_lot_size + 0.5))
+    return int(min(max(n, 1), params.scatter_count))
+
+
+def _warn(warnings: list[str], msg: str) -> None:
+    """Record a warning on the result and issue it as a :class:`TerraceWarning`."""
+    warnings.append(msg)
+    _warnings.warn(msg, TerraceWarning, stacklevel=3)
+
+
 def _check_overlap(region: Region, extent: tuple[float, float, float, float],
                    warnings: list[str]) -> None:
     b = region.bounds
@@ -127,9 +169,8 @@ def _check_overlap(region: Region, extent: tuple[float, float, float, float],
             f"(region bounds {tuple(round(v, 3) for v in b)}, grid extent "
             f"{tuple(round(v, 3) for v in extent)})", "regions")
     if b[0] < x0 or b[1] < y0 or b[2] > x1 or b[3] > y1:
-        msg = f"region {region.region_id} reaches beyond the heightfield; it is clipped to the grid"
-        warnings.append(msg)
-        _warnings.warn(msg, TerraceWarning, stacklevel=3)
+        _warn(warnings, f"region {region.region_id} reaches beyond the heightfield; it is "
+              "clipped to the grid")
 
 
 def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
@@ -184,6 +225,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     shift = np.array(hf.origin, dtype=np.float64)
     local = hf.with_origin((0.0, 0.0))
     regs = [reg.translated(-shift) for reg in regs]
+    regs = [_simplified(reg, p.remesh_size, warn) for reg in regs]
     extent = local.extent
 
     stage("subdivide", 0.05)
@@ -228,6 +270,15 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     lot_mask = np.zeros(hf.shape, dtype=np.int32)
     lot_mask.ravel()[cells] = label
     lot_region = np.array([m[0] for m in lots_meta])
+    empty = np.bincount(label, minlength=n_lots + 1)[1:] == 0
+    if empty.any():
+        ids = np.nonzero(empty)[0] + 1
+        shown = ", ".join(str(i) for i in ids[:10]) + (", ..." if len(ids) > 10 else "")
+        msg = (f"{len(ids)} lot(s) cover no cell centre (lot {shown}): their pad height comes "
+               f"from the bilinear terrain heights at their slice vertices and they do not "
+               f"change the heightfield")
+        warn.append(msg)
+        _warnings.warn(msg, TerraceWarning, stacklevel=2)
 
     if p.preset == "grading":
         stage("grade", 0.7)
@@ -242,15 +293,16 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
             hf.heights, lot_mask, limited, hf.cell_size, p.max_slope, p.max_wall_height,
             p.max_embankment_height, p.boundary)
         reach = None
-        flags = {"pad_moved": pad_moved, "limit_conflict": pad_conflict,
-                 "rule_pad": np.r_[np.nan, rule_pads]}
+        gflags = {"pad_moved": pad_moved, "limit_conflict": pad_conflict,
+                  "rule_pad": np.r_[np.nan, rule_pads]}
     else:
         stage("blend", 0.75)
-        k = blur_halfwidth(p.blur_radius, hf.cell_size)
-        terrace, window = blend_difference(hf.heights, cells, target, k)
-        reach = 3 * k
+        radius = blur_radius_used(p.blur_radius, hf.cell_size, p.min_blur_cells)
+        h = blur_halfwidth(radius, hf.cell_size)
+        terrace, window = blend_difference(hf.heights, cells, target, h)
+        reach = (radius, blur_reach(h))
         band = None
-        ginfo = flags = None
+        ginfo = gflags = None
 
     stage("lots", 0.85)
     # split the batched mesh into per-lot meshes (vertices and triangles are sorted by lot)
@@ -290,7 +342,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
 
     stage("report", 0.9)
     report = _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_lots,
-                     ginfo, flags)
+                     ginfo, gflags)
     now = time.perf_counter()
     timings["report"] += now - tick
     if progress is not None:
@@ -346,8 +398,8 @@ def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_
     if band is None:
         # reference preset: the band is every cell within the blur's reach of a lot
         # (one box pass of half-width 3k has the same support as the blur's three of k)
-        band_w = box_blur(lots_in.astype(np.float64), reach, passes=1) > 0 if reach else \
-            np.zeros_like(lots_in)
+        band_w = box_blur(lots_in.astype(np.float64), reach[1], passes=1) > 0 if reach[1] \
+            else np.zeros_like(lots_in)
         band_w &= ~lots_in
         wing_w = np.zeros_like(lots_in)
     else:
@@ -384,8 +436,8 @@ def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_
         "wall_length": float(sum(w["length"] for w in walls)),
         "tallest_wall": float(max((w["height"] for w in walls), default=0.0)),
     }
-    if reach is not None:
-        totals["blur_reach_cells"] = int(reach)
+    flags = _fit_and_absurd(hf, slopes, diff, lots_in | band_w, lots, walls, totals, reach, p,
+                            warn)
     lot_more = None
     if ginfo is not None:
         lot_more, more = grading_figures(
@@ -393,15 +445,16 @@ def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_
             ginfo["nearest_lot"][win], ginfo["embankment_height"][win], hf.cell_size,
             p.max_step, p.max_slope, n_lots)
         more["limit_breach_cells"] = int((band[win] == 3).sum())
-        more["lots_pad_moved"] = int(flags["pad_moved"].sum())
-        more["lots_limit_conflict"] = int(flags["limit_conflict"].sum())
+        more["lots_pad_moved"] = int(gflags["pad_moved"].sum())
+        more["lots_limit_conflict"] = int(gflags["limit_conflict"].sum())
         more["pad_share"] = float(ginfo["pad_cells"][win].sum() / max(lots_in.sum(), 1))
         totals.update(more)
-        lot_more["pad_moved"] = flags["pad_moved"]
-        lot_more["limit_conflict"] = flags["limit_conflict"]
-        lot_more["rule_pad_height"] = flags["rule_pad"]
+        lot_more["pad_moved"] = gflags["pad_moved"]
+        lot_more["limit_conflict"] = gflags["limit_conflict"]
+        lot_more["rule_pad_height"] = gflags["rule_pad"]
     report = build_report(lots, stats, extra, walls, totals, p.to_dict(), warn, hf.shape,
                           hf.cell_size)
+    report["flags"] = flags
     if lot_more is not None:
         for row in report["lots"]:
             i = row["lot_id"]
@@ -411,3 +464,87 @@ def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_
             row["earthwork_ratio"] = _num(row["earthwork_volume"] / row["volume_on_lot"]) \
                 if row["volume_on_lot"] else None
     return report
+
+
+#: Grid fit: lots smaller than this many cells are blocky and their figures coarse.
+MIN_LOT_CELLS = 16.0
+#: Absurd results: earthworks (lots and band) above this multiple of the lots' own.
+EARTHWORK_RATIO_LIMIT = 5.0
+#: Absurd results: slopes the reference preset creates above this, degrees.
+CREATED_SLOPE_LIMIT = 60.0
+#: A slope counts as created where the run made it steeper by more than this, degrees.
+CREATED_SLOPE_MARGIN = 1.0
+#: Absurd results: retaining walls above this height, world units (metres).
+WALL_HEIGHT_LIMIT = 10.0
+
+
+def _fit_and_absurd(hf, slopes, diff, touched, lots, walls, totals, reach, p, warn) -> dict:
+    """Grid-fit and absurd-result figures (into ``totals``), warnings and flags.
+
+    Figures that cannot be measured are None, and so is their flag.
+    """
+    cell = hf.cell_size
+    areas = np.array([lot.area for lot in lots])
+    median_cells = float(np.median(areas)) / hf.cell_area if len(areas) else None
+    totals["median_lot_cells"] = median_cells
+    flags: dict = {"small_lots": None, "blur_below_cell": None, "earthworks": None,
+                   "steep_slopes_created": None, "tall_walls": None}
+    if median_cells is not None:
+        flags["small_lots"] = median_cells < MIN_LOT_CELLS
+        if flags["small_lots"]:
+            fit = p.min_lot_size * MIN_LOT_CELLS / max(median_cells, 1e-9)
+            _warn(warn, f"the median lot covers {median_cells:.1f} cells of {cell:g} (fewer than"
+                  f" {MIN_LOT_CELLS:g}): lots this small are blocky on this grid and their "
+                  f"figures coarse; min_lot_size {_round2(fit):g} (about {MIN_LOT_CELLS:g} "
+                  "cells a lot) would fit it")
+    if reach is not None:
+        radius, support = reach
+        totals["blur_radius_used"] = float(radius)
+        totals["blur_radius_cells"] = float(radius / cell)
+        totals["blur_reach_cells"] = int(support)
+        if radius > 0:
+            flags["blur_below_cell"] = radius < cell
+            if flags["blur_below_cell"]:
+                _warn(warn, f"the blend blur radius {radius:g} is {radius / cell:.2f} cells of "
+                      f"{cell:g}: the terraces meet the terrain as steps; blur_radius "
+                      f"{_round2(2 * cell):g} (2 cells) or min_blur_cells 2 would fit this grid")
+    lots_vol = totals["cut_volume_lots"] + totals["fill_volume_lots"]
+    all_vol = totals["cut_volume"] + totals["fill_volume"]
+    ratio = all_vol / lots_vol if lots_vol > 0 else None
+    totals["earthwork_ratio"] = ratio
+    if ratio is not None:
+        flags["earthworks"] = ratio > EARTHWORK_RATIO_LIMIT
+        if flags["earthworks"]:
+            _warn(warn, f"earthworks of {all_vol:.4g} are {ratio:.1f}x the {lots_vol:.4g} moved "
+                  f"on the lots themselves (more than {EARTHWORK_RATIO_LIMIT:g}x): the "
+                  "transition around the lots moves most of the ground")
+    # slopes the run made steeper (by more than CREATED_SLOPE_MARGIN), on the cells it changed
+    sel = touched & (diff != 0)
+    deg_after = np.degrees(np.arctan(slopes[1][sel]))
+    made = deg_after > np.degrees(np.arctan(slopes[0][sel])) + CREATED_SLOPE_MARGIN
+    created = float(deg_after[made].max()) if made.any() else None
+    totals["max_slope_created_deg"] = created
+    if p.preset == "reference":
+        flags["steep_slopes_created"] = bool(created is not None
+                                             and created > CREATED_SLOPE_LIMIT)
+        if flags["steep_slopes_created"]:
+            n = int((deg_after[made] > CREATED_SLOPE_LIMIT).sum())
+            _warn(warn, f"the terraces create slopes up to {created:.1f} degrees ({n} cells "
+                  f"steeper than {CREATED_SLOPE_LIMIT:g}): raise blur_radius (now "
+                  f"{reach[0]:g}) or min_lot_size")
+    if p.preset == "grading":
+        tallest = totals["tallest_wall"]
+        flags["tall_walls"] = tallest > WALL_HEIGHT_LIMIT
+        if flags["tall_walls"]:
+            n = sum(1 for w in walls if w["height"] > WALL_HEIGHT_LIMIT)
+            _warn(warn, f"{n} retaining walls are higher than {WALL_HEIGHT_LIMIT:g} (up to "
+                  f"{tallest:.1f}): the balanced pad rule or smaller lots (min_lot_size) lower them")
+    return flags
+
+
+def _round2(x: float) -> float:
+    """``x`` rounded up to two significant digits (a setting to suggest)."""
+    if x <= 0:
+        return 0.0
+    e = 10.0 ** (np.floor(np.log10(x)) - 1)
+    return float(np.ceil(x / e) * e)

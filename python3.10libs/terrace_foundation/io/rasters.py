@@ -124,6 +124,8 @@ def _read_sidecar(path: Path) -> dict:
                                 sidecar) from None
     except UnicodeDecodeError:
         raise TerraceInputError("not a UTF-8 JSON text file", sidecar) from None
+    except RecursionError:
+        raise TerraceInputError("JSON nested too deeply to be a sidecar", sidecar) from None
     except OSError as e:
         raise TerraceInputError(f"cannot read: {_os_problem(e)}", sidecar) from None
     if not isinstance(side, dict):
@@ -137,9 +139,18 @@ def _read_sidecar(path: Path) -> dict:
         if gt[2] != 0 or gt[4] != 0:
             raise TerraceInputError("rotated grids are not supported (geotransform terms 2 and 4"
                                     " must be 0)", sidecar)
+        if gt[5] > 0:
+            raise TerraceInputError("south-up grids are not supported (geotransform term 5 must"
+                                    f" be negative, got {gt[5]!r}); flip the rows", sidecar)
+        if not gt[1] > 0 or not math.isclose(gt[1], -gt[5], rel_tol=1e-9):
+            raise TerraceInputError(f"cells must be square and west-to-east, got geotransform"
+                                    f" terms 1 and 5 = {gt[1]!r}, {gt[5]!r}", sidecar)
     cell = _sidecar_number(side, ("cell_size", "cell_size_m"), sidecar)
     if cell is None and gt is not None:
         cell = float(gt[1])
+    elif cell is not None and gt is not None and not math.isclose(cell, gt[1], rel_tol=1e-9):
+        raise TerraceInputError(f"cell size {cell!r} disagrees with the geotransform's"
+                                f" {gt[1]!r}", sidecar)
     if cell is None:
         raise TerraceInputError("no cell size (give 'cell_size')", sidecar)
 
@@ -165,6 +176,9 @@ def _read_sidecar(path: Path) -> dict:
     if nodata is not None and (isinstance(nodata, bool) or not isinstance(nodata, (int, float))):
         raise TerraceInputError(f"'nodata' must be a number or null, got {nodata!r}", sidecar)
     shape = side.get("shape")
+    if shape is not None and (not isinstance(shape, list) or len(shape) != 2 or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in shape)):
+        raise TerraceInputError(f"'shape' must be [rows, cols], got {shape!r}", sidecar)
     return {"cell_size": cell, "origin": (ox, oy), "crs": crs, "nodata": nodata,
             "shape": shape, "sidecar": sidecar, "z_units": side.get("z_units")}
 
@@ -286,31 +300,32 @@ def write_geotiff_heightfield(hf: Heightfield, path: str | os.PathLike,
                               tags: dict | None = None) -> list[Path]:
     """Write ``hf`` as a float32 single-band GeoTIFF with the input's transform and CRS.
 
-    When ``hf.meta["profile"]`` holds the input's rasterio profile it is the starting point
-    (so CRS, transform, tiling and compression carry over), otherwise a profile is built from
-    the heightfield's own georeference.
+    The creation options are ours (deflate with the floating-point predictor, 256-cell tiles
+    on grids of at least 256 x 256); only the CRS and transform come from ``hf.meta["profile"]``
+    (the input's rasterio profile) when it is there.
     """
     rasterio = require("rasterio", "write GeoTIFF")
     from rasterio.transform import Affine
 
+    from rasterio.errors import RasterioError
+
     path = Path(path)
     heights = np.asarray(hf.heights, dtype=np.float32)
     rows, cols = heights.shape
-    profile = dict(hf.meta.get("profile") or {})
-    if profile and str(profile.get("driver", "")).upper() != "GTIFF":
-        # another GDAL format's creation options mean nothing to GTiff: keep the georeference
-        profile = {k: profile[k] for k in ("crs", "transform") if k in profile}
-    profile.setdefault("transform", Affine(*hf.transform))
-    profile.setdefault("crs", hf.crs)
-    profile.setdefault("compress", "deflate")
-    profile.update(driver="GTiff", dtype="float32", count=1, height=rows, width=cols,
-                   nodata=None)
-    if profile.get("compress", "").lower() in ("deflate", "lzw", "zstd"):
-        profile["predictor"] = 3  # floating-point predictor
-    if profile.get("photometric"):
-        profile.pop("photometric")
-    with rasterio.open(path, "w", **profile) as dst:
-        dst.write(heights, 1)
-        if tags:
-            dst.update_tags(**{k: str(v) for k, v in tags.items()})
+    # Only the georeference comes from the input: its creation options (JPEG or WEBP
+    # compression, 8-bit photometric, odd block sizes) may not suit float32 heights.
+    source = dict(hf.meta.get("profile") or {})
+    profile = {"driver": "GTiff", "dtype": "float32", "count": 1, "height": rows, "width": cols,
+               "nodata": None, "crs": source.get("crs", hf.crs),
+               "transform": source.get("transform", Affine(*hf.transform)),
+               "compress": "deflate", "predictor": 3, "BIGTIFF": "IF_SAFER"}
+    if rows >= 256 and cols >= 256:
+        profile.update(tiled=True, blockxsize=256, blockysize=256)
+    try:
+        with rasterio.open(path, "w", **profile) as dst:
+            dst.write(heights, 1)
+            if tags:
+                dst.update_tags(**{k: str(v) for k, v in tags.items()})
+    except RasterioError as err:
+        raise OSError(f"cannot write GeoTIFF ({' '.join(str(err).split())})") from None
     return [path]

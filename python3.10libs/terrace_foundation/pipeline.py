@@ -386,7 +386,7 @@ def _max_step_at(heights: np.ndarray, cells: np.ndarray) -> float:
 
 
 def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_lots,
-            ginfo=None, flags=None):
+            ginfo=None, gflags=None):
     """Per-lot figures and totals (computed on the window where anything changed)."""
     # one cell of margin so the slopes at the window's edge see their neighbours
     win = (slice(max(window[0].start - 1, 0), min(window[0].stop + 1, hf.shape[0])),

@@ -11,6 +11,7 @@ project (W. Schwanghart, D. Scherler)".
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
@@ -100,3 +101,41 @@ class CliResult:
     @property
     def err_lines(self) -> list[str]:
         return [ln for ln in self.err.splitlines() if ln.strip()]
+
+
+def on_ci() -> bool:
+    """Whether the tests run under CI (``CI=true``, as GitHub Actions, GitLab and .ci/run set)."""
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+def optional(module: str, why: str):
+    """Import an optional test library, or skip the test saying ``why`` it is needed.
+
+    Under CI (:func:`on_ci`) a missing library fails the test instead: CI installs everything
+    (``pip install -e .[test]``, and ``.ci/run`` the apt packages), so a skip there would hide
+    a broken setup.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        text = f"{module} not installed ({why}): {e}"
+        if on_ci():
+            pytest.fail(f"CI=true but {text}")
+        pytest.skip(text)
+
+
+def optional_program(path: str, why: str) -> str:
+    """Path of an installed program (absolute path or a name on PATH), else skip (fail on CI)."""
+    import shutil
+
+    found = path if os.path.isabs(path) and os.access(path, os.X_OK) else shutil.which(path)
+    if not found:
+        text = f"{path} not found ({why})"
+        if on_ci():
+            pytest.fail(f"CI=true but {text}")
+        pytest.skip(text)
+    return found
+
+
+#: Where tests leave files worth looking at (screenshots); ``TERRACE_TEST_ARTIFACTS`` moves it.
+ARTIFACTS = Path(os.environ.get("TERRACE_TEST_ARTIFACTS") or REPO / "test-artifacts")

@@ -21,9 +21,10 @@ from .grading import balanced_pads, cell_pad_heights, grade_heightfield, lot_adj
 from .heightfield import Heightfield
 from .heights import pad_heights, slice_heights, vertex_degrees
 from .lot import Lot
+from .overlap import resolve_overlaps
 from .params import TerraceParams
 from .project import rasterize_triangles
-from .region import Region
+from .region import Region, simplify_region
 from .remesh import remesh_lots
 from .report import (build_report, lot_extras, lot_statistics, neighbour_pairs,
                      slope_tangent)
@@ -55,6 +56,15 @@ def as_regions(regions, source: str = "regions") -> list[Region]:
         out.append(Region.from_rings(rings[0], rings[1:], region_id=k, source=source))
     if not out:
         raise TerraceInputError("no range polygons given", source)
+    return out
+
+
+def _simplified(region: Region, spacing: float, warn: list[str]) -> Region:
+    """``region`` without outline detail far finer than the remesh size (said in a warning)."""
+    out, note = simplify_region(region, spacing)
+    if note:
+        warn.append(note)
+        _warnings.warn(note, TerraceWarning, stacklevel=3)
     return out
 
 
@@ -197,6 +207,15 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     shift = np.array(hf.origin, dtype=np.float64)
     local = hf.with_origin((0.0, 0.0))
     regs = [reg.translated(-shift) for reg in regs]
+    regs = [_simplified(reg, p.remesh_size, warn) for reg in regs]
+    regs, notes = resolve_overlaps(regs)          # later regions lose the overlap
+    for note in notes:
+        warn.append(note)
+        _warnings.warn(note, TerraceWarning, stacklevel=2)
+    if notes:   # a part left by the overlap rule may lie off the grid: nothing to terrace there
+        x0, y0, x1, y1 = local.extent
+        regs = [r for r in regs if not (r.bounds[2] <= x0 or r.bounds[0] >= x1
+                                        or r.bounds[3] <= y0 or r.bounds[1] >= y1)]
     extent = local.extent
 
     stage("subdivide", 0.05)

@@ -11,7 +11,8 @@ Readers
 Writers
     :func:`write_outputs` runs the registered writers (:data:`WRITERS`) into an output folder
     atomically; :func:`register_writer` adds one. The single-file writers are in
-    :mod:`.rasters`, :mod:`.slices`, :mod:`.report` and :mod:`.preview`.
+    :mod:`.rasters`, :mod:`.slices`, :mod:`.report`, :mod:`.preview` (preview.png) and
+    :mod:`.viewer` (preview.html, the 3D viewer).
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from .heightfield import Heightfield
 from .heights import pad_heights, slice_heights, vertex_degrees
 from .limits import grade_limited, grading_figures, limit_pads, lot_pair_steps, step_walls
 from .lot import Lot
+from .overlap import resolve_overlaps
 from .params import TerraceParams
 from .project import rasterize_triangles
 from .region import Region, simplify_region
@@ -226,6 +227,14 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     local = hf.with_origin((0.0, 0.0))
     regs = [reg.translated(-shift) for reg in regs]
     regs = [_simplified(reg, p.remesh_size, warn) for reg in regs]
+    regs, notes = resolve_overlaps(regs)          # later regions lose the overlap
+    for note in notes:
+        warn.append(note)
+        _warnings.warn(note, TerraceWarning, stacklevel=2)
+    if notes:   # a part left by the overlap rule may lie off the grid: nothing to terrace there
+        x0, y0, x1, y1 = local.extent
+        regs = [r for r in regs if not (r.bounds[2] <= x0 or r.bounds[0] >= x1
+                                        or r.bounds[3] <= y0 or r.bounds[1] >= y1)]
     extent = local.extent
 
     stage("subdivide", 0.05)

@@ -188,7 +188,8 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     band = np.zeros(lot_mask.shape, dtype=np.int8)
     info = GradeInfo(pad_cells=lots.copy(), lot_embankment=np.zeros_like(lots),
                      wall_fill=np.zeros(len(pad)), wall_cut=np.zeros(len(pad)),
-                     nearest_lot=np.zeros(lot_mask.shape, dtype=np.int32), band_width=0.0)
+                     nearest_lot=np.zeros(lot_mask.shape, dtype=np.int32), band_width=0.0,
+                     embankment_height=np.zeros(lot_mask.shape))
     if not lots.any():
         return out, band, (slice(0, 0), slice(0, 0)), info
     t = np.tan(np.radians(max_slope))

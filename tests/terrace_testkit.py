@@ -1,8 +1,13 @@
-"""Test helpers shared by the test modules: paths, sample polygons, small file writers.
+"""Test helpers shared by the test modules: paths, sample inputs, small file writers, skips.
 
-Import from here (``from terrace_testkit import ...``), not from ``conftest``: with several
-``conftest.py`` files in the tree (``tests/houdini/``) the module name ``conftest`` is ambiguous.
-Importing this module also puts ``<repo>/python3.10libs`` first on ``sys.path``.
+Test modules import from here (``from terrace_testkit import ...``; ``tests/`` is on the path
+through ``pythonpath`` in ``pyproject.toml``); fixtures are in ``tests/conftest.py``. The package
+itself is imported as installed (``pip install -e .``, or ``PYTHONPATH=python3.10libs``).
+
+Skips go through two helpers, so CI can refuse them: :func:`needs` (an optional library) and
+:func:`shared_path` (``<repo>/../shared``, or ``$TERRACE_SHARED``). Under ``CI=true`` a missing
+library that ``.ci/run`` installs (:data:`CI_LIBRARIES`) or a missing shared folder fails the
+test instead of skipping it.
 
 Real terrain in ``<repo>/../shared/data``: Interlaken, "Source: Federal Office of Topography
 swisstopo (DHM25)"; Big Tujunga, "SRTM data courtesy of NASA/USGS; prepared by the TopoToolbox
@@ -11,20 +16,67 @@ project (W. Schwanghart, D. Scherler)".
 
 from __future__ import annotations
 
+import importlib
 import json
-import sys
+import os
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
 
+from terrace_foundation import Heightfield, Region
+
 REPO = Path(__file__).resolve().parents[1]
 LIB = REPO / "python3.10libs"
-if str(LIB) not in sys.path:
-    sys.path.insert(0, str(LIB))
+#: ``../shared`` next to the repository (data, Houdini notes), or ``$TERRACE_SHARED``.
+SHARED = Path(os.environ.get("TERRACE_SHARED") or REPO.parent / "shared")
+SHARED_DATA = SHARED / "data"
 
-SHARED_DATA = REPO.parent / "shared" / "data"
+#: Import names of the libraries ``.ci/run`` installs (pyproject's ``test`` extra): under
+#: ``CI=true`` a test that needs one of them fails when it is missing.
+CI_LIBRARIES = {"shapely", "scipy", "rasterio", "PIL", "trimesh", "pygltflib", "OpenEXR",
+                "fiona", "mypy", "hou-stubs"}
+
+
+def in_ci() -> bool:
+    """True under continuous integration (``CI=true``): skips that hide coverage fail."""
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def _missing(what: str, why: str, ci_fails: bool) -> None:
+    if ci_fails and in_ci():
+        pytest.fail(f"{what} is missing under CI ({why})", pytrace=False)
+    pytest.skip(f"{what} is missing ({why})")
+
+
+def needs(module: str) -> ModuleType:
+    """Import ``module`` (e.g. ``"PIL.Image"``) or skip the test; fail under CI for a library
+    ``.ci/run`` installs."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        top = module.split(".")[0]
+        _missing(f"optional library {module}", "pip install -e '.[test]'", top in CI_LIBRARIES)
+        raise  # not reached
+
+
+def shared_path(*parts: str) -> Path:
+    """A file or folder under ``../shared``, or skip the test (fail under CI)."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        _missing(str(path), "the shared data and notes next to the repository, or"
+                 " $TERRACE_SHARED", True)
+    return path
+
+
+def real_dem(folder: str) -> Heightfield:
+    """``../shared/data/<folder>/dem.npy`` with its sidecar as a Heightfield (read only)."""
+    path = shared_path("data", folder, "dem.npy")
+    meta = json.loads(path.with_suffix(".json").read_text())
+    return Heightfield(np.load(path), meta["cell_size_m"],
+                       (meta["origin_x_west_edge"], meta["origin_y_north_edge"]), meta["crs"])
 
 # A lake-side slope above Ringgenberg (LV95), about 0.13 km², wholly inside the Interlaken grid.
 INTERLAKEN_TOWN = [[2634500.0, 1172000.0], [2634950.0, 1171950.0], [2635150.0, 1172200.0],
@@ -64,7 +116,7 @@ def write_npy(path: Path, heights, sidecar: dict) -> Path:
 
 def write_geotiff(path: Path, heights, transform, crs=None, nodata=None, dtype="float32"):
     """Write a single-band GeoTIFF with rasterio (the oracle's own writer)."""
-    rasterio = pytest.importorskip("rasterio")
+    rasterio = needs("rasterio")
     from rasterio.transform import Affine
 
     heights = np.asarray(heights)
@@ -98,3 +150,88 @@ class CliResult:
     @property
     def err_lines(self) -> list[str]:
         return [ln for ln in self.err.splitlines() if ln.strip()]
+
+
+# --------------------------------------------------------------------------- engine cases
+
+def mountain(rows: int = 200, cols: int = 240, cell: float = 5.0,
+             origin: tuple[float, float] = (1000.0, 5000.0)) -> Heightfield:
+    """A smooth hill with ridges: heights 0..~150, slopes up to ~40 degrees."""
+    y, x = np.mgrid[0:rows, 0:cols].astype(float)
+    cy, cx = rows / 2, cols / 2
+    r = np.hypot((x - cx) / cols, (y - cy) / rows)
+    h = 150 * np.exp(-(r / 0.35) ** 2) + 8 * np.sin(x / 9.0) * np.cos(y / 13.0)
+    return Heightfield(h, cell, origin)
+
+
+def flower_region(hf: Heightfield, scale: float = 0.3, hole: bool = True,
+                  region_id: int = 0) -> Region:
+    """A concave outline around the grid centre, optionally with a hole."""
+    x0, y0, x1, y1 = hf.extent
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    rx, ry = scale * (x1 - x0), scale * (y1 - y0)
+    t = np.linspace(0, 2 * np.pi, 36, endpoint=False)
+    k = 1 + 0.25 * np.sin(4 * t)
+    ring = np.column_stack([cx + rx * k * np.cos(t), cy + ry * k * np.sin(t)])
+    holes = []
+    if hole:
+        holes.append(np.column_stack([cx + 0.2 * rx * np.cos(t), cy + 0.25 * ry * np.sin(t)]))
+    return Region.from_rings(ring, holes, region_id=region_id)
+
+
+# --------------------------------------------------------------------------- Houdini scenes
+# (used by tests/houdini/test_assets.py through the fixtures in conftest.py; hython only)
+
+#: Why the Houdini tests skip outside hython.
+HYTHON_ONLY = "needs Houdini: run `hython -m pytest tests/houdini` at a Houdini desk"
+
+#: A 1.28 km square of rolling terrain, 5 m cells, and one concave range polygon in it.
+HOU_CELL = 5.0
+HOU_SIZE = 257
+
+
+def houdini_terrain() -> Heightfield:
+    y, x = np.mgrid[0:HOU_SIZE, 0:HOU_SIZE] * HOU_CELL
+    h = 80 * np.sin(x / 310.0) * np.cos(y / 270.0) + 0.05 * x + 30 * np.exp(
+        -((x - 600) ** 2 + (y - 650) ** 2) / 2e5)
+    return Heightfield(h, cell_size=HOU_CELL, origin=(0.0, HOU_SIZE * HOU_CELL))
+
+
+HOU_REGION = np.array([[300.0, 300.0], [900.0, 320.0], [950.0, 700.0], [620.0, 560.0],
+                       [330.0, 900.0]])
+
+
+def python_sop(parent, name: str, code: str):
+    node = parent.createNode("python", name)
+    node.parm("python").set(code)
+    return node
+
+
+def make_inputs(geo_net):
+    """SOPs that build the test heightfield and range polygon inside Houdini.
+
+    The HeightField SOP makes the volume (Houdini's own layout); a Python SOP writes the test
+    heights into it in voxel order. The reference for comparisons is read back from the cooked
+    volume with ``sop.read_heightfield``, so it does not depend on that layout.
+    """
+    hf = houdini_terrain()
+    base = geo_net.createNode("heightfield", "hf_base")
+    base.parm("divisionmode").set("size")
+    base.parmTuple("size").set((HOU_SIZE * HOU_CELL, HOU_SIZE * HOU_CELL))
+    base.parm("gridspacing").set(HOU_CELL)
+    base.parmTuple("t").set((HOU_SIZE * HOU_CELL / 2, 0.0, -HOU_SIZE * HOU_CELL / 2))
+    heights = ",".join(f"{v:.4f}" for v in hf.heights.astype(np.float32).reshape(-1))
+    write = python_sop(geo_net, "hf_heights", f"""
+import numpy as np
+geo = hou.pwd().geometry()
+h = np.array([{heights}], dtype=np.float32)
+for prim in geo.prims():
+    if prim.attribValue("name") == "height":
+        n = len(prim.allVoxelsAsString()) // 4
+        prim.setAllVoxelsFromString(np.resize(h, n).tobytes())
+""")
+    write.setInput(0, base)
+    poly = python_sop(geo_net, "region", "geo = hou.pwd().geometry()\n"
+                      f"pts = geo.createPoints([(x, 0.0, -y) for x, y in {HOU_REGION.tolist()}])\n"
+                      "geo.createPolygons([[p.number() for p in pts]])\n")
+    return poly, write

@@ -12,25 +12,25 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .blend import blend_difference, blur_halfwidth, box_blur
 from .errors import TerraceInputError, TerraceWarning
-from .footprint import lot_footprint
-from .fracture import decompose_region, intersect_pieces, rectangle, voronoi_cells
 from .geometry import polygon_area, widen_polygons
-from .grading import balanced_pads, cell_pad_heights, grade_heightfield, lot_adjacency
 from .heightfield import Heightfield
-from .heights import pad_heights, slice_heights, vertex_degrees
 from .lot import Lot
+from .lots.footprint import lot_footprint
+from .lots.fracture import decompose_region, intersect_pieces, rectangle, voronoi_cells
+from .lots.remesh import remesh_lots
+from .lots.scatter import region_rng, relax_points, scatter_points
+from .lots.subdivide import LotSet, subdivide_lots
 from .params import TerraceParams
-from .project import rasterize_triangles
+from .presets.grading import balanced_pads, cell_pad_heights, grade_heightfield
+from .presets.walls import find_walls, grid_steps, outline_walls, touching_lots, wing_walls
 from .region import Region
-from .remesh import remesh_lots
-from .report import (build_report, lot_extras, lot_statistics, neighbour_pairs,
-                     slope_tangent)
+from .report import build_report, lot_extras, lot_statistics
 from .result import TerraceResult
-from .scatter import region_rng, relax_points, scatter_points
-from .subdivide import LotSet, subdivide_lots
-from .walls import find_walls, grid_steps, outline_walls, touching_lots, wing_walls
+from .terrain.blend import blend_difference, blur_halfwidth, box_blur
+from .terrain.heights import pad_heights, slice_heights, vertex_degrees
+from .terrain.kernels import lot_adjacency, neighbour_pairs, slope_tangent
+from .terrain.project import rasterize_triangles
 
 __all__ = ["generate", "as_regions", "fracture_region"]
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-hou = pytest.importorskip(
-    "hou", reason="needs Houdini: run `hython -m pytest tests/houdini` at a Houdini desk")
+from terrace_testkit import HYTHON_ONLY
 
-from terrace_foundation import generate  # noqa: E402
-from terrace_foundation.houdini import sop  # noqa: E402
-from terrace_foundation.houdini.build import validate_network  # noqa: E402
-from terrace_foundation.houdini.network import NATIVE, NUMPY  # noqa: E402
+hou = pytest.importorskip("hou", reason=HYTHON_ONLY)   # Houdini is never installed by CI
+
+from terrace_foundation import generate
+from terrace_foundation.houdini import sop
+from terrace_foundation.houdini.build import validate_network
+from terrace_foundation.houdini.network import NATIVE, NUMPY
 
 #: Native network vs numpy engine, terrace heightfield: the native route blurs pad heights to a
 #: degree-weighted average (attribblur, finite iterations), rasterises slices by ray casts and

@@ -150,7 +150,7 @@ def write_walls(geo: hou.Geometry, res: TerraceResult) -> None:
     """
     if res.params.preset != "grading":
         return
-    from ..io.walls import walls_feature_collection
+    from ..io.writers.walls_geojson import walls_feature_collection
 
     geo.addAttrib(hou.attribType.Global, "retaining_walls", "")
     geo.setGlobalAttribValue("retaining_walls",

@@ -1,0 +1,337 @@
+"""The output folder: one registry of writers, written atomically.
+
+Every output file is made by one *writer*: a function ``write(result, folder, context)`` that
+writes into ``folder`` and returns the paths it wrote. Writers are registered once, in
+:data:`WRITERS`, in the order they run. Adding a format (say a glTF export) is one function and
+one :func:`register_writer` call::
+
+    @register_writer("glb", default=False, description="slices as binary glTF")
+    def _write_glb(result, folder, context):
+        ...
+        return [folder / "terrace_slices.glb"]
+
+``default=True`` writers run on every ``generate``/``demo``; the others only when asked for by
+name (``write_outputs(..., extra=["glb"])``, which is what an ``--export`` flag forwards).
+
+:func:`write_outputs` writes into a hidden sibling folder (``.<name>.<random>.partial``) and
+renames it into place only when every writer succeeded; with ``overwrite`` the old folder is
+replaced only then. On any failure nothing is left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Sequence
+
+from ...errors import TerraceInputError
+from ...result import TerraceResult
+from .._deps import MissingDependencyError
+
+__all__ = ["OutputContext", "OutputWriter", "WRITERS", "register_writer", "write_outputs",
+           "output_folder", "check_output_folder", "OUTPUT_MARKERS"]
+
+#: A folder holding one of these is a previous output and may be replaced with ``overwrite``.
+OUTPUT_MARKERS = ("report.json", "terrace_slices.geojson")
+
+
+@dataclass
+class OutputContext:
+    """What writers need to know besides the result.
+
+    Attributes
+    ----------
+    heightfield_format : {"gtiff", "npy"}
+        Format of the terrace heightfield file (that of the input heightfield).
+    crs : str or None
+        CRS written into vector outputs (the regions' declared CRS, else the heightfield's).
+    inputs : dict
+        Input file names by role (``"heightfield"``, ``"regions"``), for the report.
+    command : list of str or None
+        The command line, for provenance.
+    report_extra : dict
+        More keys for ``report.json`` (they never override the engine's report).
+    written : list of str
+        File names written so far (filled by :func:`write_outputs`).
+    warnings : list of str
+        Problems met while writing (an optional output skipped, ...).
+    """
+
+    heightfield_format: str = "gtiff"
+    crs: str | None = None
+    inputs: dict = field(default_factory=dict)
+    command: list | None = None
+    report_extra: dict = field(default_factory=dict)
+    written: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+
+
+Writer = Callable[[TerraceResult, Path, OutputContext], Sequence[Path]]
+
+
+@dataclass(frozen=True)
+class OutputWriter:
+    """A registered writer: its name, function, and whether every run writes it."""
+
+    name: str
+    write: Writer
+    default: bool = True
+    optional: bool = False
+    description: str = ""
+    order: int = 50
+
+
+WRITERS: dict[str, OutputWriter] = {}
+
+
+def register_writer(name: str, *, default: bool = True, optional: bool = False,
+                    description: str = "", order: int = 50) -> Callable[[Writer], Writer]:
+    """Decorator registering a writer under ``name`` (see the module docstring).
+
+    Parameters
+    ----------
+    name : str
+        Unique name (what ``--export`` takes for non-default writers).
+    default : bool
+        Written by every run.
+    optional : bool
+        If its library is missing, skip it with a warning instead of failing the run.
+    order : int
+        Writers run by increasing order; the report (order 100) runs last to list the files.
+    """
+    def deco(func: Writer) -> Writer:
+        if name in WRITERS:
+            raise ValueError(f"output writer {name!r} is already registered")
+        WRITERS[name] = OutputWriter(name, func, default, optional, description, order)
+        return func
+    return deco
+
+
+# --------------------------------------------------------------------------- the folder
+
+def _is_within(path: Path, folder: Path) -> bool:
+    try:
+        path.relative_to(folder)
+    except ValueError:
+        return False
+    return True
+
+
+def check_output_folder(out_dir: str | os.PathLike, overwrite: bool = False,
+                        protect: Iterable[str | os.PathLike] = ()) -> Path:
+    """Refuse an output folder that cannot be (re)written; return it as a Path.
+
+    Raises
+    ------
+    TerraceInputError
+        It exists and ``overwrite`` is false; it is a file; it holds one of the ``protect``
+        paths (the inputs) or the working directory; with ``overwrite``, it is not empty and
+        not a previous output (none of :data:`OUTPUT_MARKERS` in it).
+    """
+    out = Path(out_dir)
+    source = str(out)
+    real = Path(os.path.realpath(out))
+    if out.exists() or out.is_symlink():
+        if not out.is_dir() or out.is_symlink():
+            raise TerraceInputError("exists and is not a folder", source)
+        if not overwrite:
+            raise TerraceInputError("output folder already exists (use --overwrite to replace"
+                                    " it)", source)
+        for p in protect:
+            if _is_within(Path(os.path.realpath(p)), real):
+                raise TerraceInputError(f"holds the input {p}; replacing it would delete that"
+                                        " input, choose another output folder", source)
+        if _is_within(Path(os.path.realpath(os.getcwd())), real):
+            raise TerraceInputError("holds the working directory; choose another output folder",
+                                    source)
+        if any(out.iterdir()) and not any((out / m).exists() for m in OUTPUT_MARKERS):
+            raise TerraceInputError("is not empty and is not a Terrace Foundation output folder"
+                                    f" (no {OUTPUT_MARKERS[0]}); refusing to replace it", source)
+    return out
+
+
+@contextmanager
+def output_folder(out_dir: str | os.PathLike, overwrite: bool = False,
+                  protect: Iterable[str | os.PathLike] = ()) -> Iterator[Path]:
+    """Give a temporary folder next to ``out_dir``; rename it to ``out_dir`` on success.
+
+    Missing parent folders are created, and removed again if the block fails.
+    """
+    out = check_output_folder(out_dir, overwrite, protect)
+    parent = out.absolute().parent
+    created: list[Path] = []
+    p = parent
+    while not p.exists():
+        created.append(p)
+        p = p.parent
+    tmp: Path | None = None
+    try:
+        for d in reversed(created):
+            d.mkdir()
+        tmp = parent / f".{out.name}.{secrets.token_hex(4)}.partial"
+        tmp.mkdir()
+        yield tmp
+        _commit(tmp, out, overwrite)
+        tmp = None
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+            for d in created:
+                try:
+                    d.rmdir()
+                except OSError:
+                    break
+
+
+def _commit(tmp: Path, out: Path, overwrite: bool) -> None:
+    if out.exists():
+        check_output_folder(out, overwrite)  # it may have appeared while we worked
+        old = out.absolute().parent / f".{out.name}.{secrets.token_hex(4)}.old"
+        os.rename(out, old)
+        try:
+            os.rename(tmp, out)
+        except BaseException:
+            os.rename(old, out)
+            raise
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.rename(tmp, out)
+
+
+def write_outputs(result: TerraceResult, out_dir: str | os.PathLike,
+                  context: OutputContext | None = None, *, overwrite: bool = False,
+                  extra: Iterable[str] = (), protect: Iterable[str | os.PathLike] = ()
+                  ) -> list[Path]:
+    """Run every default writer (and the ``extra`` ones) into ``out_dir``, atomically.
+
+    Parameters
+    ----------
+    result : TerraceResult
+        What :func:`terrace_foundation.generate` returned.
+    out_dir : str or path-like
+        The output folder; it must not exist unless ``overwrite``.
+    context : OutputContext, optional
+        Input names, formats and provenance.
+    overwrite : bool
+        Replace an existing output folder (only once every writer has succeeded).
+    extra : iterable of str
+        Names of non-default writers to run too.
+    protect : iterable of paths
+        Files that must not be inside the folder being replaced (the inputs).
+
+    Returns
+    -------
+    list of Path
+        The files written, inside ``out_dir``.
+    """
+    context = context or OutputContext()
+    extra = list(extra)
+    unknown = [n for n in extra if n not in WRITERS]
+    if unknown:
+        raise TerraceInputError(f"unknown output {unknown[0]!r}; known: "
+                                f"{', '.join(sorted(WRITERS))}", "export")
+    chosen = sorted((w for w in WRITERS.values() if w.default or w.name in extra),
+                    key=lambda w: w.order)
+    out = Path(out_dir)
+    written: list[Path] = []
+    with output_folder(out, overwrite, protect) as tmp:
+        for w in chosen:
+            try:
+                paths = w.write(result, tmp, context)
+            except MissingDependencyError as e:
+                if not w.optional:
+                    raise
+                context.warnings.append(f"{w.name} skipped: {e}")
+                continue
+            for p in paths:
+                rel = Path(p).relative_to(tmp)            # sub-folders kept: "ue/import.json"
+                context.written.append(rel.as_posix())
+                written.append(out / rel)
+    return written
+
+
+# --------------------------------------------------------------------------- the writers
+
+@register_writer("heightfield", description="terrace_heightfield.tif, or .npy + .json sidecar",
+                 order=10)
+def _write_heightfield(result: TerraceResult, folder: Path, context: OutputContext) -> list[Path]:
+    from ... import __version__
+    from .terrace_heightfield import write_geotiff_heightfield, write_npy_heightfield
+
+    provenance = {"generator": f"terrace-foundation {__version__}"}
+    if context.inputs.get("heightfield"):
+        provenance["source"] = Path(context.inputs["heightfield"]).name
+    if context.heightfield_format == "npy":
+        return write_npy_heightfield(result.terrace_heightfield,
+                                     folder / "terrace_heightfield.npy", provenance)
+    return write_geotiff_heightfield(result.terrace_heightfield,
+                                     folder / "terrace_heightfield.tif", provenance)
+
+
+@register_writer("slices-geojson", description="terrace_slices.geojson, one polygon per lot",
+                 order=20)
+def _write_slices_geojson(result: TerraceResult, folder: Path,
+                          context: OutputContext) -> list[Path]:
+    from .slices import write_slices_geojson
+
+    return write_slices_geojson(result.lots, folder / "terrace_slices.geojson", context.crs)
+
+
+@register_writer("slices-obj", description="terrace_slices.obj, slice triangles (Y-up)", order=30)
+def _write_slices_obj(result: TerraceResult, folder: Path, context: OutputContext) -> list[Path]:
+    from .slices import write_slices_obj
+
+    header = [f"CRS: {context.crs}"] if context.crs else []
+    return write_slices_obj(result.lots, folder / "terrace_slices.obj", header)
+
+
+@register_writer("walls-geojson", description="retaining_walls.geojson, one line per retaining"
+                 " wall (grading preset only)", order=35)
+def _write_walls_geojson(result: TerraceResult, folder: Path,
+                         context: OutputContext) -> list[Path]:
+    # The reference method has no walls: nothing is written for it (an empty file would suggest
+    # walls were looked for). The grading preset always writes the file, empty if no wall.
+    if result.params.preset != "grading":
+        return []
+    from .walls_geojson import write_walls_geojson
+
+    return write_walls_geojson(result.walls, folder / "retaining_walls.geojson", context.crs)
+
+
+@register_writer("preview", optional=True, description="preview.png, hillshade before | after"
+                 " (after: cut red, fill blue, walls yellow)",
+                 order=40)
+def _write_preview(result: TerraceResult, folder: Path, context: OutputContext) -> list[Path]:
+    from .preview_png import write_preview
+
+    return write_preview(result.source.heights, result.terrace_heightfield.heights,
+                         result.source.cell_size, folder / "preview.png", result.lot_mask,
+                         walls=[line for w in result.walls for line in w.get("lines", ())],
+                         origin=result.source.origin)
+
+
+@register_writer("report", description="report.json, parameters, per-lot figures, totals",
+                 order=100)
+def _write_report(result: TerraceResult, folder: Path, context: OutputContext) -> list[Path]:
+    from ... import __version__
+    from .report_json import write_report
+
+    extra = {
+        "generator": {"name": "terrace-foundation", "version": __version__},
+        "inputs": dict(context.inputs),
+        "crs": context.crs,
+        "outputs": [*context.written, "report.json"],
+        **context.report_extra,
+    }
+    report = dict(result.report)
+    warnings = list(report.get("warnings") or result.warnings)
+    report["warnings"] = warnings + [w for w in context.warnings if w not in warnings]
+    if context.command:
+        extra["command"] = list(context.command)
+    if "params" not in result.report:
+        extra["params"] = result.params.to_dict()
+    return write_report(report, folder / "report.json", extra)

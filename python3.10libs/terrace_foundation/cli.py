@@ -16,8 +16,9 @@ import argparse
 import sys
 import time
 import warnings
+from contextlib import contextmanager
 from dataclasses import fields
-from typing import Callable, Sequence, TextIO
+from typing import Callable, Iterator, Sequence, TextIO
 
 from . import PARAMETERS, TerraceParams, __version__, generate
 from .errors import TerraceError, TerraceInputError, TerraceWarning
@@ -229,6 +230,14 @@ def _name_input(err: TerraceInputError, inputs: dict) -> TerraceInputError:
     return err
 
 
+def _clean_stale(out) -> None:
+    """Remove working folders of ``out`` that killed runs left behind (and say so)."""
+    from .io.writers.output_folder import remove_stale_work_folders
+
+    for text in remove_stale_work_folders(out):
+        _warn(text)
+
+
 def _run(hf, regions, args: argparse.Namespace, context, protect: Sequence[str]) -> int:
     """Generate and write; shared by ``generate`` and ``demo``."""
     from .io import write_outputs
@@ -269,6 +278,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
     protect = [args.heightfield, args.regions]
     _params_from(args)                       # bad parameters fail before any reading
+    _clean_stale(args.out)
     check_output_folder(args.out, args.overwrite, protect)
     hf = read_heightfield(args.heightfield, cell_size=args.cell_size,
                           height_range=args.height_range)
@@ -291,6 +301,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from .io._deps import available
 
     _params_from(args)
+    _clean_stale(args.out)
     check_output_folder(args.out, args.overwrite)
     hf, regions = demo_inputs()
     fmt = "gtiff" if available("rasterio") else "npy"
@@ -315,6 +326,31 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived (``timeout``, a scheduler, ``docker stop``): unwind like Ctrl-C, so the
+    temporary output folder is removed on the way out."""
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """Turn SIGTERM into :class:`Terminated` for the duration (main thread only)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit code (``sys.exit(main())`` in the entry point)."""
     parser = build_parser()
@@ -323,7 +359,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.argv = argv
     func = COMMANDS[args.command][0]
     try:
-        return func(args)
+        with _sigterm_as_interrupt():
+            return func(args)
     except TerraceError as e:           # bad input, missing optional library
         return _error(str(e))
     except OSError as e:                # the output folder could not be written, disk full...
@@ -332,6 +369,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write(f"\n{PROG}: interrupted; nothing was written\n")
         return 130
+    except Terminated:
+        sys.stderr.write(f"\n{PROG}: terminated (SIGTERM); nothing was written\n")
+        return 128 + 15
 
 
 if __name__ == "__main__":

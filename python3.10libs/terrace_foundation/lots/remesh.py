@@ -66,6 +66,7 @@ def remesh_lots(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarr
     nx = np.maximum(np.ceil((hi[:, 0] - ax) / size).astype(np.int64) - ix0, 1)
     ny = np.maximum(np.ceil((hi[:, 1] - ay) / size).astype(np.int64) - iy0, 1)
     per = nx * ny
+    extent = (hi - lo).max(axis=1)
     normal, offset = polygon_halfplanes(pieces, piece_count)
     tris, tri_lots = [], []
     # process pieces in chunks that keep the number of (piece, square) pairs bounded
@@ -93,7 +94,11 @@ def remesh_lots(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarr
         tri, src = fan_triangles(poly, cnt)
         cross = (tri[:, 1, 0] - tri[:, 0, 0]) * (tri[:, 2, 1] - tri[:, 0, 1]) - \
                 (tri[:, 1, 1] - tri[:, 0, 1]) * (tri[:, 2, 0] - tri[:, 0, 0])
-        ok = cross > 1e-10 * size * size
+        # drop slivers of the square grid's cut; the threshold scales with the smaller of the
+        # remesh size and the piece, so a lot far smaller than the remesh size keeps its
+        # triangles (issue 15, defect 15)
+        scale = np.minimum(size, extent[pair_piece[src]])
+        ok = cross > 1e-10 * scale * scale
         tris.append(tri[ok])
         tri_lots.append(piece_lot[pair_piece[src[ok]]])
     tri = np.concatenate(tris) if tris else np.zeros((0, 3, 2))

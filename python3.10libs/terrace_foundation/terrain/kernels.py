@@ -46,16 +46,19 @@ def slope_tangent(heights: np.ndarray, cell_size: float) -> np.ndarray:
     """
     h = np.asarray(heights, dtype=np.float64)
     m, n = h.shape
-    gx = np.empty((m, n))
-    gy = np.empty((m, n))
-    np.subtract(h[:, 2:], h[:, :-2], out=gx[:, 1:-1])
-    gx[:, 1:-1] *= 0.5
-    np.subtract(h[:, 1], h[:, 0], out=gx[:, 0])
-    np.subtract(h[:, -1], h[:, -2], out=gx[:, -1])
-    np.subtract(h[2:], h[:-2], out=gy[1:-1])
-    gy[1:-1] *= 0.5
-    np.subtract(h[1], h[0], out=gy[0])
-    np.subtract(h[-1], h[-2], out=gy[-1])
+    gx = np.zeros((m, n))
+    gy = np.zeros((m, n))
+    # a window one cell wide (a lot smaller than a cell) has no slope across that axis
+    if n >= 2:
+        np.subtract(h[:, 2:], h[:, :-2], out=gx[:, 1:-1])
+        gx[:, 1:-1] *= 0.5
+        np.subtract(h[:, 1], h[:, 0], out=gx[:, 0])
+        np.subtract(h[:, -1], h[:, -2], out=gx[:, -1])
+    if m >= 2:
+        np.subtract(h[2:], h[:-2], out=gy[1:-1])
+        gy[1:-1] *= 0.5
+        np.subtract(h[1], h[0], out=gy[0])
+        np.subtract(h[-1], h[-2], out=gy[-1])
     np.hypot(gx, gy, out=gx)
     gx *= 1.0 / cell_size
     return gx

@@ -33,10 +33,14 @@ from ...result import TerraceResult
 from .._deps import MissingDependencyError
 
 __all__ = ["OutputContext", "OutputWriter", "WRITERS", "register_writer", "write_outputs",
-           "output_folder", "check_output_folder", "OUTPUT_MARKERS"]
+           "output_folder", "check_output_folder", "foreign_entry", "remove_stale_work_folders",
+           "OUTPUT_MARKERS"]
 
-#: A folder holding one of these is a previous output and may be replaced with ``overwrite``.
-OUTPUT_MARKERS = ("report.json", "terrace_slices.geojson")
+#: The file that marks a folder as a previous output: our ``report.json`` names its generator
+#: and lists every file the run wrote (``outputs``). ``overwrite`` replaces a folder only when
+#: that report is ours and the folder holds nothing else (see :func:`foreign_entry`).
+OUTPUT_MARKERS = ("report.json",)
+GENERATOR_NAME = "terrace-foundation"
 
 
 @dataclass
@@ -121,6 +125,48 @@ def _is_within(path: Path, folder: Path) -> bool:
     return True
 
 
+def foreign_entry(folder: Path) -> str | None:
+    """Say why ``folder`` is not an output this tool wrote, or None if it is (or is empty).
+
+    A folder is ours when its ``report.json`` is a JSON object whose ``generator.name`` is
+    ``terrace-foundation`` and whose ``outputs`` list names every file in the folder, and the
+    folder holds nothing else: no other file, no symbolic link, no folder that is not the
+    parent of a listed file. Anything less and ``--overwrite`` refuses, since replacing the
+    folder would delete something this tool did not write.
+    """
+    import json
+
+    entries = sorted(folder.rglob("*"))
+    if not entries:
+        return None
+    report = folder / "report.json"
+    if report.is_symlink() or not report.is_file():
+        return "no report.json written by this tool"
+    try:
+        with open(report, "rb") as f:
+            doc = json.loads(f.read(16 * 1024 * 1024))
+    except (OSError, ValueError, RecursionError):
+        return "its report.json is not one this tool wrote"
+    gen = doc.get("generator") if isinstance(doc, dict) else None
+    outputs = doc.get("outputs") if isinstance(doc, dict) else None
+    if (not isinstance(gen, dict) or gen.get("name") != GENERATOR_NAME
+            or not isinstance(outputs, list)
+            or not all(isinstance(o, str) for o in outputs)):
+        return "its report.json is not one this tool wrote"
+    files = {Path(o) for o in outputs}
+    dirs = {parent for f in files for parent in f.parents if parent != Path(".")}
+    for entry in entries:
+        rel = entry.relative_to(folder)
+        if entry.is_symlink():
+            return f"it holds the link {rel.as_posix()}"
+        if entry.is_dir() and rel in dirs:
+            continue
+        if entry.is_file() and rel in files:
+            continue
+        return f"it holds {rel.as_posix()}, which this tool did not write"
+    return None
+
+
 def check_output_folder(out_dir: str | os.PathLike, overwrite: bool = False,
                         protect: Iterable[str | os.PathLike] = ()) -> Path:
     """Refuse an output folder that cannot be (re)written; return it as a Path.
@@ -130,7 +176,7 @@ def check_output_folder(out_dir: str | os.PathLike, overwrite: bool = False,
     TerraceInputError
         It exists and ``overwrite`` is false; it is a file; it holds one of the ``protect``
         paths (the inputs) or the working directory; with ``overwrite``, it is not empty and
-        not a previous output (none of :data:`OUTPUT_MARKERS` in it).
+        not an output this tool wrote (see :func:`foreign_entry`).
     """
     out = Path(out_dir)
     source = str(out)
@@ -148,10 +194,83 @@ def check_output_folder(out_dir: str | os.PathLike, overwrite: bool = False,
         if _is_within(Path(os.path.realpath(os.getcwd())), real):
             raise TerraceInputError("holds the working directory; choose another output folder",
                                     source)
-        if any(out.iterdir()) and not any((out / m).exists() for m in OUTPUT_MARKERS):
-            raise TerraceInputError("is not empty and is not a Terrace Foundation output folder"
-                                    f" (no {OUTPUT_MARKERS[0]}); refusing to replace it", source)
+        problem = foreign_entry(out)
+        if problem:
+            raise TerraceInputError(f"is not a Terrace Foundation output folder ({problem});"
+                                    " refusing to replace it, choose another output folder",
+                                    source)
     return out
+
+
+def _host_tag() -> str:
+    import hashlib
+    import socket
+
+    return hashlib.sha1(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:6]
+
+
+def _work_name(out: Path, kind: str) -> str:
+    """``.<name>.<host>-<pid>-<random>.<kind>``: a working folder next to ``out``, named after
+    its owner (this host and process), so a later run can tell a stale one from a live one."""
+    return f".{out.name}.{_host_tag()}-{os.getpid()}-{secrets.token_hex(4)}.{kind}"
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True        # it exists (owned by someone else) or we cannot tell: keep it
+    return True
+
+
+def remove_stale_work_folders(out_dir: str | os.PathLike) -> list[str]:
+    """Remove working folders of ``out_dir`` left by runs that were killed (SIGKILL, power).
+
+    Only folders named by :func:`_work_name` for this output, made on this host by a process
+    that no longer runs, are touched: a ``.partial`` is deleted; an ``.old`` (an earlier
+    output set aside while the new one was renamed in) is put back when the output folder is
+    missing, deleted otherwise.
+
+    Returns
+    -------
+    list of str
+        What was done, one sentence per folder (for a warning).
+    """
+    import re
+
+    out = Path(out_dir)
+    parent = out.absolute().parent
+    if not parent.is_dir():
+        return []
+    pattern = re.compile(re.escape(f".{out.name}.") + r"([0-9a-f]{6})-(\d+)-[0-9a-f]{8}\."
+                         r"(partial|old)")
+    host = _host_tag()
+    done = []
+    try:
+        names = sorted(os.listdir(parent))
+    except OSError:
+        return []
+    for name in names:
+        m = pattern.fullmatch(name)
+        if not m or m.group(1) != host or _pid_alive(int(m.group(2))):
+            continue
+        path = parent / name
+        if path.is_symlink() or not path.is_dir():
+            continue
+        if m.group(3) == "old" and not (out.exists() or out.is_symlink()):
+            os.rename(path, out)
+            done.append(f"restored {out} from {name}, set aside by an interrupted run")
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+            done.append(f"removed {parent / name}, left by an interrupted run"
+                        f" (process {m.group(2)})")
+    return done
 
 
 @contextmanager
@@ -172,7 +291,7 @@ def output_folder(out_dir: str | os.PathLike, overwrite: bool = False,
     try:
         for d in reversed(created):
             d.mkdir()
-        tmp = parent / f".{out.name}.{secrets.token_hex(4)}.partial"
+        tmp = parent / _work_name(out, "partial")
         tmp.mkdir()
         yield tmp
         _commit(tmp, out, overwrite)
@@ -190,7 +309,7 @@ def output_folder(out_dir: str | os.PathLike, overwrite: bool = False,
 def _commit(tmp: Path, out: Path, overwrite: bool) -> None:
     if out.exists():
         check_output_folder(out, overwrite)  # it may have appeared while we worked
-        old = out.absolute().parent / f".{out.name}.{secrets.token_hex(4)}.old"
+        old = out.absolute().parent / _work_name(out, "old")
         os.rename(out, old)
         try:
             os.rename(tmp, out)
@@ -238,6 +357,7 @@ def write_outputs(result: TerraceResult, out_dir: str | os.PathLike,
                     key=lambda w: w.order)
     out = Path(out_dir)
     written: list[Path] = []
+    context.warnings.extend(remove_stale_work_folders(out))
     with output_folder(out, overwrite, protect) as tmp:
         for w in chosen:
             try:
@@ -321,7 +441,7 @@ def _write_report(result: TerraceResult, folder: Path, context: OutputContext) -
     from .report_json import write_report
 
     extra = {
-        "generator": {"name": "terrace-foundation", "version": __version__},
+        "generator": {"name": GENERATOR_NAME, "version": __version__},
         "inputs": dict(context.inputs),
         "crs": context.crs,
         "outputs": [*context.written, "report.json"],

@@ -30,9 +30,10 @@ from terrace_foundation import Heightfield, Region
 
 REPO = Path(__file__).resolve().parents[1]
 LIB = REPO / "python3.10libs"
-#: ``../shared`` next to the repository (data, Houdini notes), or ``$TERRACE_SHARED``.
+#: ``../shared`` next to the repository (data, Houdini notes), or ``$TERRACE_SHARED``; the real
+#: DEMs in its ``data`` folder, or ``$TERRACE_SHARED_DATA`` (a git worktree is not next to it).
 SHARED = Path(os.environ.get("TERRACE_SHARED") or REPO.parent / "shared")
-SHARED_DATA = SHARED / "data"
+SHARED_DATA = Path(os.environ.get("TERRACE_SHARED_DATA") or SHARED / "data")
 
 #: Import names of the libraries ``.ci/run`` installs (pyproject's ``test`` extra): under
 #: ``CI=true`` a test that needs one of them fails when it is missing.
@@ -64,10 +65,10 @@ def needs(module: str) -> ModuleType:
 
 def shared_path(*parts: str) -> Path:
     """A file or folder under ``../shared``, or skip the test (fail under CI)."""
-    path = SHARED.joinpath(*parts)
+    path = SHARED_DATA.joinpath(*parts[1:]) if parts[:1] == ("data",) else SHARED.joinpath(*parts)
     if not path.exists():
         _missing(str(path), "the shared data and notes next to the repository, or"
-                 " $TERRACE_SHARED", True)
+                 " $TERRACE_SHARED / $TERRACE_SHARED_DATA", True)
     return path
 
 

@@ -39,7 +39,13 @@ class ParamInfo:
 PARAMETERS: dict[str, ParamInfo] = {p.name: p for p in [
     ParamInfo("seed", "Seed", "Seed of the scatter and of the lot cuts; same seed, same result."),
     ParamInfo("scatter_count", "Scatter Count",
-              "Points scattered in each range polygon; each becomes one Voronoi piece.", 1),
+              "Most points scattered in a range polygon (density mode), or the points in every "
+              "polygon (fixed mode); each becomes one Voronoi piece.", 1),
+    ParamInfo("scatter_mode", "Scatter Mode",
+              "density: about area / Min Lot Size points per polygon, at most Scatter "
+              "Count (a polygon smaller than Min Lot Size is one lot). fixed: Scatter Count "
+              "points in every polygon whatever its size (the reference asset's behaviour).",
+              choices=("density", "fixed")),
     ParamInfo("relax_iterations", "Relax Iterations",
               "Lloyd relaxation passes that spread the scattered points evenly (0 = none).", 0),
     ParamInfo("min_lot_size", "Min Lot Size",
@@ -55,7 +61,12 @@ PARAMETERS: dict[str, ParamInfo] = {p.name: p for p in [
               "Per vertex h' = lerp(max(pad, h), pad, blend): 1 gives flat pads, 0 fills only.",
               0, 1),
     ParamInfo("blur_radius", "Blur Radius",
-              "Reach of the blur that blends the terraces into the terrain, world units.", 0),
+              "Reach of the blur that blends the terraces into the terrain, world units "
+              "(0 = no blur); at least Min Blur Cells cells.", 0),
+    ParamInfo("min_blur_cells", "Min Blur Cells",
+              "The blend blur reaches at least this many heightfield cells whatever Blur Radius "
+              "says, so terraces meet the terrain in a visible slope on coarse grids "
+              "(0 = Blur Radius alone).", 0),
     ParamInfo("preset", "Preset",
               "reference: the method as the reference asset does it (blurred, half-flat pads). "
               "grading: flat pads, walls between lots, slope-limited embankments.",
@@ -85,7 +96,12 @@ class TerraceParams:
     seed : int
         Seed of every random choice.
     scatter_count : int
-        Points scattered per range polygon (Voronoi pieces before lot subdivision).
+        Most points scattered per range polygon (``scatter_mode="density"``) or the points
+        scattered in every polygon (``"fixed"``): the Voronoi pieces before lot subdivision.
+    scatter_mode : {"density", "fixed"}
+        ``density``: ``round(area / min_lot_size)`` points per polygon (area on the grid), at
+        least 1 and at most ``scatter_count``; ``fixed``: ``scatter_count`` points whatever the
+        polygon's size (the reference asset).
     relax_iterations : int
         Lloyd relaxation passes applied to the scattered points.
     min_lot_size : float
@@ -100,6 +116,9 @@ class TerraceParams:
         0..1, weight of the pad height in ``h' = lerp(max(pad, h), pad, blend)``.
     blur_radius : float
         Reach of the difference blur, world units (0 = no blur).
+    min_blur_cells : float
+        The blur radius used is ``max(blur_radius, min_blur_cells * cell_size)`` (unless
+        ``blur_radius`` is 0), so the default gives a visible transition on any grid.
     preset : {"reference", "grading"}
         ``reference`` is the method as the reference asset does it; ``grading`` makes flat pads,
         retaining walls between lots and slope-limited embankments.
@@ -115,6 +134,7 @@ class TerraceParams:
 
     seed: int = 0
     scatter_count: int = 50
+    scatter_mode: str = "density"
     relax_iterations: int = 2
     min_lot_size: float = 7000.0
     lot_iterations: int = 12
@@ -122,6 +142,7 @@ class TerraceParams:
     remesh_size: float = 10.0
     blend: float = 0.5
     blur_radius: float = 10.0
+    min_blur_cells: float = 3.0
     preset: str = "reference"
     pad_rule: str = "mean"
     max_step: float = 0.5

@@ -27,7 +27,8 @@ from .presets.walls import find_walls, grid_steps, outline_walls, touching_lots,
 from .region import Region
 from .report import build_report, lot_extras, lot_statistics
 from .result import TerraceResult
-from .terrain.blend import blend_difference, blur_halfwidth, box_blur
+from .terrain.blend import (blend_difference, blur_halfwidth, blur_radius_used, blur_reach,
+                            box_blur)
 from .terrain.heights import pad_heights, slice_heights, vertex_degrees
 from .terrain.kernels import lot_adjacency, neighbour_pairs, slope_tangent
 from .terrain.project import rasterize_triangles
@@ -96,7 +97,8 @@ def fracture_region(region: Region, params: TerraceParams,
     if len(on_grid) == 0 or polygon_area(on_grid).sum() <= 1e-12 * max(region.area, 1e-300):
         raise TerraceInputError(
             f"region {region.region_id} lies wholly outside the heightfield", "regions")
-    pts = scatter_points(region, params.scatter_count, rng, clip=bounds)
+    pts = scatter_points(region, scatter_count(polygon_area(on_grid).sum(), params), rng,
+                         clip=bounds)
     pts = relax_points(pts, region, params.relax_iterations, rng, clip=bounds)
     if len(pts) == 0:
         # a sliver of the region on the grid that rejection sampling missed: seed it with
@@ -111,6 +113,25 @@ def fracture_region(region: Region, params: TerraceParams,
     return lots.compact()
 
 
+def scatter_count(area: float, params: TerraceParams) -> int:
+    """Points to scatter in a region of ``area`` (on the grid), by ``params.scatter_mode``.
+
+    ``density``: ``round(area / min_lot_size)``, at least 1 and at most ``scatter_count``, so
+    the lot count follows the area (a region smaller than ``min_lot_size`` is one lot);
+    ``fixed``: ``scatter_count`` whatever the area (the reference asset's behaviour).
+    """
+    if params.scatter_mode == "fixed":
+        return int(params.scatter_count)
+    n = int(np.floor(float(area) / params.min_lot_size + 0.5))
+    return int(min(max(n, 1), params.scatter_count))
+
+
+def _warn(warnings: list[str], msg: str) -> None:
+    """Record a warning on the result and issue it as a :class:`TerraceWarning`."""
+    warnings.append(msg)
+    _warnings.warn(msg, TerraceWarning, stacklevel=3)
+
+
 def _check_overlap(region: Region, extent: tuple[float, float, float, float],
                    warnings: list[str]) -> None:
     b = region.bounds
@@ -121,9 +142,8 @@ def _check_overlap(region: Region, extent: tuple[float, float, float, float],
             f"(region bounds {tuple(round(v, 3) for v in b)}, grid extent "
             f"{tuple(round(v, 3) for v in extent)})", "regions")
     if b[0] < x0 or b[1] < y0 or b[2] > x1 or b[3] > y1:
-        msg = f"region {region.region_id} reaches beyond the heightfield; it is clipped to the grid"
-        warnings.append(msg)
-        _warnings.warn(msg, TerraceWarning, stacklevel=3)
+        _warn(warnings, f"region {region.region_id} reaches beyond the heightfield; it is "
+              "clipped to the grid")
 
 
 def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
@@ -240,9 +260,10 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         reach = None
     else:
         stage("blend", 0.75)
-        k = blur_halfwidth(p.blur_radius, hf.cell_size)
-        terrace, window = blend_difference(hf.heights, cells, target, k)
-        reach = 3 * k
+        radius = blur_radius_used(p.blur_radius, hf.cell_size, p.min_blur_cells)
+        h = blur_halfwidth(radius, hf.cell_size)
+        terrace, window = blend_difference(hf.heights, cells, target, h)
+        reach = (radius, blur_reach(h))
         band = None
 
     stage("lots", 0.85)
@@ -326,8 +347,8 @@ def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_
     if band is None:
         # reference preset: the band is every cell within the blur's reach of a lot
         # (one box pass of half-width 3k has the same support as the blur's three of k)
-        band_w = box_blur(lots_in.astype(np.float64), reach, passes=1) > 0 if reach else \
-            np.zeros_like(lots_in)
+        band_w = box_blur(lots_in.astype(np.float64), reach[1], passes=1) > 0 if reach[1] \
+            else np.zeros_like(lots_in)
         band_w &= ~lots_in
         wing_w = np.zeros_like(lots_in)
     else:
@@ -362,7 +383,93 @@ def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_
         "wall_length": float(sum(w["length"] for w in walls)),
         "tallest_wall": float(max((w["height"] for w in walls), default=0.0)),
     }
+    flags = _fit_and_absurd(hf, slopes, diff, lots_in | band_w, lots, walls, totals, reach, p,
+                            warn)
+    report = build_report(lots, stats, extra, walls, totals, p.to_dict(), warn, hf.shape,
+                          hf.cell_size)
+    report["flags"] = flags
+    return report
+
+
+#: Grid fit: lots smaller than this many cells are blocky and their figures coarse.
+MIN_LOT_CELLS = 16.0
+#: Absurd results: earthworks (lots and band) above this multiple of the lots' own.
+EARTHWORK_RATIO_LIMIT = 5.0
+#: Absurd results: slopes the reference preset creates above this, degrees.
+CREATED_SLOPE_LIMIT = 60.0
+#: A slope counts as created where the run made it steeper by more than this, degrees.
+CREATED_SLOPE_MARGIN = 1.0
+#: Absurd results: retaining walls above this height, world units (metres).
+WALL_HEIGHT_LIMIT = 10.0
+
+
+def _fit_and_absurd(hf, slopes, diff, touched, lots, walls, totals, reach, p, warn) -> dict:
+    """Grid-fit and absurd-result figures (into ``totals``), warnings and flags.
+
+    Figures that cannot be measured are None, and so is their flag.
+    """
+    cell = hf.cell_size
+    areas = np.array([lot.area for lot in lots])
+    median_cells = float(np.median(areas)) / hf.cell_area if len(areas) else None
+    totals["median_lot_cells"] = median_cells
+    flags: dict = {"small_lots": None, "blur_below_cell": None, "earthworks": None,
+                   "steep_slopes_created": None, "tall_walls": None}
+    if median_cells is not None:
+        flags["small_lots"] = median_cells < MIN_LOT_CELLS
+        if flags["small_lots"]:
+            fit = p.min_lot_size * MIN_LOT_CELLS / max(median_cells, 1e-9)
+            _warn(warn, f"the median lot covers {median_cells:.1f} cells of {cell:g} (fewer than"
+                  f" {MIN_LOT_CELLS:g}): lots this small are blocky on this grid and their "
+                  f"figures coarse; min_lot_size {_round2(fit):g} (about {MIN_LOT_CELLS:g} "
+                  "cells a lot) would fit it")
     if reach is not None:
-        totals["blur_reach_cells"] = int(reach)
-    return build_report(lots, stats, extra, walls, totals, p.to_dict(), warn, hf.shape,
-                        hf.cell_size)
+        radius, support = reach
+        totals["blur_radius_used"] = float(radius)
+        totals["blur_radius_cells"] = float(radius / cell)
+        totals["blur_reach_cells"] = int(support)
+        if radius > 0:
+            flags["blur_below_cell"] = radius < cell
+            if flags["blur_below_cell"]:
+                _warn(warn, f"the blend blur radius {radius:g} is {radius / cell:.2f} cells of "
+                      f"{cell:g}: the terraces meet the terrain as steps; blur_radius "
+                      f"{_round2(2 * cell):g} (2 cells) or min_blur_cells 2 would fit this grid")
+    lots_vol = totals["cut_volume_lots"] + totals["fill_volume_lots"]
+    all_vol = totals["cut_volume"] + totals["fill_volume"]
+    ratio = all_vol / lots_vol if lots_vol > 0 else None
+    totals["earthwork_ratio"] = ratio
+    if ratio is not None:
+        flags["earthworks"] = ratio > EARTHWORK_RATIO_LIMIT
+        if flags["earthworks"]:
+            _warn(warn, f"earthworks of {all_vol:.4g} are {ratio:.1f}x the {lots_vol:.4g} moved "
+                  f"on the lots themselves (more than {EARTHWORK_RATIO_LIMIT:g}x): the "
+                  "transition around the lots moves most of the ground")
+    # slopes the run made steeper (by more than CREATED_SLOPE_MARGIN), on the cells it changed
+    sel = touched & (diff != 0)
+    deg_after = np.degrees(np.arctan(slopes[1][sel]))
+    made = deg_after > np.degrees(np.arctan(slopes[0][sel])) + CREATED_SLOPE_MARGIN
+    created = float(deg_after[made].max()) if made.any() else None
+    totals["max_slope_created_deg"] = created
+    if p.preset == "reference":
+        flags["steep_slopes_created"] = bool(created is not None
+                                             and created > CREATED_SLOPE_LIMIT)
+        if flags["steep_slopes_created"]:
+            n = int((deg_after[made] > CREATED_SLOPE_LIMIT).sum())
+            _warn(warn, f"the terraces create slopes up to {created:.1f} degrees ({n} cells "
+                  f"steeper than {CREATED_SLOPE_LIMIT:g}): raise blur_radius (now "
+                  f"{reach[0]:g}) or min_lot_size")
+    if p.preset == "grading":
+        tallest = totals["tallest_wall"]
+        flags["tall_walls"] = tallest > WALL_HEIGHT_LIMIT
+        if flags["tall_walls"]:
+            n = sum(1 for w in walls if w["height"] > WALL_HEIGHT_LIMIT)
+            _warn(warn, f"{n} retaining walls are higher than {WALL_HEIGHT_LIMIT:g} (up to "
+                  f"{tallest:.1f}): the balanced pad rule or smaller lots (min_lot_size) lower them")
+    return flags
+
+
+def _round2(x: float) -> float:
+    """``x`` rounded up to two significant digits (a setting to suggest)."""
+    if x <= 0:
+        return 0.0
+    e = 10.0 ** (np.floor(np.log10(x)) - 1)
+    return float(np.ceil(x / e) * e)

@@ -14,7 +14,7 @@ from terrace_testkit import shared_path
 
 from terrace_foundation import PARAMETERS, TerraceParams
 from terrace_foundation.houdini.network import (
-    ASSETS, GRADING_PARMS, NATIVE, NUMPY, TARGET_HOUDINI, Expr, Indirect, Src, parm_kind,
+    ASSETS, ENGINE_ONLY_PARMS, GRADING_PARMS, NATIVE, NUMPY, TARGET_HOUDINI, Expr, Indirect, Src, parm_kind,
 )
 
 # String parameters that hold free text (code, paths, attribute names), not menu tokens.
@@ -126,7 +126,10 @@ def test_both_assets_share_the_interface():
     # The numpy asset has the native asset's parameters, in the same order, then the grading
     # preset's options (GRADING_PARMS), which only the engine implements.
     native = [p.name for p in NATIVE.parms]
-    assert [p.name for p in NUMPY.parms] == native + list(GRADING_PARMS)
+    # (and the engine options the native network does not implement, ENGINE_ONLY_PARMS)
+    numpy_names = [p.name for p in NUMPY.parms]
+    assert [n for n in numpy_names if n not in ENGINE_ONLY_PARMS] == native + list(GRADING_PARMS)
+    assert not set(ENGINE_ONLY_PARMS) & set(native) and set(ENGINE_ONLY_PARMS) <= set(numpy_names)
     assert NATIVE.input_labels == NUMPY.input_labels == ("Range Polygons", "Heightfield")
     assert NATIVE.output_labels == NUMPY.output_labels == ("Terrace Slices",
                                                            "Terrace Heightfield")

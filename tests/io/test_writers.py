@@ -11,7 +11,6 @@ from terrace_testkit import needs
 from terrace_foundation import Heightfield, Lot, TerraceParams, TerraceResult
 from terrace_foundation.io import (WRITERS, OutputContext, output_folder, register_writer,
                                    write_outputs, write_slices_geojson, write_slices_obj)
-from terrace_foundation.io.writers.preview_png import MAX_SIDE, hillshade, lot_edges, preview_image
 from terrace_foundation.io.writers.report_json import to_json_value, write_report
 
 
@@ -112,45 +111,6 @@ def test_report_extra_keys_do_not_override(tmp_path):
                        {"params": {"seed": 99}, "inputs": {"heightfield": "a.tif"}})
     data = json.loads(p.read_text())
     assert data == {"params": {"seed": 1}, "inputs": {"heightfield": "a.tif"}}
-
-
-# --------------------------------------------------------------------------- preview
-
-def test_hillshade_faces_the_sun():
-    # under a north-west sun, a plane rising to the east faces west: brighter than flat
-    flat = hillshade(np.zeros((5, 5)), 1.0)
-    rises_east = hillshade(np.add.outer(np.zeros(5), np.arange(5.0)), 1.0)
-    rises_west = hillshade(np.add.outer(np.zeros(5), -np.arange(5.0)), 1.0)
-    assert rises_east.mean() > flat.mean() > rises_west.mean()
-    # a plane rising to the north faces south: darker (row 0 is north)
-    north = hillshade(np.add.outer(np.arange(5.0)[::-1], np.zeros(5)), 1.0)
-    assert north.mean() < flat.mean()
-
-
-def test_lot_edges():
-    m = np.zeros((8, 12), int)
-    m[1:7, 1:6] = 1
-    m[1:7, 6:11] = 2
-    e = lot_edges(m)
-    assert not e[m == 0].any()                                     # outside: never
-    assert e[1, 1:11].all() and e[6, 1:11].all()                   # top and bottom rows
-    assert e[1:7, 5].all() and e[1:7, 6].all()                     # shared border, both sides
-    assert not e[2:6, 2:5].any() and not e[2:6, 7:10].any()        # interiors: no
-
-
-def test_preview_size_capped():
-    big = np.random.default_rng(0).normal(size=(1200, 2000))
-    img = preview_image(big, big, 1.0, np.zeros(big.shape, int))
-    assert max(img.shape[:2]) <= MAX_SIDE and img.dtype == np.uint8 and img.shape[2] == 3
-
-
-def test_preview_small_grid_enlarged():
-    mask = np.zeros((20, 30), int)
-    mask[5:15, 5:15] = 1
-    img = preview_image(np.zeros((20, 30)), np.zeros((20, 30)), 1.0, mask)
-    assert img.shape[:2] == (80, 2 * 120 + 8)                 # enlarged 4x (the cap)
-    red = (img[:, :120, 0] == 230) & (img[:, :120, 1] == 40)
-    assert red.sum() == 4 * 40 - 4                            # a one-pixel square outline
 
 
 # --------------------------------------------------------------------------- folder, registry

@@ -1,5 +1,4 @@
-"""Front ends of the grading preset: retaining_walls.geojson, ``terrace-foundation report`` and
-the cut/fill/wall colours of preview.png.
+"""Front ends of the grading preset: retaining_walls.geojson and ``terrace-foundation report``.
 
 Real terrain: "Source: Federal Office of Topography swisstopo (DHM25)" (../shared/data).
 """
@@ -174,7 +173,9 @@ def test_report_command_names_breaking_lots(cli, tmp_path):
     assert res.code == 0, res.err
     lines = res.out.splitlines()
     flat = next(ln for ln in lines if "pads flat" in ln)
-    assert flat.endswith("2 lots are not: 2, 5")
+    # lot 6 has no cell one in from its edge: not measured, and said so (never "ok")
+    assert "2 lots are not: 2, 5; not measured on 1 lot too small" in flat
+    assert flat.endswith("edge: 6")
     assert next(ln for ln in lines if "embankments" in ln).endswith("1 lots steeper: 3")
     assert next(ln for ln in lines if "need engineering" in ln).endswith("2 lots: 1, 4")
     assert next(ln for ln in lines if "above max step" in ln).endswith(
@@ -196,6 +197,25 @@ def test_report_command_reference_preset_skips_the_flat_check(cli, tmp_path):
     assert limit_breaches(rep)["pad_not_flat"] is None
 
 
+def test_report_command_says_not_measured_never_ok(cli, tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    rep = _hand_report()
+    for lot in rep["lots"]:
+        lot["pad_height_range"] = lot["pad_max_slope_deg"] = None
+    rep["totals"].update({"median_lot_cells": None, "earthwork_ratio": None})
+    rep["flags"] = {"small_lots": None, "earthworks": None, "tall_walls": False}
+    write_json(out / "report.json", rep)
+    res = cli("report", out)
+    assert res.code == 0, res.err
+    lines = res.out.splitlines()
+    flat = next(ln for ln in lines if "pads flat" in ln)
+    assert flat.endswith("not measured (no lot has a cell one in from its edge)")
+    assert next(ln for ln in lines if "median lot" in ln).endswith("not measured")
+    assert next(ln for ln in lines if "earthworks:" in ln).endswith("not measured")
+    assert next(ln for ln in lines if "tallest wall:" in ln).endswith(": ok")
+
+
 @pytest.mark.parametrize("case", ["no folder", "no report", "bad json", "not a report"])
 def test_report_command_bad_input_is_one_line(cli, tmp_path, case):
     out = tmp_path / "run"
@@ -209,62 +229,3 @@ def test_report_command_bad_input_is_one_line(cli, tmp_path, case):
     assert res.code == 1 and res.out == ""
     assert len(res.err_lines) == 1 and res.err.startswith("terrace-foundation: error: ")
     assert str(out) in res.err
-
-
-# --------------------------------------------------------------------------- preview colours
-
-def test_preview_colours_cut_fill_and_walls_where_they_are():
-    from terrace_foundation.io.writers.preview_png import AFTER_OUTLINE, OUTLINE, WALL, preview_image
-
-    rows, cols, cell = 20, 30, 2.0
-    before = np.zeros((rows, cols))
-    after = before.copy()
-    after[2:8, 3:9] = -3.0                       # cut block
-    after[12:18, 3:9] = 2.0                      # fill block
-    mask = np.zeros((rows, cols), int)
-    mask[4:16, 14:20] = 1                        # two lots side by side, shared edge at col 20
-    mask[4:16, 20:26] = 2
-    origin = (100.0, 500.0)
-    x_edge = origin[0] + 20 * cell               # the wall on the shared edge, rows 6..14
-    wall = np.array([[x_edge, origin[1] - 6 * cell], [x_edge, origin[1] - 14 * cell]])
-    img = preview_image(before, after, cell, mask, walls=[wall], origin=origin)
-    k = 4                                        # small grids are enlarged 4x
-    assert img.shape[:2] == (rows * k, 2 * cols * k + 8)
-    left, right = img[:, :cols * k].astype(int), img[:, -cols * k:].astype(int)
-
-    def block(a, r0, r1, c0, c1):
-        return a[r0 * k:r1 * k, c0 * k:c1 * k].reshape(-1, 3)
-
-    cut, fill = block(right, 3, 7, 4, 8), block(right, 13, 17, 4, 8)
-    assert (cut[:, 0] > cut[:, 2] + 80).all()                   # red where the cut is
-    assert (fill[:, 2] > fill[:, 0] + 80).all()                 # blue where the fill is
-    plain = block(right, 2, 18, 10, 13)                         # untouched terrain: grey
-    assert (plain[:, 0] == plain[:, 2]).all() and (plain[:, 0] == plain[:, 1]).all()
-    # the before panel has no tint, only the red outlines
-    grey = (left[..., 0] == left[..., 1]) & (left[..., 1] == left[..., 2])
-    assert (grey | np.all(left == OUTLINE, axis=-1)).all()
-    # walls: yellow along the shared edge between rows 6 and 14, nowhere else
-    yellow = np.all(right == WALL, axis=-1)
-    rr, cc = np.nonzero(yellow)
-    assert yellow.any() and set(np.unique(cc)) <= {20 * k - 1, 20 * k, 20 * k + 1}
-    assert rr.min() >= 6 * k - 1 and rr.max() <= 14 * k + 1
-    assert yellow[6 * k:14 * k, 20 * k].all()
-    # the lot outlines are still drawn (black) on the after panel, away from the wall
-    outline = np.all(right == AFTER_OUTLINE, axis=-1)
-    assert outline[4 * k, 14 * k:26 * k].all()                  # top edge of both lots
-    assert outline[:, 14 * k].sum() == 12 * k                   # west edge of lot 1
-
-
-def test_preview_png_has_a_legend(tmp_path):
-    from PIL import Image
-
-    from terrace_foundation.io.writers.preview_png import WALL, write_preview
-
-    before = np.zeros((60, 90))
-    after = before.copy()
-    after[10:20, 10:20] = 1.0
-    [path] = write_preview(before, after, 1.0, tmp_path / "p.png", np.zeros((60, 90), int),
-                           walls=[np.array([[50.0, -10.0], [50.0, -40.0]])], origin=(0.0, 0.0),
-                           focus=False)
-    px = np.asarray(Image.open(path).convert("RGB"))
-    assert np.all(px[2:15] == WALL, axis=-1).any()              # the legend's wall swatch

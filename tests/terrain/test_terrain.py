@@ -7,7 +7,7 @@ import pytest
 from terrace_testkit import needs
 
 import terrace_foundation as tf
-from terrace_foundation.terrain.blend import blur_halfwidth, box_blur
+from terrace_foundation.terrain.blend import blur_halfwidth, blur_reach, box_blur
 from terrace_foundation.terrain.heights import pad_heights, slice_heights, vertex_degrees
 
 from terrace_testkit import flower_region, mountain
@@ -105,8 +105,8 @@ def test_lot_mask_matches_footprints(run):
 
 def test_cells_beyond_the_blur_reach_are_bit_identical(run):
     hf, _, res = run
-    k = blur_halfwidth(30.0, hf.cell_size)
-    reach = 3 * k
+    reach = res.report["totals"]["blur_reach_cells"]
+    assert reach == blur_reach(blur_halfwidth(30.0, hf.cell_size))
     covered = res.lot_mask > 0
     far = ~ndimage.binary_dilation(covered, structure=np.ones((3, 3)), iterations=reach)
     assert far.sum() > 1000

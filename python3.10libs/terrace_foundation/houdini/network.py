@@ -34,6 +34,7 @@ from ..params import PARAMETERS, TerraceParams
 __all__ = [
     "Expr", "Indirect", "Src", "ParmSpec", "FolderSpec", "NodeSpec", "NetBoxSpec", "AssetSpec",
     "NATIVE", "NUMPY", "ASSETS", "TARGET_HOUDINI", "asset_by_type", "GRADING_PARMS",
+    "ENGINE_ONLY_PARMS",
     "parm_kind",
 ]
 
@@ -201,7 +202,7 @@ _DEFAULTS = TerraceParams()
 _UI_MAX = {
     "seed": 100, "scatter_count": 200, "relax_iterations": 20, "min_lot_size": 50000.0,
     "lot_iterations": 20, "irregularity": 1.0, "remesh_size": 50.0, "blend": 1.0,
-    "blur_radius": 100.0, "max_step": 10.0,
+    "blur_radius": 100.0, "max_step": 10.0, "min_blur_cells": 10.0,
 }
 #: Locked minimum used where the engine's minimum is exclusive (Houdini ranges are inclusive).
 _EXCLUSIVE_FLOOR = {"min_lot_size": 1.0, "remesh_size": 0.1, "max_slope": 0.1}
@@ -214,6 +215,7 @@ _FOLDER_OF = {
     "remesh_size": "fd_slices", "blur_iterations": "fd_slices", "blend": "fd_slices",
     "blur_radius": "fd_heightfield", "preset": "fd_grading", "pad_rule": "fd_grading",
     "max_step": "fd_grading", "max_slope": "fd_grading", "boundary": "fd_grading",
+    "scatter_mode": "fd_lots", "min_blur_cells": "fd_heightfield",
 }
 FOLDERS = (
     FolderSpec("fd_lots", "Lots"),
@@ -224,10 +226,14 @@ FOLDERS = (
 #: reference method only).
 GRADING_FOLDER = FolderSpec("fd_grading", "Grading")
 #: Order of the parameters on the asset (engine names plus the native-only blur_iterations).
-PARM_ORDER = ("seed", "scatter_count", "relax_iterations", "min_lot_size", "lot_iterations",
-              "irregularity", "remesh_size", "blur_iterations", "blend", "blur_radius")
+PARM_ORDER = ("seed", "scatter_count", "scatter_mode", "relax_iterations", "min_lot_size",
+              "lot_iterations", "irregularity", "remesh_size", "blur_iterations", "blend",
+              "blur_radius", "min_blur_cells")
 #: The grading preset's parameters, on the numpy asset only, in this order.
 GRADING_PARMS = ("preset", "pad_rule", "max_step", "max_slope", "boundary")
+#: Engine options the native network does not implement (it scatters a fixed count and blurs
+#: with Blur Radius alone): on the numpy asset only, in their place in ``PARM_ORDER``.
+ENGINE_ONLY_PARMS = ("scatter_mode", "min_blur_cells")
 #: Menu labels of the choice parameters (the tokens are the engine's choices).
 _MENU_LABELS = {
     "reference": "Reference (blurred, half-flat pads)",
@@ -235,6 +241,7 @@ _MENU_LABELS = {
     "mean": "Mean (cut = fill per lot)", "median": "Median", "min": "Min (fill only)",
     "max": "Max (cut only)", "balanced": "Balanced (cut = fill per region)",
     "embankment": "Embankment", "wall": "Wall",
+    "density": "By Density (area / Min Lot Size)", "fixed": "Fixed Count",
 }
 #: Grading options are greyed out while the reference preset is chosen.
 _GRADING_ONLY = "{ preset != grading }"
@@ -278,6 +285,8 @@ def _engine_parm(name: str) -> ParmSpec:
 def _parms(native: bool) -> tuple:
     out = []
     for name in PARM_ORDER:
+        if native and name in ENGINE_ONLY_PARMS:
+            continue
         if name == "blur_iterations":
             out.append(ParmSpec(
                 "blur_iterations", "Blur Iterations", "integer", float(BLUR_ITERATIONS),

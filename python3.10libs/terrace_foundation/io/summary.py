@@ -100,10 +100,13 @@ def limit_breaches(report: dict) -> dict[str, Any]:
     grading = p.get("preset") == "grading"
     max_slope = float(p.get("max_slope", 33.7))
     flat: list[int] | None = [] if grading else None
+    unmeasured: list[int] = []
     steep, tall, walled = [], [], []
     for lot in report["lots"]:
         i = int(lot["lot_id"])
         rng, slope = _f(lot.get("pad_height_range")), _f(lot.get("pad_max_slope_deg"))
+        if flat is not None and rng is None and slope is None:
+            unmeasured.append(i)
         if flat is not None and ((rng is not None and rng > PAD_RANGE_LIMIT)
                                  or (slope is not None and slope > PAD_SLOPE_LIMIT)):
             flat.append(i)
@@ -116,7 +119,8 @@ def limit_breaches(report: dict) -> dict[str, Any]:
             walled.append(i)
             if max(heights) > WALL_ENGINEERING_HEIGHT:
                 tall.append(i)
-    return {"pad_not_flat": None if flat is None else sorted(flat), "steep_embankment":
+    return {"pad_not_flat": None if flat is None else sorted(flat),
+            "pad_not_measured": sorted(unmeasured), "steep_embankment":
             sorted(steep), "tall_walls": sorted(tall), "walls": sorted(walled),
             "max_slope": max_slope, "max_step": float(p.get("max_step", 0.5))}
 
@@ -209,6 +213,42 @@ def _lot_table(lots: list[dict]) -> list[str]:
                    "net m3", "walls", "tallest m", "embankment", "buildable"], rows)
 
 
+def _verdict(flag: Any, bad: str) -> str:
+    """``ok`` / ``bad`` / ``not measured`` for a report flag (True, False or None)."""
+    if flag is None:
+        return "not measured"
+    return bad if flag else "ok"
+
+
+def _checks(report: dict, grading: bool) -> list[str]:
+    """Grid fit and absurd-result lines from ``totals`` and ``flags`` (older reports: none)."""
+    t, flags = report.get("totals") or {}, report.get("flags")
+    if not isinstance(flags, dict):
+        return []
+    out = ["", "Grid fit and sanity checks:"]
+    cells = _f(t.get("median_lot_cells"))
+    out.append(f"  median lot: {_num(cells, 1)} cells (at least 16 fit the grid): "
+               + _verdict(flags.get("small_lots"), "too small, see the warning"))
+    if not grading:
+        r, rc = _f(t.get("blur_radius_used")), _f(t.get("blur_radius_cells"))
+        out.append(f"  blend blur: radius {_num(r, 1)} m = {_num(rc, 2)} cells, reach "
+                   f"{t.get('blur_reach_cells', '-')} cells (at least 1 cell): "
+                   + ("off (blur_radius 0)" if r == 0 else
+                      _verdict(flags.get("blur_below_cell"), "below one cell")))
+    ratio = _f(t.get("earthwork_ratio"))
+    out.append(f"  earthworks: {_num(ratio, 2)} x the volume moved on the lots (at most 5): "
+               + _verdict(flags.get("earthworks"), "out of proportion"))
+    if not grading:
+        created = _f(t.get("max_slope_created_deg"))
+        out.append(f"  steepest slope created: {_num(created, 1)} deg (at most 60): " + (
+            "none created" if created is None else
+            _verdict(flags.get("steep_slopes_created"), "too steep")))
+    else:
+        out.append(f"  tallest wall: {_num(_f(t.get('tallest_wall')), 2)} m (at most 10): "
+                   + _verdict(flags.get("tall_walls"), "too tall"))
+    return out
+
+
 def report_summary(report: dict, *, all_lots: bool = False, per_lot: bool = False,
                    title: str = "") -> str:
     """The readable summary of a report (what ``terrace-foundation report`` prints).
@@ -280,10 +320,18 @@ def report_summary(report: dict, *, all_lots: bool = False, per_lot: bool = Fals
         lines.append("  pads flat: not checked; the reference preset's pads are not flat by "
                      "design (lerp(max(pad, h), pad, blend), then blurred)")
     else:
+        unmeasured = b["pad_not_measured"]
+        if len(unmeasured) == len(report["lots"]):
+            verdict = "not measured (no lot has a cell one in from its edge)"
+        else:
+            verdict = (f"{len(b['pad_not_flat'])} lots are not: "
+                       f"{_ids(b['pad_not_flat'], all_lots)}" if b["pad_not_flat"] else "ok")
+            if unmeasured:
+                verdict += (f"; not measured on {len(unmeasured)} lot"
+                            f"{'s' if len(unmeasured) > 1 else ''} too small to have a cell "
+                            f"one in from the edge: {_ids(unmeasured, all_lots)}")
         lines.append(f"  pads flat (range <= {PAD_RANGE_LIMIT} m, slope <= {PAD_SLOPE_LIMIT} deg,"
-                     " one cell in from the edge): " + (
-                         f"{len(b['pad_not_flat'])} lots are not: "
-                         f"{_ids(b['pad_not_flat'], all_lots)}" if b["pad_not_flat"] else "ok"))
+                     " one cell in from the edge): " + verdict)
     lim = b["max_slope"]
     measured = any(_f(x.get("max_embankment_slope_deg")) is not None for x in report["lots"])
     if not measured:
@@ -302,6 +350,7 @@ def report_summary(report: dict, *, all_lots: bool = False, per_lot: bool = Fals
         lines.append(f"  walls above {WALL_ENGINEERING_HEIGHT} m (need engineering): " + (
             f"{len(b['tall_walls'])} lots: {_ids(b['tall_walls'], all_lots)}"
             if b["tall_walls"] else "none"))
+    lines += _checks(report, grading)
     if per_lot:
         for r in rows:
             lines += ["", f"Region {r['region']}:"]

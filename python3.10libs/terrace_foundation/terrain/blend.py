@@ -1,71 +1,106 @@
 """Stage 6b: blend the terraces into the terrain (blurred difference added back).
 
-The difference between the projected slices and the terrain is blurred with three passes of
-a box filter (a close approximation of a Gaussian) and added to the terrain. The box
-half-width is ``k = round(blur_radius / (3 * cell_size))`` cells, so the blur's **reach** is
-``3 k`` cells (at most ``blur_radius`` plus 1.5 cells): a cell farther than that from every
-slice cell is returned bit-identical. Near the grid border the filter is normalised by the
-number of cells inside the grid (no zero padding). Only the window around the slices is
-processed.
+The difference between the projected slices and the terrain is blurred and added to the
+terrain. The blur is three passes of a box filter of **fractional** half-width
+``h = radius / (3 * cell_size)`` cells (a close approximation of a Gaussian of standard
+deviation ``radius / 3``; the outermost cell of each pass gets the weight ``h - floor(h)``), so
+the result follows the radius continuously: there are no steps of whole cells, and any radius
+above zero changes the result. The blur's **reach** is ``3 * ceil(h)`` cells: a cell farther
+than that from every slice cell is returned bit-identical. Near the grid border the filter is
+normalised by the weight of the cells inside the grid (no zero padding). Only the window
+around the slices is processed.
+
+The radius used is ``max(blur_radius, min_blur_cells * cell_size)`` (:func:`blur_radius_used`)
+so that the default gives a visible transition on any grid: 10 world units are less than a
+cell of a 25 m DEM and would leave the terraces as cliffs.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["blur_halfwidth", "box_blur", "blend_difference"]
+__all__ = ["blur_radius_used", "blur_halfwidth", "blur_reach", "box_blur", "blend_difference"]
 
 
-def blur_halfwidth(blur_radius: float, cell_size: float) -> int:
-    """Half-width ``k`` (cells) of each of the three box passes for a blur radius (world)."""
-    return int(np.floor(blur_radius / (3.0 * cell_size) + 0.5))
+def blur_radius_used(blur_radius: float, cell_size: float, min_blur_cells: float) -> float:
+    """The blend radius in world units: ``max(blur_radius, min_blur_cells * cell_size)``.
+
+    A ``blur_radius`` of 0 turns the blur off whatever ``min_blur_cells`` says.
+    """
+    if blur_radius <= 0:
+        return 0.0
+    return max(float(blur_radius), float(min_blur_cells) * float(cell_size))
 
 
-def _box_pass(a: np.ndarray, k: int, axis: int, offset: int, full: int) -> np.ndarray:
-    """Mean over ``2k+1`` cells along ``axis`` of the in-grid cells; ``a`` is a window of the
-    full axis starting at ``offset``; cells outside the window are zero."""
+def blur_halfwidth(blur_radius: float, cell_size: float) -> float:
+    """Half-width ``h`` (cells, fractional) of each of the three box passes for a radius (world)."""
+    return max(float(blur_radius), 0.0) / (3.0 * float(cell_size))
+
+
+def blur_reach(h: float) -> int:
+    """Cells the three passes of half-width ``h`` reach: ``3 * ceil(h)``."""
+    return 3 * int(math.ceil(h)) if h > 0 else 0
+
+
+def _box_pass(a: np.ndarray, h: float, axis: int, offset: int, full: int) -> np.ndarray:
+    """Weighted mean over ``|d| <= h`` along ``axis`` of the in-grid cells (the two cells at
+    ``|d| = floor(h) + 1`` weigh ``h - floor(h)``); ``a`` is a window of the full axis starting
+    at ``offset``; cells outside the window are zero."""
+    n = int(math.floor(h))
+    f = h - n
+    k = n + 1 if f > 0 else n          # cells reached on each side
     a = np.moveaxis(a, axis, -1)
-    n = a.shape[-1]
-    cs = np.zeros(a.shape[:-1] + (n + 2 * k + 1,))
-    np.cumsum(np.pad(a, [(0, 0)] * (a.ndim - 1) + [(k, k)]), axis=-1, out=cs[..., 1:])
-    s = cs[..., 2 * k + 1:] - cs[..., :n]
-    i = offset + np.arange(n)
-    count = np.minimum(i + k, full - 1) - np.maximum(i - k, 0) + 1
+    m = a.shape[-1]
+    cs = np.zeros(a.shape[:-1] + (m + 2 * k + 1,))
+    padded = np.pad(a, [(0, 0)] * (a.ndim - 1) + [(k, k)])
+    np.cumsum(padded, axis=-1, out=cs[..., 1:])
+    # full-weight cells |d| <= n: padded[i + k - n .. i + k + n]
+    s = cs[..., k + n + 1:k + n + 1 + m] - cs[..., k - n:k - n + m]
+    i = offset + np.arange(m)
+    count = (np.minimum(i + n, full - 1) - np.maximum(i - n, 0) + 1).astype(np.float64)
+    if f > 0:
+        s = s + f * (padded[..., :m] + padded[..., 2 * k:2 * k + m])
+        count += f * ((i - k >= 0).astype(np.float64) + (i + k <= full - 1))
     return np.moveaxis(s / count, -1, axis)
 
 
-def box_blur(a: np.ndarray, k: int, window_offset: tuple[int, int] = (0, 0),
+def box_blur(a: np.ndarray, h: float, window_offset: tuple[int, int] = (0, 0),
              full_shape: tuple[int, int] | None = None, passes: int = 3) -> np.ndarray:
-    """Separable box blur, ``passes`` times, normalised by in-grid cells.
+    """Separable box blur of fractional half-width, ``passes`` times, normalised in the grid.
 
     Parameters
     ----------
     a : (M, N) ndarray
         Values (a window of a larger grid; zero outside the window).
-    k : int
-        Half-width in cells (0 returns ``a``).
+    h : float
+        Half-width in cells (0 returns ``a``); the cells at ``floor(h) + 1`` weigh
+        ``h - floor(h)``, so the filter changes continuously with ``h``.
     window_offset : (int, int)
         Row and column of ``a[0, 0]`` in the full grid.
     full_shape : (int, int), optional
         Shape of the full grid (defaults to ``a.shape``).
+    passes : int
+        Passes along each axis.
 
     Returns
     -------
     (M, N) ndarray of float64
-        Exactly 0 wherever no non-zero input lies within ``passes * k`` cells.
+        Exactly 0 wherever no non-zero input lies within ``passes * ceil(h)`` cells.
     """
-    if k <= 0:
+    if h <= 0:
         return a.astype(np.float64, copy=True)
     full = full_shape or a.shape
     out = a.astype(np.float64)
     for _ in range(passes):
-        out = _box_pass(out, k, 0, window_offset[0], full[0])
-        out = _box_pass(out, k, 1, window_offset[1], full[1])
+        out = _box_pass(out, h, 0, window_offset[0], full[0])
+        out = _box_pass(out, h, 1, window_offset[1], full[1])
     return out
 
 
 def blend_difference(heights: np.ndarray, cells: np.ndarray, target: np.ndarray,
-                     k: int) -> tuple[np.ndarray, tuple[slice, slice]]:
+                     h: float) -> tuple[np.ndarray, tuple[slice, slice]]:
     """Add the blurred (target - terrain) difference to the terrain.
 
     Parameters
@@ -76,8 +111,8 @@ def blend_difference(heights: np.ndarray, cells: np.ndarray, target: np.ndarray,
         Flat indices of cells under a slice.
     target : (C,) ndarray
         Slice height at those cells.
-    k : int
-        Box half-width (:func:`blur_halfwidth`).
+    h : float
+        Box half-width in cells (:func:`blur_halfwidth`).
 
     Returns
     -------
@@ -91,11 +126,11 @@ def blend_difference(heights: np.ndarray, cells: np.ndarray, target: np.ndarray,
     if len(cells) == 0:
         return out, (slice(0, 0), slice(0, 0))
     r, c = np.divmod(cells, cols)
-    reach = 3 * k
+    reach = blur_reach(h)
     r0, r1 = max(int(r.min()) - reach, 0), min(int(r.max()) + reach + 1, rows)
     c0, c1 = max(int(c.min()) - reach, 0), min(int(c.max()) + reach + 1, cols)
     diff = np.zeros((r1 - r0, c1 - c0))
     diff[r - r0, c - c0] = target - out[r, c]
-    blurred = box_blur(diff, k, (r0, c0), (rows, cols))
+    blurred = box_blur(diff, h, (r0, c0), (rows, cols))
     out[r0:r1, c0:c1] += blurred
     return out, (slice(r0, r1), slice(c0, c1))

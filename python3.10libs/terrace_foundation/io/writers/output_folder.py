@@ -422,16 +422,30 @@ def _write_walls_geojson(result: TerraceResult, folder: Path,
     return write_walls_geojson(result.walls, folder / "retaining_walls.geojson", context.crs)
 
 
-@register_writer("preview", optional=True, description="preview.png, hillshade before | after"
-                 " (after: cut red, fill blue, walls yellow)",
+@register_writer("preview", optional=True, description="preview.png: overview with the towns"
+                 " boxed; per town before | after hillshade and the change in metres",
                  order=40)
 def _write_preview(result: TerraceResult, folder: Path, context: OutputContext) -> list[Path]:
     from .preview_png import write_preview
 
     return write_preview(result.source.heights, result.terrace_heightfield.heights,
                          result.source.cell_size, folder / "preview.png", result.lot_mask,
+                         lots=result.lots,
                          walls=[line for w in result.walls for line in w.get("lines", ())],
-                         origin=result.source.origin)
+                         origin=result.source.origin,
+                         margin=float(getattr(result.params, "blur_radius", 0.0) or 0.0),
+                         title=_preview_title(result))
+
+
+def _preview_title(result: TerraceResult) -> str:
+    totals = result.report.get("totals", {}) if isinstance(result.report, dict) else {}
+    regions = len({lot.region_id for lot in result.lots})
+    text = f"{len(result.lots)} lots in {regions} region{'s' if regions != 1 else ''}"
+    if "cut_volume" in totals and "fill_volume" in totals:
+        text += (f"  -  cut {totals['cut_volume']:,.0f} m3, fill {totals['fill_volume']:,.0f} m3")
+    if result.walls:
+        text += f"  -  {len(result.walls)} retaining walls"
+    return text + f"  -  preset {result.params.preset}"
 
 
 @register_writer("report", description="report.json, parameters, per-lot figures, totals",

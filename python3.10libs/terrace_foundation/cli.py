@@ -133,6 +133,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("regions", metavar="REGIONS",
                    help="GeoJSON Polygon, MultiPolygon, Feature or FeatureCollection;"
                    " Shapefile (.shp), GeoPackage (.gpkg[:layer]) or OBJ closed curves.")
+    p.add_argument("--local-metres", action="store_true",
+                   help="The coordinates are metres in a local frame whatever the CRS says:"
+                   " run on a geographic (degrees) CRS instead of refusing it, and write no CRS"
+                   " to the outputs. Without it a geographic CRS is refused (reproject with"
+                   " gdalwarp -t_srs to a UTM zone).")
     hm = p.add_argument_group("heightmaps without georeference")
     hm.add_argument("--cell-size", metavar="M", type=float, default=None,
                     help="Cell edge in metres of a .png/.r16/.raw/.exr/plain .tif heightmap.")
@@ -230,6 +235,31 @@ def _name_input(err: TerraceInputError, inputs: dict) -> TerraceInputError:
     return err
 
 
+def _without_crs(hf):
+    """``hf`` with no CRS (nor one in the GeoTIFF profile the writer starts from)."""
+    from dataclasses import replace
+
+    meta = dict(hf.meta)
+    if meta.get("profile"):
+        meta["profile"] = {k: v for k, v in meta["profile"].items() if k != "crs"}
+    return replace(hf, crs=None, meta=meta)
+
+
+def _drop_unknown_crs(hf, regs, heightfield_source: str):
+    """A CRS name GDAL cannot parse is not copied into the outputs (and a warning says so)."""
+    from .io._crs import crs_understood
+
+    if crs_understood(hf.crs) is False:
+        _warn(f"{heightfield_source}: CRS {hf.crs!r} is not a CRS GDAL knows; it is not written"
+              " to the outputs")
+        hf = _without_crs(hf)
+    if crs_understood(regs.crs) is False:
+        _warn(f"{regs.path}: CRS {regs.crs!r} is not a CRS GDAL knows; it is not written to the"
+              " outputs")
+        regs.crs = None
+    return hf, regs
+
+
 def _clean_stale(out) -> None:
     """Remove working folders of ``out`` that killed runs left behind (and say so)."""
     from .io.writers.output_folder import remove_stale_work_folders
@@ -275,6 +305,7 @@ def _run(hf, regions, args: argparse.Namespace, context, protect: Sequence[str])
 def cmd_generate(args: argparse.Namespace) -> int:
     from .io import (OutputContext, check_output_folder, check_regions_against,
                      heightfield_format, read_heightfield, read_regions)
+    from .io.regions import check_metric_crs
 
     protect = [args.heightfield, args.regions]
     _params_from(args)                       # bad parameters fail before any reading
@@ -283,6 +314,11 @@ def cmd_generate(args: argparse.Namespace) -> int:
     hf = read_heightfield(args.heightfield, cell_size=args.cell_size,
                           height_range=args.height_range)
     regs = read_regions(args.regions)
+    for text in check_metric_crs(hf, regs, args.heightfield, args.local_metres):
+        _warn(text)
+    if args.local_metres:
+        hf, regs.crs = _without_crs(hf), None
+    hf, regs = _drop_unknown_crs(hf, regs, args.heightfield)
     check_regions_against(regs, hf, args.heightfield)
     if hf.meta.get("sidecar") or heightfield_format(args.heightfield) == "npy":
         protect.append(str(hf.meta.get("sidecar", args.heightfield)))

@@ -20,7 +20,14 @@ import numpy as np
 
 from .errors import TerraceInputError
 
-__all__ = ["Heightfield"]
+__all__ = ["Heightfield", "MAX_COORDINATE", "MAX_HEIGHT"]
+
+#: Largest coordinate magnitude accepted (world units): far beyond any map projection, small
+#: enough that areas and sums of coordinates stay finite.
+MAX_COORDINATE = 1e15
+#: Largest height magnitude accepted: the terrace heightfield is written as float32
+#: (largest 3.4e38), with room for the sums the pad heights take.
+MAX_HEIGHT = 1e30
 
 
 @dataclass(frozen=True)
@@ -141,7 +148,8 @@ class Heightfield:
         Raises
         ------
         TerraceInputError
-            Fewer than 2x2 cells, non-positive or non-finite cell size, NaN or infinite heights.
+            Fewer than 2x2 cells, non-positive or non-finite cell size, NaN or infinite heights,
+            heights beyond :data:`MAX_HEIGHT`, a grid reaching beyond :data:`MAX_COORDINATE`.
         """
         h = np.asarray(self.heights)
         if h.ndim != 2:
@@ -157,6 +165,18 @@ class Heightfield:
             raise TerraceInputError(f"cell size must be positive, got {self.cell_size}", source)
         if not all(np.isfinite(v) for v in self.origin):
             raise TerraceInputError(f"origin must be finite, got {self.origin}", source)
+        rows, cols = h.shape
+        x0, y0 = float(self.origin[0]), float(self.origin[1])
+        with np.errstate(over="ignore"):
+            far = max(abs(x0), abs(y0), abs(x0 + cols * cs), abs(y0 - rows * cs))
+        if not np.isfinite(far) or far > MAX_COORDINATE:
+            raise TerraceInputError(
+                f"grid reaches coordinate {far:.17g}, beyond +-{MAX_COORDINATE:.0e} (cell size"
+                f" {cs:.17g}, origin ({x0:.17g}, {y0:.17g}))", source)
+        if cs < far * 1e-12:
+            raise TerraceInputError(
+                f"cell size {cs:.17g} is too small to tell cells apart at coordinates of"
+                f" {far:.17g}; shift the origin nearer to 0", source)
         bad = ~np.isfinite(h)
         if bad.any():
             r, c = np.argwhere(bad)[0]
@@ -164,5 +184,11 @@ class Heightfield:
                 f"{int(bad.sum())} NaN, infinite or nodata heights (first at row {r}, col {c})",
                 source,
             )
+        big = np.abs(h) > MAX_HEIGHT
+        if big.any():
+            r, c = np.argwhere(big)[0]
+            raise TerraceInputError(
+                f"{int(big.sum())} heights beyond +-{MAX_HEIGHT:.0e} (first at row {r}, col {c}:"
+                f" {float(h[r, c]):.17g}); float32 outputs cannot hold them", source)
         return replace(self, heights=h.astype(np.float64, copy=False), cell_size=cs,
                        origin=(float(self.origin[0]), float(self.origin[1])))

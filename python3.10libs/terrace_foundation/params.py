@@ -29,12 +29,18 @@ class ParamInfo:
 
     def range_text(self) -> str:
         """The valid range in interval notation, e.g. ``(0, 90)`` or ``[0, inf)``."""
-        lo = "-inf" if self.minimum is None else f"{self.minimum:g}"
-        hi = "inf" if self.maximum is None else f"{self.maximum:g}"
+        def num(v: float) -> str:
+            return str(int(v)) if float(v).is_integer() and abs(v) < 1e16 else f"{v:g}"
+
+        lo = "-inf" if self.minimum is None else num(self.minimum)
+        hi = "inf" if self.maximum is None else num(self.maximum)
         left = "[" if self.minimum is not None and self.min_inclusive else "("
         right = "]" if self.maximum is not None and self.max_inclusive else ")"
         return f"{left}{lo}, {hi}{right}"
 
+
+#: Largest seed (the random streams are seeded with 32-bit words).
+MAX_SEED = 2**32 - 1
 
 PARAMETERS: dict[str, ParamInfo] = {p.name: p for p in [
     ParamInfo("seed", "Seed", "Seed of the scatter and of the lot cuts; same seed, same result."),
@@ -184,6 +190,9 @@ class TerraceParams:
             too_high = hi is not None and (cast > hi or (cast == hi and not info.max_inclusive))
             if too_low or too_high:
                 raise TerraceInputError(f"{cast} is out of range {info.range_text()}", f.name)
+            if f.name == "seed" and not 0 <= cast <= MAX_SEED:
+                # the random streams take 32-bit seeds: larger ones would repeat smaller ones
+                raise TerraceInputError(f"{cast} is out of range [0, {MAX_SEED}]", f.name)
             values[f.name] = cast
         return TerraceParams(**values)
 

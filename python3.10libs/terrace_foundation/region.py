@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import TerraceInputError
+from .heightfield import MAX_COORDINATE
 
 __all__ = ["Region", "ring_area", "segments_cross", "nest_rings", "points_in_edges"]
 
@@ -25,7 +26,11 @@ def ring_area(ring: np.ndarray) -> float:
     ring : (K, 2) ndarray
         Vertices without the closing point.
     """
-    x, y = ring[:, 0], ring[:, 1]
+    if len(ring) == 0:
+        return 0.0
+    # relative to the first vertex: at national-grid magnitudes (1e6 m) absolute products
+    # would cancel away areas of a few square millimetres
+    x, y = ring[:, 0] - ring[0, 0], ring[:, 1] - ring[0, 1]
     return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(np.roll(x, -1), y))
 
 
@@ -189,6 +194,9 @@ class Region:
             name = "outer ring" if k == 0 else f"hole {k}"
             if not np.all(np.isfinite(ring)):
                 raise TerraceInputError(f"{name} has non-finite coordinates", where)
+            if np.abs(ring).max() > MAX_COORDINATE:
+                raise TerraceInputError(f"{name} has coordinates beyond +-{MAX_COORDINATE:.0e}",
+                                        where)
             if len(np.unique(ring, axis=0)) < 3:
                 raise TerraceInputError(f"{name} has fewer than 3 distinct points", where)
             area = ring_area(ring)
@@ -206,8 +214,8 @@ class Region:
         if hit is not None:
             a, b = np.concatenate(rings)[list(hit)]
             raise TerraceInputError(
-                f"polygon intersects itself (edges starting at ({a[0]:.6g}, {a[1]:.6g}) and "
-                f"({b[0]:.6g}, {b[1]:.6g}))", where)
+                f"polygon intersects itself (edges starting at ({a[0]:.12g}, {a[1]:.12g}) and "
+                f"({b[0]:.12g}, {b[1]:.12g}))", where)
         ext = rings[0]
         for k, hole in enumerate(rings[1:], 1):
             if not points_in_edges(hole[:1, 0], hole[:1, 1], ext, np.roll(ext, -1, axis=0))[0]:

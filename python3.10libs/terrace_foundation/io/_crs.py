@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["normalise_crs", "same_crs", "geojson_crs_member", "feature_collection",
-           "write_geojson"]
+__all__ = ["normalise_crs", "same_crs", "is_geographic", "reproject_hint", "crs_understood",
+           "geojson_crs_member", "feature_collection", "write_geojson"]
 
 _EPSG = re.compile(r"^(?:urn:ogc:def:crs:)?epsg:(?:[0-9.]*:)?:?(\d+)$", re.IGNORECASE)
 _CRS84 = re.compile(r"^(?:urn:ogc:def:crs:)?ogc:(?:1\.3:)?crs84$", re.IGNORECASE)
@@ -33,6 +33,77 @@ def normalise_crs(crs: str | None) -> str | None:
     if _CRS84.match(s):
         return "OGC:CRS84"
     return s
+
+
+# Geographic (longitude/latitude) systems met in DEM deliveries: WGS 84 (SRTM, Copernicus,
+# ALOS), ETRS89, NAD83, NAD27, GDA94/2020, NZGD2000, CH1903, JGD2000/2011, CGCS2000, SIRGAS.
+_GEOGRAPHIC_EPSG = {4326, 4258, 4269, 4267, 4283, 7844, 4167, 4149, 4150, 4612, 6668, 4490,
+                    4674, 4979, 4937, 4952, 4959, 9000}
+
+
+def is_geographic(crs: str | None) -> bool | None:
+    """Whether ``crs`` is a geographic (degrees) system; ``None`` when that cannot be told.
+
+    Known EPSG codes and ``OGC:CRS84`` are answered without GDAL; WKT and PROJ strings by their
+    keywords, else by rasterio when installed.
+    """
+    n = normalise_crs(crs)
+    if n is None:
+        return None
+    if n == "OGC:CRS84":
+        return True
+    if n.startswith("EPSG:"):
+        if int(n[5:]) in _GEOGRAPHIC_EPSG:
+            return True
+    else:
+        head = n.lstrip().upper()
+        if head.startswith(("GEOGCS[", "GEOGCRS[", "GEODCRS[", "GEOGRAPHICCRS[")):
+            return True
+        if head.startswith(("PROJCS[", "PROJCRS[", "PROJECTEDCRS[")):
+            return False
+        if "+PROJ=LONGLAT" in head.replace(" ", "") or "+PROJ=LATLONG" in head.replace(" ", ""):
+            return True
+    try:
+        from rasterio.crs import CRS  # optional: only to classify other definitions
+    except ImportError:
+        return None if not n.startswith("EPSG:") else False
+    try:
+        return bool(CRS.from_user_input(n).is_geographic)
+    except Exception:  # noqa: BLE001 - an unparseable definition: cannot tell
+        return None
+
+
+def crs_understood(crs: str | None) -> bool | None:
+    """Whether ``crs`` names a system GDAL knows; ``None`` when that cannot be told (no
+    rasterio) or there is no CRS. ``EPSG:n`` and ``OGC:CRS84`` are taken as understood."""
+    n = normalise_crs(crs)
+    if n is None:
+        return None
+    if _simple(n):
+        return True
+    try:
+        from rasterio.crs import CRS  # optional: only to parse other definitions
+    except ImportError:
+        return None
+    try:
+        CRS.from_user_input(n)
+    except Exception:  # noqa: BLE001 - any parse failure means: not understood
+        return False
+    return True
+
+
+def reproject_hint(path: str, extent: tuple[float, float, float, float] | None = None) -> str:
+    """The ``gdalwarp`` command that reprojects ``path`` to its UTM zone (metres)."""
+    zone = ""
+    if extent is not None:
+        x0, y0, x1, y1 = extent
+        lon, lat = 0.5 * (x0 + x1), 0.5 * (y0 + y1)
+        if -180.0 <= lon <= 180.0 and -90.0 <= lat <= 90.0:
+            z = min(int((lon + 180.0) // 6) + 1, 60)
+            zone = f"EPSG:{(32600 if lat >= 0 else 32700) + z}"
+    target = zone or "EPSG:326NN"
+    return (f"gdalwarp -t_srs {target} -tr 10 10 -r bilinear {path} utm.tif"
+            + ("" if zone else " (NN = the UTM zone)"))
 
 
 def _simple(s: str) -> bool:

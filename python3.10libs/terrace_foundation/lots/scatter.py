@@ -11,7 +11,8 @@ __all__ = ["scatter_points", "relax_points", "region_rng"]
 
 def region_rng(seed: int, region_id: int, stream: int = 0) -> np.random.Generator:
     """The random stream of one region (independent of the other regions and of their order)."""
-    return np.random.Generator(np.random.PCG64([int(seed) & 0xFFFFFFFF, int(region_id), stream]))
+    # seeds are validated to [0, 2**32 - 1] (TerraceParams): no two seeds share a stream
+    return np.random.Generator(np.random.PCG64([int(seed), int(region_id), stream]))
 
 
 def _uniform_in(region: Region, count: int, rng: np.random.Generator,

@@ -19,9 +19,9 @@ import numpy as np
 from ...errors import TerraceInputError
 from ...heightfield import Heightfield
 from ...region import Region, segments_cross
-from .._crs import normalise_crs, same_crs
+from .._crs import is_geographic, normalise_crs, reproject_hint, same_crs
 
-__all__ = ["RegionsFile", "read_regions", "check_regions_against"]
+__all__ = ["RegionsFile", "read_regions", "check_regions_against", "check_metric_crs"]
 
 
 @dataclass
@@ -49,6 +49,8 @@ def _load_json(path: Path):
             source) from None
     except UnicodeDecodeError:
         raise TerraceInputError("not a UTF-8 GeoJSON text file", source) from None
+    except RecursionError:
+        raise TerraceInputError("JSON nested too deeply to be GeoJSON", source) from None
     except OSError as e:
         raise TerraceInputError(f"cannot read: {e.strerror or e}", source) from None
 
@@ -59,11 +61,20 @@ def _crs_of(obj: dict, source: str) -> str | None:
         return None
     if not isinstance(crs, dict):
         raise TerraceInputError("'crs' member must be an object", source)
-    props = crs.get("properties") or {}
+    props = crs.get("properties")
+    if props is None:
+        props = {}
     if crs.get("type") == "name" and isinstance(props.get("name"), str):
         return normalise_crs(props["name"])
+    if not isinstance(props, dict):
+        raise TerraceInputError("'crs' member's 'properties' must be an object", source)
     if crs.get("type") == "EPSG" and "code" in props:  # pre-2008 drafts
-        return f"EPSG:{int(props['code'])}"
+        code = props["code"]
+        if isinstance(code, bool) or not isinstance(code, (int, str)) \
+                or not str(code).strip().isdigit():
+            raise TerraceInputError(f"'crs' EPSG code must be a whole number, got {code!r}",
+                                    source)
+        return f"EPSG:{int(str(code).strip())}"
     raise TerraceInputError("unsupported 'crs' member (use {\"type\": \"name\", ...})", source)
 
 
@@ -73,14 +84,29 @@ def _rings(coords, where: str, source: str) -> list[np.ndarray]:
     rings = []
     for ring in coords:
         try:
-            arr = np.asarray(ring, dtype=np.float64)
+            arr = np.asarray(ring)
         except (TypeError, ValueError):
             raise TerraceInputError(f"{where} has malformed coordinates", source) from None
+        if arr.dtype.kind not in "iuf":
+            # true/false, numeric strings, nulls: GeoJSON positions are numbers
+            raise TerraceInputError(f"{where} has malformed coordinates (positions must be"
+                                    " numbers, not booleans, strings or null)", source)
+        arr = arr.astype(np.float64)
         if arr.ndim != 2 or arr.shape[1] < 2 or arr.shape[0] == 0:
             raise TerraceInputError(f"{where} has malformed coordinates (rings must be lists of"
                                     " [x, y] positions)", source)
         rings.append(arr[:, :2])
     return rings
+
+
+def _properties(feat: dict, where: str, source: str) -> dict:
+    props = feat.get("properties")
+    if props is None:
+        return {}
+    if not isinstance(props, dict):
+        raise TerraceInputError(f"{where}: 'properties' must be an object or null, got a"
+                                f" {type(props).__name__}", source)
+    return props
 
 
 def _polygons_of(geom, where: str, source: str) -> list[list[np.ndarray]]:
@@ -140,11 +166,11 @@ def read_regions(path: str | os.PathLike) -> RegionsFile:
         for k, feat in enumerate(feats):
             if not isinstance(feat, dict) or feat.get("type") != "Feature":
                 raise TerraceInputError(f"feature {k} is not a GeoJSON Feature", source)
-            props = feat.get("properties") or {}
+            props = _properties(feat, f"feature {k}", source)
             for rings in _polygons_of(feat.get("geometry"), f"feature {k}", source):
                 polys.append((k, props, rings))
     elif kind == "Feature":
-        props = obj.get("properties") or {}
+        props = _properties(obj, "feature 0", source)
         polys = [(0, props, r) for r in _polygons_of(obj.get("geometry"), "feature 0", source)]
     elif kind == "MultiPolygon":
         polys = [(j, {}, r) for j, r in enumerate(_polygons_of(obj, "geometry", source))]
@@ -178,6 +204,50 @@ def _overlaps_box(reg: Region, box: tuple[float, float, float, float]) -> bool:
     return bool(segments_cross(a[:, None, :], b[:, None, :], c0, c1).any())
 
 
+def check_metric_crs(hf: Heightfield, regions: RegionsFile | None = None,
+                     heightfield_source: str = "heightfield",
+                     local_metres: bool = False) -> list[str]:
+    """Refuse a geographic (degrees) CRS: the method measures areas, slopes and blur radii in
+    the grid's units, which must be metres (issue 15, defect 3).
+
+    Parameters
+    ----------
+    local_metres : bool
+        The user states the coordinates are metres in a local frame whatever the CRS says:
+        the run goes ahead and a warning says so.
+
+    Returns
+    -------
+    list of str
+        Warnings (the opt-in used; a grid without CRS whose numbers look like degrees).
+
+    Raises
+    ------
+    TerraceInputError
+        A geographic CRS on the heightfield or the regions, without ``local_metres``.
+    """
+    found = [(heightfield_source, hf.crs)]
+    if regions is not None:
+        found.append((regions.path or "regions", regions.crs))
+    for source, crs in found:
+        if is_geographic(crs):
+            if local_metres:
+                return [f"{source}: CRS {crs} is geographic (degrees); its coordinates are"
+                        " used as metres in a local frame, as --local-metres states, and the"
+                        " CRS is not written to the outputs"]
+            raise TerraceInputError(
+                f"CRS {crs} is geographic (degrees, not metres); reproject to a metric CRS"
+                f" first, e.g. {reproject_hint(heightfield_source, hf.extent)} (or state"
+                " that the coordinates are metres with --local-metres)", source)
+    x0, y0, x1, y1 = hf.extent
+    if (hf.crs is None and hf.cell_size < 0.01 and -180.0 <= x0 < x1 <= 180.0
+            and -90.0 <= y0 < y1 <= 90.0):
+        return [f"{heightfield_source}: cell size {hf.cell_size:g} and extent look like degrees"
+                " (no CRS is declared); the method works in metres: reproject to a metric CRS"
+                " if these are longitudes and latitudes"]
+    return []
+
+
 def check_regions_against(regions: RegionsFile, hf: Heightfield,
                           heightfield_source: str = "heightfield") -> None:
     """Refuse regions that cannot be terraced into ``hf``.
@@ -197,5 +267,5 @@ def check_regions_against(regions: RegionsFile, hf: Heightfield,
         if not _overlaps_box(reg, (xmin, ymin, xmax, ymax)):
             raise TerraceInputError(
                 f"region {reg.region_id} (polygon {k}) lies wholly outside the heightfield"
-                f" (x {xmin:.6g}..{xmax:.6g}, y {ymin:.6g}..{ymax:.6g}); are both in the same"
+                f" (x {xmin:.12g}..{xmax:.12g}, y {ymin:.12g}..{ymax:.12g}); are both in the same"
                 " CRS?", regions.path)

@@ -98,6 +98,8 @@ def _read_sidecar(path: Path) -> dict:
                                 sidecar) from None
     except UnicodeDecodeError:
         raise TerraceInputError("not a UTF-8 JSON text file", sidecar) from None
+    except RecursionError:
+        raise TerraceInputError("JSON nested too deeply to be a sidecar", sidecar) from None
     except OSError as e:
         raise TerraceInputError(f"cannot read: {_os_problem(e)}", sidecar) from None
     if not isinstance(side, dict):
@@ -111,9 +113,18 @@ def _read_sidecar(path: Path) -> dict:
         if gt[2] != 0 or gt[4] != 0:
             raise TerraceInputError("rotated grids are not supported (geotransform terms 2 and 4"
                                     " must be 0)", sidecar)
+        if gt[5] > 0:
+            raise TerraceInputError("south-up grids are not supported (geotransform term 5 must"
+                                    f" be negative, got {gt[5]!r}); flip the rows", sidecar)
+        if not gt[1] > 0 or not math.isclose(gt[1], -gt[5], rel_tol=1e-9):
+            raise TerraceInputError(f"cells must be square and west-to-east, got geotransform"
+                                    f" terms 1 and 5 = {gt[1]!r}, {gt[5]!r}", sidecar)
     cell = _sidecar_number(side, ("cell_size", "cell_size_m"), sidecar)
     if cell is None and gt is not None:
         cell = float(gt[1])
+    elif cell is not None and gt is not None and not math.isclose(cell, gt[1], rel_tol=1e-9):
+        raise TerraceInputError(f"cell size {cell!r} disagrees with the geotransform's"
+                                f" {gt[1]!r}", sidecar)
     if cell is None:
         raise TerraceInputError("no cell size (give 'cell_size')", sidecar)
 
@@ -139,6 +150,9 @@ def _read_sidecar(path: Path) -> dict:
     if nodata is not None and (isinstance(nodata, bool) or not isinstance(nodata, (int, float))):
         raise TerraceInputError(f"'nodata' must be a number or null, got {nodata!r}", sidecar)
     shape = side.get("shape")
+    if shape is not None and (not isinstance(shape, list) or len(shape) != 2 or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in shape)):
+        raise TerraceInputError(f"'shape' must be [rows, cols], got {shape!r}", sidecar)
     return {"cell_size": cell, "origin": (ox, oy), "crs": crs, "nodata": nodata,
             "shape": shape, "sidecar": sidecar, "z_units": side.get("z_units")}
 

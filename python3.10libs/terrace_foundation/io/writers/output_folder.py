@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 
-from ...errors import TerraceInputError
+from ...errors import TerraceError, TerraceInputError
 from ...result import TerraceResult
 from .._deps import MissingDependencyError
 
@@ -115,6 +115,22 @@ def register_writer(name: str, *, default: bool = True, optional: bool = False,
     return deco
 
 
+class OutputWriteError(TerraceError, OSError):
+    """An output could not be written: names the user's output folder, the output and the
+    cause (never the hidden temporary folder)."""
+
+    def __init__(self, err: OSError, out: Path, what: str) -> None:
+        cause = err.strerror or " ".join(str(err).split()) or type(err).__name__
+        msg = f"{out}: cannot write the {what} output: {cause}"
+        TerraceError.__init__(self, msg)
+        self.errno = err.errno
+        self.strerror = cause
+        self.filename = None
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 # --------------------------------------------------------------------------- the folder
 
 def _is_within(path: Path, folder: Path) -> bool:
@@ -199,7 +215,33 @@ def check_output_folder(out_dir: str | os.PathLike, overwrite: bool = False,
             raise TerraceInputError(f"is not a Terrace Foundation output folder ({problem});"
                                     " refusing to replace it, choose another output folder",
                                     source)
+    _check_place(out, source)
     return out
+
+
+def _check_place(out: Path, source: str) -> None:
+    """Refuse before any work an output place that cannot be written: a name too long for the
+    file system, a parent that is a file, a folder we may not write into."""
+    name = out.absolute().name
+    try:
+        limit = os.pathconf(_existing_ancestor(out), "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        limit = 255
+    if len(name.encode("utf-8", "surrogateescape")) > limit:
+        raise TerraceInputError(f"the folder name is longer than the file system's {limit}"
+                                " bytes", source)
+    anc = _existing_ancestor(out)
+    if not anc.is_dir():
+        raise TerraceInputError(f"cannot create it: {anc} is a file, not a folder", source)
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise TerraceInputError(f"cannot create it: no permission to write in {anc}", source)
+
+
+def _existing_ancestor(out: Path) -> Path:
+    p = out.absolute().parent
+    while not (p.exists() or p.is_symlink()) and p != p.parent:
+        p = p.parent
+    return p
 
 
 def _host_tag() -> str:
@@ -212,7 +254,19 @@ def _host_tag() -> str:
 def _work_name(out: Path, kind: str) -> str:
     """``.<name>.<host>-<pid>-<random>.<kind>``: a working folder next to ``out``, named after
     its owner (this host and process), so a later run can tell a stale one from a live one."""
-    return f".{out.name}.{_host_tag()}-{os.getpid()}-{secrets.token_hex(4)}.{kind}"
+    return f".{_short_name(out)}.{_host_tag()}-{os.getpid()}-{secrets.token_hex(4)}.{kind}"
+
+
+def _short_name(out: Path) -> str:
+    """``out``'s name, shortened (with a hash) so the working names fit in 255 bytes."""
+    import hashlib
+
+    name = out.name
+    raw = name.encode("utf-8", "surrogateescape")
+    if len(raw) <= 180:
+        return name
+    head = raw[:160].decode("utf-8", "ignore")
+    return f"{head}~{hashlib.sha1(raw).hexdigest()[:12]}"
 
 
 def _pid_alive(pid: int) -> bool:
@@ -248,7 +302,7 @@ def remove_stale_work_folders(out_dir: str | os.PathLike) -> list[str]:
     parent = out.absolute().parent
     if not parent.is_dir():
         return []
-    pattern = re.compile(re.escape(f".{out.name}.") + r"([0-9a-f]{6})-(\d+)-[0-9a-f]{8}\."
+    pattern = re.compile(re.escape(f".{_short_name(out)}.") + r"([0-9a-f]{6})-(\d+)-[0-9a-f]{8}\."
                          r"(partial|old)")
     host = _host_tag()
     done = []
@@ -367,6 +421,8 @@ def write_outputs(result: TerraceResult, out_dir: str | os.PathLike,
                     raise
                 context.warnings.append(f"{w.name} skipped: {e}")
                 continue
+            except OSError as e:
+                raise OutputWriteError(e, out, w.name) from None
             for p in paths:
                 rel = Path(p).relative_to(tmp)            # sub-folders kept: "ue/import.json"
                 context.written.append(rel.as_posix())

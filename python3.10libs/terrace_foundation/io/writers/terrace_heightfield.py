@@ -62,31 +62,32 @@ def write_geotiff_heightfield(hf: Heightfield, path: str | os.PathLike,
                               tags: dict | None = None) -> list[Path]:
     """Write ``hf`` as a float32 single-band GeoTIFF with the input's transform and CRS.
 
-    When ``hf.meta["profile"]`` holds the input's rasterio profile it is the starting point
-    (so CRS, transform, tiling and compression carry over), otherwise a profile is built from
-    the heightfield's own georeference.
+    The creation options are ours (deflate with the floating-point predictor, 256-cell tiles
+    on grids of at least 256 x 256); only the CRS and transform come from ``hf.meta["profile"]``
+    (the input's rasterio profile) when it is there.
     """
     rasterio = require("rasterio", "write GeoTIFF")
     from rasterio.transform import Affine
 
+    from rasterio.errors import RasterioError
+
     path = Path(path)
     heights = np.asarray(hf.heights, dtype=np.float32)
     rows, cols = heights.shape
-    profile = dict(hf.meta.get("profile") or {})
-    if profile and str(profile.get("driver", "")).upper() != "GTIFF":
-        # another GDAL format's creation options mean nothing to GTiff: keep the georeference
-        profile = {k: profile[k] for k in ("crs", "transform") if k in profile}
-    profile.setdefault("transform", Affine(*hf.transform))
-    profile.setdefault("crs", hf.crs)
-    profile.setdefault("compress", "deflate")
-    profile.update(driver="GTiff", dtype="float32", count=1, height=rows, width=cols,
-                   nodata=None)
-    if profile.get("compress", "").lower() in ("deflate", "lzw", "zstd"):
-        profile["predictor"] = 3  # floating-point predictor
-    if profile.get("photometric"):
-        profile.pop("photometric")
-    with rasterio.open(path, "w", **profile) as dst:
-        dst.write(heights, 1)
-        if tags:
-            dst.update_tags(**{k: str(v) for k, v in tags.items()})
+    # Only the georeference comes from the input: its creation options (JPEG or WEBP
+    # compression, 8-bit photometric, odd block sizes) may not suit float32 heights.
+    source = dict(hf.meta.get("profile") or {})
+    profile = {"driver": "GTiff", "dtype": "float32", "count": 1, "height": rows, "width": cols,
+               "nodata": None, "crs": source.get("crs", hf.crs),
+               "transform": source.get("transform", Affine(*hf.transform)),
+               "compress": "deflate", "predictor": 3, "BIGTIFF": "IF_SAFER"}
+    if rows >= 256 and cols >= 256:
+        profile.update(tiled=True, blockxsize=256, blockysize=256)
+    try:
+        with rasterio.open(path, "w", **profile) as dst:
+            dst.write(heights, 1)
+            if tags:
+                dst.update_tags(**{k: str(v) for k, v in tags.items()})
+    except RasterioError as err:
+        raise OSError(f"cannot write GeoTIFF ({' '.join(str(err).split())})") from None
     return [path]

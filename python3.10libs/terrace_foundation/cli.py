@@ -305,7 +305,7 @@ def _run(hf, regions, args: argparse.Namespace, context, protect: Sequence[str])
 def cmd_generate(args: argparse.Namespace) -> int:
     from .io import (OutputContext, check_output_folder, check_regions_against,
                      heightfield_format, read_heightfield, read_regions)
-    from .io.regions import check_metric_crs
+    from .io.readers.geojson import check_metric_crs
 
     protect = [args.heightfield, args.regions]
     _params_from(args)                       # bad parameters fail before any reading

@@ -38,7 +38,7 @@ SHARED_DATA = Path(os.environ.get("TERRACE_SHARED_DATA") or SHARED / "data")
 #: Import names of the libraries ``.ci/run`` installs (pyproject's ``test`` extra): under
 #: ``CI=true`` a test that needs one of them fails when it is missing.
 CI_LIBRARIES = {"shapely", "scipy", "rasterio", "PIL", "trimesh", "pygltflib", "OpenEXR",
-                "fiona", "mypy", "hou-stubs"}
+                "fiona", "mypy", "hou-stubs", "selenium"}
 
 
 def in_ci() -> bool:
@@ -52,15 +52,30 @@ def _missing(what: str, why: str, ci_fails: bool) -> None:
     pytest.skip(f"{what} is missing ({why})")
 
 
-def needs(module: str) -> ModuleType:
+def needs(module: str, why: str = "pip install -e '.[test]'") -> ModuleType:
     """Import ``module`` (e.g. ``"PIL.Image"``) or skip the test; fail under CI for a library
-    ``.ci/run`` installs."""
+    ``.ci/run`` installs (:data:`CI_LIBRARIES`)."""
     try:
         return importlib.import_module(module)
     except ImportError:
         top = module.split(".")[0]
-        _missing(f"optional library {module}", "pip install -e '.[test]'", top in CI_LIBRARIES)
+        _missing(f"optional library {module}", why, top in CI_LIBRARIES)
         raise  # not reached
+
+
+def needs_program(path: str, why: str) -> str:
+    """Path of an installed program (absolute path or a name on PATH), else skip (fail on CI:
+    ``.ci/run`` installs the programs the tests use)."""
+    import shutil
+
+    found = path if os.path.isabs(path) and os.access(path, os.X_OK) else shutil.which(path)
+    if not found:
+        _missing(f"program {path}", why, True)
+    return found
+
+
+#: Where tests leave files worth looking at (screenshots); ``TERRACE_TEST_ARTIFACTS`` moves it.
+ARTIFACTS = Path(os.environ.get("TERRACE_TEST_ARTIFACTS") or REPO / "test-artifacts")
 
 
 def shared_path(*parts: str) -> Path:

@@ -87,6 +87,9 @@ def output_parent() -> argparse.ArgumentParser:
                        help="Comma list of extra outputs: ue (Unreal PNG/.r16), unity (RAW),"
                        " glb (slices), masks (lot id GeoTIFF, 8-bit PNG). Import settings are"
                        " printed on stdout and written to <engine>/import.json.")
+    group.add_argument("--no-viewer", dest="no_viewer", action="store_true",
+                       help="Do not write preview.html, the self-contained 3D viewer (written"
+                       " by default; about 1 MB for a 1025 x 1025 grid, at most 25 MB).")
     return parent
 
 
@@ -125,7 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "generate", parents=parents, help=COMMANDS["generate"][1],
         description="Terrace the REGIONS polygons into HEIGHTFIELD and write the terrace"
-        " heightfield, the slices (GeoJSON, OBJ), report.json and preview.png into --out.")
+        " heightfield, the slices (GeoJSON, OBJ), report.json, preview.png and the 3D viewer"
+        " preview.html into --out.")
     p.add_argument("heightfield", metavar="HEIGHTFIELD",
                    help="GeoTIFF (or any raster GDAL reads), or .npy with a .json sidecar;"
                    " or a heightmap without georeference: 16-bit .png, .r16, .raw, .exr, plain"
@@ -289,7 +293,8 @@ def _run(hf, regions, args: argparse.Namespace, context, protect: Sequence[str])
             seen.add(text)
             _warn(text)
     files = write_outputs(result, args.out, context, overwrite=args.overwrite, protect=protect,
-                          extra=getattr(args, "export", None) or ())  # an --export flag's names
+                          extra=getattr(args, "export", None) or (),  # an --export flag's names
+                          skip=["viewer"] if getattr(args, "no_viewer", False) else [])
     for text in context.warnings:
         _warn(text)
     from .io.exports import export_summaries

@@ -20,7 +20,7 @@ from terrace_testkit import LIB, REPO
 from terrace_foundation import PARAMETERS, TerraceParams, __version__
 
 OUTPUTS_TIF = {"terrace_heightfield.tif", "terrace_slices.geojson", "terrace_slices.obj",
-               "report.json", "preview.png"}
+               "report.json", "preview.png", "preview.html"}
 OUTPUTS_NPY = OUTPUTS_TIF - {"terrace_heightfield.tif"} | {"terrace_heightfield.npy",
                                                            "terrace_heightfield.json"}
 FAST = ["--remesh-size", "20"]
@@ -215,7 +215,7 @@ def test_same_seed_same_outputs(cli, tmp_path, interlaken_run_npy, interlaken_np
     # every output, byte for byte (the report holds no timings; its command line names the
     # output folder, so it is compared without that)
     for name in ("terrace_slices.geojson", "terrace_slices.obj", "terrace_heightfield.npy",
-                 "terrace_heightfield.json", "preview.png"):
+                 "terrace_heightfield.json", "preview.png", "preview.html"):
         assert digest(out / name) == digest(interlaken_run_npy / name), name
     a = json.loads((out / "report.json").read_text())
     b = json.loads((interlaken_run_npy / "report.json").read_text())

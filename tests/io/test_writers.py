@@ -120,7 +120,7 @@ def test_write_outputs_all_default_files(tmp_path):
     files = write_outputs(fake_result(), out, OutputContext(heightfield_format="npy"))
     names = {p.name for p in files}
     assert names == {"terrace_heightfield.npy", "terrace_heightfield.json",
-                     "terrace_slices.geojson", "terrace_slices.obj", "preview.png",
+                     "terrace_slices.geojson", "terrace_slices.obj", "preview.png", "preview.html",
                      "report.json"}
     assert {p.name for p in out.iterdir()} == names
     report = json.loads((out / "report.json").read_text())

@@ -9,7 +9,8 @@ that need them; the rest needs numpy only.
     Shapefile, GeoPackage, OBJ curves), :func:`check_regions_against` (CRS and extent).
 :mod:`.writers`
     :func:`write_outputs` runs the registered writers (:data:`WRITERS`) into an output folder
-    atomically; :func:`register_writer` adds one.
+    atomically; :func:`register_writer` adds one (``preview.html``, the 3D viewer, is
+    :mod:`.writers.viewer_html`).
 :mod:`.exports`
     The engine exports written on request (``--export ue,unity,glb,masks``).
 :mod:`.summary`

@@ -377,8 +377,8 @@ def _commit(tmp: Path, out: Path, overwrite: bool) -> None:
 
 def write_outputs(result: TerraceResult, out_dir: str | os.PathLike,
                   context: OutputContext | None = None, *, overwrite: bool = False,
-                  extra: Iterable[str] = (), protect: Iterable[str | os.PathLike] = ()
-                  ) -> list[Path]:
+                  extra: Iterable[str] = (), protect: Iterable[str | os.PathLike] = (),
+                  skip: Iterable[str] = ()) -> list[Path]:
     """Run every default writer (and the ``extra`` ones) into ``out_dir``, atomically.
 
     Parameters
@@ -395,6 +395,8 @@ def write_outputs(result: TerraceResult, out_dir: str | os.PathLike,
         Names of non-default writers to run too.
     protect : iterable of paths
         Files that must not be inside the folder being replaced (the inputs).
+    skip : iterable of str
+        Names of default writers not to run (``--no-viewer`` forwards ``"viewer"``).
 
     Returns
     -------
@@ -403,11 +405,13 @@ def write_outputs(result: TerraceResult, out_dir: str | os.PathLike,
     """
     context = context or OutputContext()
     extra = list(extra)
-    unknown = [n for n in extra if n not in WRITERS]
+    skip = set(skip)
+    unknown = [n for n in [*extra, *skip] if n not in WRITERS]
     if unknown:
         raise TerraceInputError(f"unknown output {unknown[0]!r}; known: "
                                 f"{', '.join(sorted(WRITERS))}", "export")
-    chosen = sorted((w for w in WRITERS.values() if w.default or w.name in extra),
+    chosen = sorted((w for w in WRITERS.values()
+                     if (w.default or w.name in extra) and w.name not in skip),
                     key=lambda w: w.order)
     out = Path(out_dir)
     written: list[Path] = []
@@ -502,6 +506,17 @@ def _preview_title(result: TerraceResult) -> str:
     if result.walls:
         text += f"  -  {len(result.walls)} retaining walls"
     return text + f"  -  preset {result.params.preset}"
+
+
+@register_writer("viewer", description="preview.html, a self-contained 3D viewer (WebGL, works"
+                 " offline from a double-click; --no-viewer skips it)", order=45)
+def _write_viewer(result: TerraceResult, folder: Path, context: OutputContext) -> list[Path]:
+    from .viewer_html import write_viewer
+
+    regions = len({lot.region_id for lot in result.lots})
+    title = (f"{len(result.lots)} lots in {regions} region{'s' if regions != 1 else ''}"
+             f" - preset {result.params.preset}")
+    return write_viewer(result, folder / "preview.html", title=title)
 
 
 @register_writer("report", description="report.json, parameters, per-lot figures, totals",

@@ -1,6 +1,6 @@
 // Terrace Foundation 3D viewer: a small WebGL 2 renderer of our own (no third-party code).
 //
-// Reads the scene from <script id="terrace-data"> (written by terrace_foundation/io/writers/viewer_html.py),
+// Reads the scene from <script id="terrace-data"> (written by terrace_foundation/io/viewer.py),
 // draws the terrain before or after terracing as a lit mesh coloured by the change, the lot
 // outlines and the retaining walls on it; orbit / pan / zoom with the mouse; hover or click a lot
 // to see its figures. window.terraceViewer is a small hook for tests and scripting.

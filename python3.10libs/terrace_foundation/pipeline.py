@@ -24,7 +24,7 @@ from .lots.subdivide import LotSet, subdivide_lots
 from .params import TerraceParams
 from .presets.grading import balanced_pads, cell_pad_heights, grade_heightfield
 from .presets.walls import find_walls, grid_steps, outline_walls, touching_lots, wing_walls
-from .region import Region
+from .region import Region, simplify_region
 from .report import build_report, lot_extras, lot_statistics
 from .result import TerraceResult
 from .terrain.blend import (blend_difference, blur_halfwidth, blur_radius_used, blur_reach,
@@ -56,6 +56,15 @@ def as_regions(regions, source: str = "regions") -> list[Region]:
         out.append(Region.from_rings(rings[0], rings[1:], region_id=k, source=source))
     if not out:
         raise TerraceInputError("no range polygons given", source)
+    return out
+
+
+def _simplified(region: Region, spacing: float, warn: list[str]) -> Region:
+    """``region`` without outline detail far finer than the remesh size (said in a warning)."""
+    out, note = simplify_region(region, spacing)
+    if note:
+        warn.append(note)
+        _warnings.warn(note, TerraceWarning, stacklevel=3)
     return out
 
 
@@ -198,6 +207,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     shift = np.array(hf.origin, dtype=np.float64)
     local = hf.with_origin((0.0, 0.0))
     regs = [reg.translated(-shift) for reg in regs]
+    regs = [_simplified(reg, p.remesh_size, warn) for reg in regs]
     extent = local.extent
 
     stage("subdivide", 0.05)

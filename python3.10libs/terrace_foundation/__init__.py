@@ -8,7 +8,8 @@ Layout (``pipeline.generate`` runs the stages in order):
 
 * types at the bottom: ``heightfield``, ``region``, ``lot``, ``params``, ``result``, ``errors``,
   ``geometry``;
-* ``lots``: ``scatter`` -> ``fracture`` -> ``subdivide`` -> ``footprint`` -> ``remesh``;
+* ``lots``: ``overlap`` (regions) -> ``scatter`` -> ``fracture`` -> ``subdivide`` ->
+  ``footprint`` -> ``remesh``;
 * ``terrain``: ``heights`` -> ``project`` -> ``blend``, and the shared grid ``kernels``;
 * ``presets``: ``grading`` and its ``walls``;
 * ``report``; front ends ``io``, ``cli``, ``demo`` and ``houdini`` on top.

@@ -18,6 +18,7 @@ from .heightfield import Heightfield
 from .lot import Lot
 from .lots.footprint import lot_footprint
 from .lots.fracture import decompose_region, intersect_pieces, rectangle, voronoi_cells
+from .lots.overlap import resolve_overlaps
 from .lots.remesh import remesh_lots
 from .lots.scatter import region_rng, relax_points, scatter_points
 from .lots.subdivide import LotSet, subdivide_lots
@@ -208,6 +209,14 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     local = hf.with_origin((0.0, 0.0))
     regs = [reg.translated(-shift) for reg in regs]
     regs = [_simplified(reg, p.remesh_size, warn) for reg in regs]
+    regs, notes = resolve_overlaps(regs)          # later regions lose the overlap
+    for note in notes:
+        warn.append(note)
+        _warnings.warn(note, TerraceWarning, stacklevel=2)
+    if notes:   # a part left by the overlap rule may lie off the grid: nothing to terrace there
+        x0, y0, x1, y1 = local.extent
+        regs = [r for r in regs if not (r.bounds[2] <= x0 or r.bounds[0] >= x1
+                                        or r.bounds[3] <= y0 or r.bounds[1] >= y1)]
     extent = local.extent
 
     stage("subdivide", 0.05)

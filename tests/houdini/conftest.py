@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT / "python3.10libs"))
 try:
     import hou
 except ImportError:          # not in Houdini: the test modules skip themselves
-    hou = None
+    hou = None  # type: ignore[assignment]
 
 SKIP_REASON = "needs Houdini: run `hython -m pytest tests/houdini` at a Houdini desk"
 
@@ -51,6 +51,7 @@ def installed():
 @pytest.fixture()
 def geo_net():
     obj = hou.node("/obj")
+    assert obj is not None
     geo = obj.createNode("geo", "terrace_test")
     yield geo
     geo.destroy()
@@ -68,19 +69,59 @@ def inputs(geo_net):
     return make_inputs(geo_net)
 
 
-def make_inputs(geo_net):
+#: Where Houdini Engine for Unreal puts a landscape's Z offset: on the primitive, not in the
+#: voxel values (defect 7). The translated inputs lift the heightfield's plane by this much.
+PLANE_Y = 350.0
+
+
+@pytest.fixture()
+def plane_y() -> float:
+    return PLANE_Y
+
+
+@pytest.fixture()
+def translated_inputs(geo_net):
+    """Like ``inputs`` with the heightfield's plane at Y = PLANE_Y, an extra paint layer
+    ``grass`` and Houdini Engine primitive attributes, as an Unreal landscape arrives."""
+    poly, hf = make_inputs(geo_net, plane_y=PLANE_Y)
+    extra = python_sop(geo_net, "hf_engine_attribs", """
+import numpy as np
+geo = hou.pwd().geometry()
+height = [p for p in geo.prims() if p.attribValue("name") == "height"][0]
+grass = geo.createVolume(*height.resolution())
+m3 = height.transform()
+rows = [[m3.at(r, c) for c in range(3)] + [0.0] for r in range(3)]
+pos = height.vertex(0).point().position()
+rows.append([pos[0], pos[1], pos[2], 1.0])
+grass.setTransform(hou.Matrix4(rows))
+grass.vertex(0).point().setPosition(tuple(pos))
+grass.setAttribValue("name", "grass")
+n = len(grass.allVoxelsAsString()) // 4
+grass.setAllVoxelsFromString(np.linspace(0, 1, n, dtype=np.float32).tobytes())
+geo.addAttrib(hou.attribType.Prim, "unreal_output_name", "")
+geo.addAttrib(hou.attribType.Prim, "tile", 0)
+for p in geo.prims():
+    p.setAttribValue("unreal_output_name", "terrace_landscape")
+    p.setAttribValue("tile", 7)
+""")
+    extra.setInput(0, hf)
+    return poly, extra
+
+
+def make_inputs(geo_net, plane_y: float = 0.0):
     """SOPs that build the test heightfield and range polygon inside Houdini.
 
     The HeightField SOP makes the volume (Houdini's own layout); a Python SOP writes the test
     heights into it in voxel order. The reference for comparisons is read back from the cooked
-    volume with ``sop.read_heightfield``, so it does not depend on that layout.
+    volume with ``sop.read_heightfield``, so it does not depend on that layout. ``plane_y``
+    moves the heightfield's plane (its Center Y), not its values.
     """
     hf = terrain()
     base = geo_net.createNode("heightfield", "hf_base")
     base.parm("divisionmode").set("size")
     base.parmTuple("size").set((SIZE * CELL, SIZE * CELL))
     base.parm("gridspacing").set(CELL)
-    base.parmTuple("t").set((SIZE * CELL / 2, 0.0, -SIZE * CELL / 2))
+    base.parmTuple("t").set((SIZE * CELL / 2, plane_y, -SIZE * CELL / 2))
     heights = ",".join(f"{v:.4f}" for v in hf.heights.astype(np.float32).reshape(-1))
     write = python_sop(geo_net, "hf_heights", f"""
 import numpy as np

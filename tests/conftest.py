@@ -16,11 +16,12 @@ import json
 import shutil
 from pathlib import Path
 
+import houdini_scenes
 import numpy as np
 import pytest
 from terrace_testkit import (INTERLAKEN_TOWN, INTERLAKEN_VILLAGE, INTERLAKEN_VILLAGE_HOLE, REPO,
                              SMALL_CELL, SMALL_ORIGIN, SMALL_SQUARE, CliResult, feature_collection,
-                             make_inputs, shared_path, small_heights, write_geotiff, write_json,
+                             shared_path, small_heights, write_geotiff, write_json,
                              write_npy)
 
 from terrace_foundation import Heightfield, Region
@@ -151,7 +152,9 @@ def geo_net():
     """A fresh geometry network under /obj (destroyed after the test)."""
     import hou
 
-    geo = hou.node("/obj").createNode("geo", "terrace_test")
+    obj = hou.node("/obj")
+    assert obj is not None
+    geo = obj.createNode("geo", "terrace_test")
     yield geo
     geo.destroy()
 
@@ -159,4 +162,38 @@ def geo_net():
 @pytest.fixture()
 def inputs(geo_net):
     """(range polygon SOP, heightfield SOP) in a fresh geometry network."""
-    return make_inputs(geo_net)
+    return houdini_scenes.make_inputs(geo_net)
+
+
+@pytest.fixture()
+def plane_y() -> float:
+    return houdini_scenes.PLANE_Y
+
+
+@pytest.fixture()
+def translated_inputs(geo_net):
+    """Like ``inputs`` with the heightfield's plane at Y = PLANE_Y, an extra paint layer
+    ``grass`` and Houdini Engine primitive attributes, as an Unreal landscape arrives."""
+    poly, hf = houdini_scenes.make_inputs(geo_net, plane_y=houdini_scenes.PLANE_Y)
+    extra = houdini_scenes.python_sop(geo_net, "hf_engine_attribs", """
+import numpy as np
+geo = hou.pwd().geometry()
+height = [p for p in geo.prims() if p.attribValue("name") == "height"][0]
+grass = geo.createVolume(*height.resolution())
+m3 = height.transform()
+rows = [[m3.at(r, c) for c in range(3)] + [0.0] for r in range(3)]
+pos = height.vertex(0).point().position()
+rows.append([pos[0], pos[1], pos[2], 1.0])
+grass.setTransform(hou.Matrix4(rows))
+grass.vertex(0).point().setPosition(tuple(pos))
+grass.setAttribValue("name", "grass")
+n = len(grass.allVoxelsAsString()) // 4
+grass.setAllVoxelsFromString(np.linspace(0, 1, n, dtype=np.float32).tobytes())
+geo.addAttrib(hou.attribType.Prim, "unreal_output_name", "")
+geo.addAttrib(hou.attribType.Prim, "tile", 0)
+for p in geo.prims():
+    p.setAttribValue("unreal_output_name", "terrace_landscape")
+    p.setAttribValue("tile", 7)
+""")
+    extra.setInput(0, hf)
+    return poly, extra

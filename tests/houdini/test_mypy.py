@@ -17,6 +17,8 @@ def test_mypy_passes_on_houdini_modules():
             not any((Path(p) / "hou-stubs").is_dir() for p in sys.path if p):
         needs("hou-stubs")    # types-houdini: a stub-only package, not importable
     cmd = [sys.executable, "-m", "mypy", "--config-file", "mypy.ini",
-           "python3.10libs/terrace_foundation/houdini", "scripts/build_hda.py", "scripts/cook.py"]
+           "python3.10libs/terrace_foundation/houdini", "scripts/build_hda.py", "scripts/cook.py",
+           # the hython tests too: every hou call they make is checked against the stubs
+           "tests/houdini/conftest.py", "tests/houdini/test_assets.py"]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...heightfield import Heightfield
 from ..readers.georasters import sidecar_path
 from .._deps import require
 

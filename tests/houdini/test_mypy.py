@@ -19,6 +19,6 @@ def test_mypy_passes_on_houdini_modules():
     cmd = [sys.executable, "-m", "mypy", "--config-file", "mypy.ini",
            "python3.10libs/terrace_foundation/houdini", "scripts/build_hda.py", "scripts/cook.py",
            # the hython tests too: every hou call they make is checked against the stubs
-           "tests/houdini/conftest.py", "tests/houdini/test_assets.py"]
+           "tests/conftest.py", "tests/houdini_scenes.py", "tests/houdini/test_assets.py"]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -38,6 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..terrain.edt import distance_transform
+from ..terrain.kernels import cone_envelope
 
 __all__ = ["limit_pads", "grade_limited", "GradeInfo"]
 
@@ -54,6 +55,15 @@ def _pairs4(lot_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         out_a.append(x[m])
         out_b.append(y[m])
     return np.concatenate(out_a), np.concatenate(out_b)
+
+
+def _pairs8(shape):
+    """``(a, b, distance in cells)`` slices of the 8-neighbour pairs of a grid."""
+    m, n = shape
+    for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
+        a = (slice(0, m - dr), slice(max(-dc, 0), n - max(dc, 0)))
+        b = (slice(dr, m), slice(max(dc, 0), n + min(dc, 0)))
+        yield a, b, float(np.hypot(dr, dc))
 
 
 def _rim(heights, lot_mask, dist, near_lot, cell_size, width):
@@ -203,8 +213,9 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     -------
     graded : (M, N) ndarray
     band : (M, N) ndarray of int8
-        1 embankment cells outside the lots, 2 wing cells (outside cells next to a cell of
-        another lot's embankment with a step steeper than the slope limit between them), 3
+        1 embankment cells outside the lots, 2 wall-face cells (outside cells with a step
+        steeper than the slope limit to a neighbour: a wing where two lots' embankments meet,
+        or the foot or top of an outline wall), 3
         cells of the fade where the limits could not be met, 0 elsewhere.
     window : (slice, slice)
         Where the result may differ from ``heights``.
@@ -236,37 +247,50 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     cov = lm > 0
     g = np.where(cov, pad[lm], h)
     # 1. steps between pads above the wall limit: wall on the edge, the rest as embankments
-    #    inside the two lots (half each, at most max_emb each)
-    edge = np.zeros_like(cov)
-    across = np.full(lm.shape, np.nan)
+    #    inside the two lots (half each; tiered beyond max_emb). Cut into a lot from the
+    #    edges where its neighbour is lower and fill from those where it is higher are two
+    #    fields, each from its own nearest edge, added: so a lot with a higher neighbour on
+    #    one side and a lower one on the other rises and falls continuously between them.
+    e_down = np.zeros(lm.shape)
+    e_up = np.zeros(lm.shape)
     for sa, sb in (((slice(None), slice(None, -1)), (slice(None), slice(1, None))),
                    ((slice(None, -1), slice(None)), (slice(1, None), slice(None)))):
         for p_, q_ in ((sa, sb), (sb, sa)):
             la, lb = lm[p_], lm[q_]
-            step = np.where((la > 0) & (lb > 0) & (la != lb), np.abs(pad[la] - pad[lb]), 0.0)
-            big = step > max_wall
-            cur = across[p_]
-            better = big & (np.isnan(cur) | (step > np.abs(pad[la] - np.nan_to_num(cur))))
-            cur[better] = pad[lb][better]
-            edge[p_] |= big
-    lot_emb = np.zeros_like(cov)
-    if edge.any():
-        d, (er, ec) = distance_transform(edge, cell_size)
-        own = lm[er, ec]
-        same = own == lm
-        other = np.where(same, across[er, ec], pad[own])
-        d_e = np.where(same, d, np.maximum(d - cell_size, 0.0))
-        s = g - other
-        e = np.maximum(np.abs(s) - max_wall, 0.0) / 2.0
-        # tier walls one cell's rise lower, so that the step between two cell centres
-        # (wall plus the embankment's rise over the cell) stays within the wall limit
-        drop = tier_drop(e, d_e, t, max(max_wall - t * cell_size, 0.0), max_emb)
-        sel = cov & np.isfinite(other) & (drop > 0)
-        g = np.where(sel, g - np.sign(s) * drop, g)
-        lot_emb = sel
-        emb_h = np.where(sel, np.minimum(e, max_emb), 0.0)
-    else:
-        emb_h = np.zeros(lm.shape)
+            both = (la > 0) & (lb > 0) & (la != lb)
+            step = np.where(both, pad[la] - pad[lb], 0.0)
+            share = np.maximum(np.abs(step) - max_wall, 0.0) / 2.0
+            np.maximum(e_down[p_], np.where(step > 0, share, 0.0), out=e_down[p_])
+            np.maximum(e_up[p_], np.where(step < 0, share, 0.0), out=e_up[p_])
+    tier_wall = max(max_wall - t * cell_size, 0.0)
+    # (tier walls one cell's rise lower: the step between two cell centres, wall plus the
+    # embankment's rise over the cell, stays within the wall limit)
+    offset = np.zeros(lm.shape)
+    emb_h = np.zeros(lm.shape)
+    rows_i, cols_i = np.indices(lm.shape)
+    flat_i = rows_i * lm.shape[1] + cols_i
+    for e_edge, sign in ((e_down, -1.0), (e_up, 1.0)):
+        if not (e_edge > 0).any():
+            continue
+        feat = e_edge > 0
+        # the edge each cell takes: the one whose plain embankment reaches highest there
+        # (upper envelope of the cones e_b - t d, octagonal sweep with labels), so the offset
+        # is continuous where two edges' embankments meet; a cell whose winner lies in
+        # another lot takes its own lot's nearest edge (Euclidean distance transform)
+        _, win_idx = cone_envelope(np.where(feat, e_edge, -np.inf), flat_i, t, cell_size)
+        br, bc = np.divmod(win_idx, lm.shape[1])
+        own = feat[br, bc] & (lm[br, bc] == lm)
+        d_n, (nr, nc) = distance_transform(feat, cell_size)
+        br = np.where(own, br, nr)
+        bc = np.where(own, bc, nc)
+        d = np.hypot(br - rows_i, bc - cols_i) * cell_size
+        same = cov & (lm[br, bc] == lm)
+        e = np.where(same, e_edge[br, bc], 0.0)
+        part = tier_drop(e, d, t, tier_wall, max_emb)
+        offset += sign * part
+        emb_h = np.maximum(emb_h, np.where(part > 0, np.minimum(e, max_emb), 0.0))
+    lot_emb = cov & (offset != 0)
+    g = np.where(lot_emb, g + offset, g)
     info["lot_embankment"] = np.zeros_like(lots)
     info["lot_embankment"][win] = lot_emb
     info["pad_cells"] = lots & ~info["lot_embankment"]
@@ -301,10 +325,10 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     bw = changed.astype(np.int8)
     bw[changed & (d_edge > width)] = 3
     # wings: steps steeper than the slope between cells of different lots' embankments
-    lim = t * cell_size * (1 + 1e-9)
-    for sa, sb in (((slice(None), slice(None, -1)), (slice(None), slice(1, None))),
-                   ((slice(None, -1), slice(None)), (slice(1, None), slice(None)))):
-        wing = (near[sa] != near[sb]) & (np.abs(graded[sa] - graded[sb]) > lim) & \
+    for sa, sb, dist in _pairs8(lm.shape):
+        # (and the foot or top of an outline wall: a face, not an embankment)
+        lim = t * cell_size * dist * (1 + 1e-9)
+        wing = (np.abs(graded[sa] - graded[sb]) > lim) & \
             (changed[sa] | changed[sb]) & ~(cov[sa] & cov[sb])
         for s_ in (sa, sb):
             sub = bw[s_]

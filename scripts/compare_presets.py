@@ -42,7 +42,7 @@ import terrace_foundation as tf
 from terrace_foundation.demo import town_outline
 from terrace_foundation.report import inner_cells, neighbour_pairs
 
-DATA = os.path.join(HERE, "..", "..", "shared", "data")
+DATA = os.environ.get("TERRACE_SHARED_DATA") or os.path.join(HERE, "..", "..", "shared", "data")
 
 ATTRIBUTION = {
     "interlaken_dhm25": "Source: Federal Office of Topography swisstopo (DHM25)",

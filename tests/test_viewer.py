@@ -92,7 +92,7 @@ def test_viewer_data_strides_big_grids():
     mask[1000:1200, 1000:1300] = 1
     mask[1000:1001, 1400:1401] = 2                    # one cell: lost by the stride
     res = TerraceResult(src.with_heights(h + (mask > 0)), src, [], mask, TerraceParams())
-    d = viewer_data(res, max_side=1000)
+    d = viewer_data(res, max_samples=1_000_000)
     assert d["grid"]["step"] == 3 and d["grid"]["samplesRows"] == 1000
     assert d["pickable"] == 0                         # no Lot objects here: nothing listed
     ids = unpack(d["ids"], np.uint16).reshape(1000, 1000)

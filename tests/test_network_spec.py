@@ -17,7 +17,18 @@ from terrace_foundation.houdini.network import (  # noqa: E402
     ASSETS, ENGINE_ONLY_PARMS, GRADING_PARMS, NATIVE, NUMPY, TARGET_HOUDINI, Expr, Indirect, Src, parm_kind,
 )
 
-CATALOG_PATH = ROOT.parent / "shared" / "houdini" / "node_catalog.json"
+def _find_catalog() -> Path:
+    """``shared/houdini/node_catalog.json`` beside the checkout (or beside a worktree's parent)."""
+    for base in (ROOT.parent, ROOT.parent.parent):
+        path = base / "shared" / "houdini" / "node_catalog.json"
+        if path.exists():
+            return path
+    return ROOT.parent / "shared" / "houdini" / "node_catalog.json"
+
+
+CATALOG_PATH = _find_catalog()
+#: Node types the shared catalog lacks, read from the same Labs mirror (sources inside).
+ADDITIONS_PATH = ROOT / "tests" / "data" / "node_catalog_additions.json"
 # String parameters that hold free text (code, paths, attribute names), not menu tokens.
 FREE_TEXT = {"snippet", "python", "layer", "attrib", "attributes", "blockpath", "templatepath",
              "group"}
@@ -27,7 +38,10 @@ FREE_TEXT = {"snippet", "python", "layer", "attrib", "attributes", "blockpath", 
 def catalog() -> dict:
     if not CATALOG_PATH.exists():
         pytest.skip(f"node catalog not found at {CATALOG_PATH}")
-    return json.loads(CATALOG_PATH.read_text())["node_types"]
+    types = json.loads(CATALOG_PATH.read_text())["node_types"]
+    for name, entry in json.loads(ADDITIONS_PATH.read_text())["node_types"].items():
+        types.setdefault(name, entry)
+    return types
 
 
 def _version(v: str) -> tuple:
@@ -77,9 +91,88 @@ def test_menu_tokens_and_toggles_are_real(catalog, asset, node):
             assert value in _tokens(p), f"{node.type}.{name}: {value!r} not in {_tokens(p)}"
 
 
-def test_heightfield_layer_modes_are_diff_then_add():
-    modes = [n.parms["mode"] for n in NATIVE.nodes if n.type == "heightfield_layer"]
-    assert modes == ["diff", "add"]
+def test_difference_is_signed_projected_minus_terrain():
+    """Defect 2: no "diff" mode (its sign and order are undocumented); add with base scale -1."""
+    layers = {n.name: n for n in NATIVE.nodes if n.type == "heightfield_layer"}
+    assert "diff" not in {n.parms["mode"] for n in layers.values()}
+    diff = layers["difference"]
+    # out = layer_scale * layer + base_scale * base = projected - terrain
+    assert diff.parms["mode"] == "add" and diff.parms["base_scale"] == -1.0
+    assert diff.parms["layer_scale"] == 1.0 and diff.parms["layer"] == "height"
+    assert diff.inputs == (Src("IN_HEIGHTFIELD"), Src("project_slices"))
+    assert NATIVE.node("project_slices").inputs[0] == Src("IN_HEIGHTFIELD")
+    add = layers["add_difference"]
+    assert add.parms["mode"] == "add" and add.parms.get("base_scale", 1.0) == 1.0
+    assert add.inputs == (Src("IN_HEIGHTFIELD"), Src("blur_difference"))
+
+
+def test_region_id_is_stamped_again_after_lot_subdivision():
+    """Defect 3: Labs' splitting wrangle makes new prims with addprim (default attributes)."""
+    n = NATIVE.node
+    stamp = n("stamp_region")
+    assert stamp.inputs == (Src("lot_subdivision"), Src("foreach_region_begin"))
+    assert stamp.parms["class"] == "primitive"
+    assert 'i@region_id = prim(1, "region_id", 0);' in stamp.parms["snippet"]
+    # the stamp sits inside the per-region loop, downstream of lot subdivision
+    chain, cur = [], n("foreach_region_end")
+    while cur.type != "block_begin":
+        cur = n(cur.inputs[0].node)
+        chain.append(cur.name)
+    assert chain.index("stamp_region") < chain.index("lot_subdivision")
+    # ...and nothing after the loop writes region_id again or drops it
+    after = [x for x in NATIVE.nodes if x.type == "attribwrangle" and
+             NATIVE.nodes.index(x) > NATIVE.nodes.index(n("foreach_region_end"))]
+    assert not any("region_id" in x.parms["snippet"] for x in after)
+
+
+def test_mask_is_cleared_then_projected_in_mask_mode():
+    """Defect 4: mask exactly 1 on the lots and 0 elsewhere, whatever mask the input had."""
+    n = NATIVE.node
+    clear = n("clear_mask")
+    assert clear.type == "heightfield_layer" and clear.parms["layer"] == "mask"
+    assert clear.parms["mode"] == "replace" and clear.parms["layer_scale"] == 0.0
+    proj = n("project_mask")
+    assert proj.inputs[0] == Src("clear_mask")
+    assert proj.parms["layer"] == "mask" and proj.parms["maskmode"] is True
+    assert proj.parms["maskdensity"] == 1.0 and proj.parms["heightlayer"] == "height"
+    assert "combine" not in proj.parms
+    assert n("OUT_HEIGHTFIELD").inputs == (Src("project_mask"),)
+    # the projected copy lies far below any terrain and within the ray distance
+    assert "- 20000.0" in n("mask_slices").parms["snippet"]
+    assert proj.parms["maxraydist"] > 20000 + 9000
+
+
+def test_regions_are_flattened_and_clipped_to_the_heightfield():
+    """Defect 5: flatten to Y=0, then clip to the heightfield's footprint before scattering."""
+    n = NATIVE.node
+    assert n("flatten_regions").inputs == (Src("IN_REGIONS"),)
+    assert "@P.y = 0.0;" in n("flatten_regions").parms["snippet"]
+    chain = ["region_ids", "clip_west", "clip_east", "clip_north", "clip_south"]
+    src = "flatten_regions"
+    sides = {}
+    for name in chain:
+        assert n(name).inputs == (Src(src),)
+        src = name
+        if n(name).type == "clip":
+            p = n(name).parms
+            comps = [c for c in p["origin"] if isinstance(c, Expr)]
+            assert len(comps) == 1 and "../IN_HEIGHTFIELD" in comps[0].expr
+            axis = re.search(r"D_([XZ])(MIN|MAX)", comps[0].expr).groups()
+            k = "XYZ".index(axis[0])
+            assert p["dir"][k] == 1.0 and not isinstance(p["origin"][k], float)
+            assert p["clipop"] == ("above" if axis[1] == "MIN" else "below")
+            sides[axis] = name
+    assert len(sides) == 4
+    assert n("foreach_region_begin").inputs == (Src("clip_south"),)
+
+
+def test_lots_are_draped_in_world_space():
+    """Defect 1: no int-typed volumeres, no raw voxel values: sample + the plane's world Y."""
+    vex = NATIVE.node("drape_on_terrain").parms["snippet"]
+    assert NATIVE.node("drape_on_terrain").inputs[1] == Src("IN_HEIGHTFIELD")
+    assert "volumeres" not in vex and "volumeindex(" not in vex
+    assert 'volumeindextopos(1, "height"' in vex and "+ plane.y" in vex
+    assert "ray" not in {x.type for x in NATIVE.nodes}
 
 
 def test_promoted_parms_follow_engine_parameters():
@@ -113,14 +206,16 @@ def test_promoted_parms_follow_engine_parameters():
 
 
 def test_grading_options_are_on_the_numpy_asset_only():
-    grading = ["preset", "pad_rule", "max_step", "max_slope", "boundary"]
+    grading = ["preset", "lot_layout", "pad_rule", "max_step", "max_slope", "max_wall_height",
+               "max_embankment_height", "boundary"]
     assert list(GRADING_PARMS) == grading
     assert not set(grading) & {p.name for p in NATIVE.parms}   # the native net is the reference
     parms = {p.name: p for p in NUMPY.parms}
     assert {parms[n].folder for n in grading} == {"fd_grading"}
     assert ("fd_grading", "Grading") in [(f.name, f.label) for f in NUMPY.folders]
     assert parms["preset"].default == "reference" and not parms["preset"].disable_when
-    for n in grading[1:]:                       # greyed out unless the grading preset is chosen
+    assert parms["lot_layout"].default == "auto" and not parms["lot_layout"].disable_when
+    for n in grading[2:]:                       # greyed out unless the grading preset is chosen
         assert parms[n].disable_when == "{ preset != grading }"
     assert parms["max_slope"].minimum > 0 and parms["max_slope"].maximum < 90
 
@@ -143,7 +238,7 @@ def test_both_assets_share_the_interface():
 def _references(node) -> set:
     text = " ".join(v.expr for v in node.parms.values() if isinstance(v, Expr))
     text += " ".join(str(v) for v in node.parms.values() if isinstance(v, str))
-    return set(re.findall(r'ch\("\.\./(\w+)"\)', text))
+    return set(re.findall(r'ch[fi]?\("\.\./(\w+)"\)', text))
 
 
 def test_every_parameter_is_used_and_every_reference_resolves():
@@ -190,16 +285,15 @@ def test_native_network_follows_the_method():
     while cur.type != "block_begin":
         cur = n(cur.inputs[0].node)
         chain.append(cur.type)
-    assert {"ray", "remesh::2.0", "attribblur"} <= set(chain)
-    assert n("ray").inputs[1] == Src("IN_HEIGHTFIELD")
+    assert {"remesh::2.0", "attribwrangle", "attribblur"} <= set(chain)
     assert n("remesh").parms["targetsize"].expr == 'ch("../remesh_size")'
     assert n("remesh").parms["targetsize"].value == 10
     assert n("attribblur").parms["iterations"].value >= 500
-    assert "lerp(max(avg, h), avg, ch(\"../blend\"))" in n("terrace_heights").parms["snippet"]
+    assert "lerp(max(avg, h), avg, chf(\"../blend\"))" in n("terrace_heights").parms["snippet"]
     assert n("terrace_heights").parms["class"] == "point"
     hf = [x.type for x in NATIVE.nodes if x.type.startswith("heightfield_")]
     assert hf == ["heightfield_project", "heightfield_layer", "heightfield_blur",
-                  "heightfield_layer", "heightfield_project"]
+                  "heightfield_layer", "heightfield_layer", "heightfield_project"]
     assert n("blur_difference").parms["radius"].expr == 'ch("../blur_radius")'
     assert n("OUT_HEIGHTFIELD").inputs == (Src("project_mask"),)
 

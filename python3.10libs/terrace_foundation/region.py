@@ -15,7 +15,8 @@ import numpy as np
 from .errors import TerraceInputError
 from .heightfield import MAX_COORDINATE
 
-__all__ = ["Region", "ring_area", "segments_cross", "nest_rings", "points_in_edges"]
+__all__ = ["Region", "ring_area", "segments_cross", "nest_rings", "points_in_edges",
+           "overlapping_boxes", "crossing_edges", "simplify_ring", "simplify_region"]
 
 
 def ring_area(ring: np.ndarray) -> float:
@@ -77,39 +78,132 @@ def segments_cross(a0: np.ndarray, a1: np.ndarray, b0: np.ndarray, b1: np.ndarra
     return proper
 
 
-def _first_crossing(rings: list[np.ndarray]) -> tuple[int, int] | None:
-    """Index pair of the first two non-adjacent edges that cross, or None (chunked, vectorised)."""
+def overlapping_boxes(lo: np.ndarray, hi: np.ndarray,
+                      max_pairs: int = 4_000_000) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs ``(i, j)``, ``i < j``, of boxes that overlap (touching counts).
+
+    Boxes are hashed into a uniform grid of about the median box size, so the work grows with
+    the number of boxes and of overlapping pairs, not with its square (a 500 000-edge ring is
+    checked in seconds). Boxes spanning many grid cells (long edges, whole rings) are tested
+    against all boxes directly.
+
+    Parameters
+    ----------
+    lo, hi : (n, 2) ndarray
+        Box corners.
+
+    Returns
+    -------
+    i, j : (P,) ndarray of intp
+        Sorted by ``i`` then ``j``, each pair once.
+    """
+    n = len(lo)
+    empty = (np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp))
+    if n < 2:
+        return empty
+    if n <= 2048:
+        i, j = np.triu_indices(n, 1)
+        ok = np.all((lo[i] <= hi[j]) & (lo[j] <= hi[i]), axis=1)
+        return i[ok].astype(np.intp), j[ok].astype(np.intp)
+    size = (hi - lo).max(axis=1)
+    origin = lo.min(axis=0)
+    extent = float((hi.max(axis=0) - origin).max())
+    cell = float(np.median(size))
+    cell = max(cell, extent / (4.0 * np.sqrt(n)), extent * 1e-9, 1e-300)
+    g0 = np.floor((lo - origin) / cell).astype(np.int64)
+    g1 = np.floor((hi - origin) / cell).astype(np.int64)
+    span = (g1 - g0 + 1).prod(axis=1)
+    big = span > 16
+    out_i, out_j = [], []
+    if big.any():
+        bi = np.nonzero(big)[0]
+        step = max(1, max_pairs // n)
+        for s in range(0, len(bi), step):
+            b = bi[s:s + step]
+            ov = np.all((lo[b][:, None] <= hi[None]) & (lo[None] <= hi[b][:, None]), axis=2)
+            r, c = np.nonzero(ov)
+            r = b[r]
+            keep = (r != c) & ~(big[c] & (c < r))      # big-big pairs once
+            out_i.append(np.minimum(r, c)[keep])
+            out_j.append(np.maximum(r, c)[keep])
+    small = np.nonzero(~big)[0]
+    if len(small) > 1:
+        sp = span[small]
+        box = np.repeat(small, sp)
+        local = np.arange(len(box)) - np.repeat(np.cumsum(sp) - sp, sp)
+        w = (g1[small, 0] - g0[small, 0] + 1)
+        gx = g0[box, 0] + local % np.repeat(w, sp)
+        gy = g0[box, 1] + local // np.repeat(w, sp)
+        key = gx * (int(g1[:, 1].max()) + 2) + gy
+        order = np.lexsort((box, key))
+        key, box = key[order], box[order]
+        first = np.r_[True, key[1:] != key[:-1]]
+        start = np.maximum.accumulate(np.where(first, np.arange(len(key)), 0))
+        end = np.r_[np.nonzero(first)[0][1:], len(key)]
+        stop = end[np.cumsum(first) - 1]
+        partners = stop - np.arange(len(key)) - 1          # later entries in the same cell
+        total = int(partners.sum())
+        pos = np.arange(len(key))
+        # emit the pairs in chunks of bounded memory
+        csum = np.cumsum(partners)
+        s = 0
+        while s < len(key):
+            base = csum[s - 1] if s else 0
+            e = int(np.searchsorted(csum, base + max_pairs, side="right"))
+            e = min(max(e, s + 1), len(key))
+            p = partners[s:e]
+            a = np.repeat(pos[s:e], p)
+            off = np.arange(len(a)) - np.repeat(np.cumsum(p) - p, p) + 1
+            bidx = a + off
+            i, j = box[a], box[bidx]
+            ok = np.all((lo[i] <= hi[j]) & (lo[j] <= hi[i]), axis=1) & (i != j)
+            out_i.append(np.minimum(i, j)[ok])
+            out_j.append(np.maximum(i, j)[ok])
+            s = e
+        del total, start
+    if not out_i:
+        return empty
+    i = np.concatenate(out_i).astype(np.int64)
+    j = np.concatenate(out_j).astype(np.int64)
+    code = np.unique(i * n + j)
+    return (code // n).astype(np.intp), (code % n).astype(np.intp)
+
+
+def _edge_table(rings: list[np.ndarray]):
     a = np.concatenate(rings)
     b = np.concatenate([np.roll(r, -1, axis=0) for r in rings])
     rid = np.concatenate([np.full(len(r), k) for k, r in enumerate(rings)])
     loc = np.concatenate([np.arange(len(r)) for r in rings])
     size = np.concatenate([np.full(len(r), len(r)) for r in rings])
-    n = len(a)
-    lo, hi = np.minimum(a, b), np.maximum(a, b)
-    chunk = max(1, 4_000_000 // max(n, 1))
-    for s in range(0, n, chunk):
-        i = np.arange(s, min(n, s + chunk))[:, None]
-        j = np.arange(n)[None, :]
-        cand = (j > i)
-        # bounding boxes overlap
-        cand &= (lo[i, 0] <= hi[j, 0]) & (lo[j, 0] <= hi[i, 0])
-        cand &= (lo[i, 1] <= hi[j, 1]) & (lo[j, 1] <= hi[i, 1])
-        same = rid[i] == rid[j]
-        adjacent = same & ((np.abs(loc[i] - loc[j]) == 1) |
-                           (np.abs(loc[i] - loc[j]) == size[i] - 1))
-        ii, jj = np.nonzero(cand)
-        if len(ii) == 0:
-            continue
-        gi = ii + s
-        hit = segments_cross(a[gi], b[gi], a[jj], b[jj])
-        adj = adjacent[ii, jj]
-        if adj.any():
-            # adjacent edges share a vertex: they only fail when they fold back onto each other
-            hit = np.where(adj, _folds_back(a[gi], b[gi], a[jj], b[jj]), hit)
-        if hit.any():
-            k = int(np.argmax(hit))
-            return int(gi[k]), int(jj[k])
-    return None
+    return a, b, rid, loc, size
+
+
+def crossing_edges(rings: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair of non-adjacent edges of ``rings`` that cross or overlap (adjacent edges
+    only when they fold back onto each other), as global edge indices ``(i, j)``, ``i < j``.
+
+    Edges are numbered ring after ring (as in ``np.concatenate(rings)``).
+    """
+    a, b, rid, loc, size = _edge_table(rings)
+    gi, gj = overlapping_boxes(np.minimum(a, b), np.maximum(a, b))
+    if len(gi) == 0:
+        return gi, gj
+    same = rid[gi] == rid[gj]
+    d = np.abs(loc[gi] - loc[gj])
+    adj = same & ((d == 1) | (d == size[gi] - 1))
+    # a ring of 3 edges: every pair is adjacent
+    hit = segments_cross(a[gi], b[gi], a[gj], b[gj])
+    if adj.any():
+        hit = np.where(adj, _folds_back(a[gi], b[gi], a[gj], b[gj]), hit)
+    return gi[hit], gj[hit]
+
+
+def _first_crossing(rings: list[np.ndarray]) -> tuple[int, int] | None:
+    """Index pair of the first two non-adjacent edges that cross, or None."""
+    i, j = crossing_edges(rings)
+    if len(i) == 0:
+        return None
+    return int(i[0]), int(j[0])
 
 
 def _folds_back(a0, a1, b0, b1) -> np.ndarray:
@@ -220,6 +314,16 @@ class Region:
         for k, hole in enumerate(rings[1:], 1):
             if not points_in_edges(hole[:1, 0], hole[:1, 1], ext, np.roll(ext, -1, axis=0))[0]:
                 raise TerraceInputError(f"hole {k} is not inside the outer ring", where)
+        if len(rings) > 2:
+            # rings do not cross (checked above): a hole inside another hole is an island
+            inner, outer = _contained_pairs(rings[1:])
+            if len(inner):
+                k, o = int(inner[0]) + 1, int(outer[0]) + 1
+                p = rings[k][0]
+                raise TerraceInputError(
+                    f"hole {k} lies inside hole {o} (an island in a hole, near"
+                    f" ({p[0]:.12g}, {p[1]:.12g})); give the island as a polygon of its own",
+                    where)
         return cls(ext, tuple(rings[1:]), region_id, dict(properties or {}))
 
 
@@ -253,11 +357,48 @@ def points_in_edges(x: np.ndarray, y: np.ndarray, a: np.ndarray, b: np.ndarray,
     return out
 
 
+def _contained_pairs(rings: list[np.ndarray], skip: set | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs ``(k, o)``: ring ``k``'s first vertex lies inside ring ``o`` (``k != o``).
+
+    Candidates are rings whose box lies within the other's box (found by
+    :func:`overlapping_boxes`); each container is tested once against all its candidates.
+    ``skip`` holds unordered pairs ``(min, max)`` not to test (rings that cross each other).
+    """
+    n = len(rings)
+    if n < 2:
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
+    lo = np.array([r.min(axis=0) for r in rings])
+    hi = np.array([r.max(axis=0) for r in rings])
+    i, j = overlapping_boxes(lo, hi)
+    ks, os_ = np.concatenate([i, j]), np.concatenate([j, i])
+    inside_box = np.all((lo[ks] >= lo[os_]) & (hi[ks] <= hi[os_]), axis=1)
+    ks, os_ = ks[inside_box], os_[inside_box]
+    if skip:
+        keep = np.array([(min(k, o), max(k, o)) not in skip for k, o in zip(ks, os_)], bool)
+        ks, os_ = ks[keep], os_[keep]
+    order = np.lexsort((ks, os_))
+    ks, os_ = ks[order], os_[order]
+    hit = np.zeros(len(ks), dtype=bool)
+    bounds = np.r_[0, np.nonzero(os_[1:] != os_[:-1])[0] + 1, len(os_)]
+    first = np.array([r[0] for r in rings]) if n else np.zeros((0, 2))
+    for s, e in zip(bounds[:-1], bounds[1:]):
+        if s == e:
+            continue
+        ring = rings[int(os_[s])]
+        pts = first[ks[s:e]]
+        hit[s:e] = points_in_edges(pts[:, 0], pts[:, 1], ring, np.roll(ring, -1, axis=0))
+    return ks[hit], os_[hit]
+
+
 def nest_rings(rings: list[np.ndarray]) -> list[tuple[int, list[int]]]:
     """Group loose rings into polygons: rings inside an odd number of others are holes.
 
     Tools that have no polygon-with-holes type (OBJ curves, Houdini polygons) draw a hole as a
     separate closed curve inside its outline; this recovers the outline-holes structure.
+    Rings whose outlines cross are never holes of each other: each is an outline of its own
+    (overlapping regions are then resolved by the pipeline's overlap rule). Work grows with
+    the number of rings and of nested pairs (boxes within boxes), not with its square.
 
     Parameters
     ----------
@@ -270,19 +411,105 @@ def nest_rings(rings: list[np.ndarray]) -> list[tuple[int, list[int]]]:
         Index of each outer ring (even nesting depth, in input order) and the indices of its
         holes (rings one level deeper whose smallest container it is).
     """
-    def inside(k: int, o: int) -> bool:
-        ring = rings[o]
-        p = rings[k][:1]
-        return bool(points_in_edges(p[:, 0], p[:, 1], ring, np.roll(ring, -1, axis=0))[0])
-
     n = len(rings)
-    contains = [[j for j in range(n) if j != k and inside(k, j)] for k in range(n)]
-    depth = [len(c) for c in contains]
-    outers = [k for k in range(n) if depth[k] % 2 == 0]
-    holes: dict[int, list[int]] = {k: [] for k in outers}
+    rings = [np.asarray(r, dtype=np.float64)[:, :2] for r in rings]
+    skip = set()
+    if n > 1:
+        ei, ej = crossing_edges(rings)
+        if len(ei):
+            rid = np.concatenate([np.full(len(r), k) for k, r in enumerate(rings)])
+            ri, rj = rid[ei], rid[ej]
+            other = ri != rj
+            skip = {(int(min(a, b)), int(max(a, b))) for a, b in zip(ri[other], rj[other])}
+    ks, os_ = _contained_pairs(rings, skip)
+    depth = np.bincount(ks, minlength=n) if n else np.zeros(0, int)
+    area = np.array([abs(ring_area(r)) for r in rings])
+    parent = np.full(n, -1)
+    # the parent of a ring at depth d is its smallest container at depth d - 1
+    cand = depth[os_] == depth[ks] - 1
+    for k, o in sorted(zip(ks[cand].tolist(), os_[cand].tolist()), key=lambda t: (t[0], area[t[1]], t[1])):
+        if parent[k] < 0:
+            parent[k] = o
+    is_hole = (depth % 2 == 1) & (parent >= 0)
+    holes: dict[int, list[int]] = {k: [] for k in range(n) if not is_hole[k]}
     for k in range(n):
-        if depth[k] % 2:
-            parents = [o for o in contains[k] if depth[o] == depth[k] - 1]
-            parent = min(parents, key=lambda o: abs(ring_area(rings[o])))
-            holes[parent].append(k)
-    return [(k, holes[k]) for k in outers]
+        if is_hole[k]:
+            if parent[k] in holes:
+                holes[int(parent[k])].append(k)
+            else:                            # its container is itself a hole: an island
+                holes[k] = []
+                is_hole[k] = False
+    return [(k, holes[k]) for k in range(n) if not is_hole[k]]
+
+
+def simplify_ring(ring: np.ndarray, tolerance: float) -> np.ndarray:
+    """Douglas-Peucker simplification of a closed ring (no closing point).
+
+    Every removed vertex lies within ``tolerance`` of the simplified outline. The ring is split
+    at its first vertex and the vertex farthest from it; each half keeps its end points.
+    """
+    n = len(ring)
+    if n <= 4 or tolerance <= 0:
+        return ring
+    far = int(np.argmax(((ring - ring[0]) ** 2).sum(axis=1)))
+    if far == 0:
+        return ring
+    closed = np.concatenate([ring, ring[:1]])
+    keep = np.zeros(n + 1, dtype=bool)
+    keep[[0, far, n]] = True
+    stack = [(0, far), (far, n)]
+    tol2 = tolerance * tolerance
+    while stack:
+        i, j = stack.pop()
+        if j - i < 2:
+            continue
+        a, b = closed[i], closed[j]
+        d = b - a
+        pts = closed[i + 1:j] - a
+        ll = float(d @ d)
+        if ll > 0:
+            t = np.clip((pts @ d) / ll, 0.0, 1.0)
+            dist2 = ((pts - t[:, None] * d) ** 2).sum(axis=1)
+        else:
+            dist2 = (pts ** 2).sum(axis=1)
+        k = int(np.argmax(dist2))
+        if dist2[k] > tol2:
+            m = i + 1 + k
+            keep[m] = True
+            stack.append((i, m))
+            stack.append((m, j))
+    return closed[:n][keep[:n]]
+
+
+def simplify_region(region: "Region", spacing: float) -> tuple["Region", str | None]:
+    """Drop outline detail far finer than ``spacing`` (the remesh size) before meshing.
+
+    A ring is simplified only when it has more than ``max(256, 4 * perimeter / spacing)``
+    vertices, within ``spacing / 20``; the result must still be a valid region (rings that
+    would cross are tried again with a smaller tolerance, else kept as they were).
+
+    Returns
+    -------
+    region : Region
+    note : str or None
+        What was done (for the report), or None when nothing changed.
+    """
+    rings = region.rings
+    counts = [len(r) for r in rings]
+    perim = [float(np.hypot(*(np.roll(r, -1, axis=0) - r).T).sum()) for r in rings]
+    dense = [c > max(256, 4.0 * p / spacing) for c, p in zip(counts, perim)]
+    if not any(dense):
+        return region, None
+    tol = spacing / 20.0
+    for _ in range(4):
+        new = [simplify_ring(r, tol) if d else r for r, d in zip(rings, dense)]
+        if all(len(r) >= 3 and abs(ring_area(r)) > 0 for r in new) and \
+                _first_crossing(new) is None:
+            out = Region(new[0], tuple(new[1:]), region.region_id, region.properties)
+            before, after = sum(counts), sum(len(r) for r in new)
+            note = (f"region {region.region_id}: outline simplified from {before} to {after}"
+                    f" vertices (within {tol:.6g} of the original, area changed by"
+                    f" {out.area - region.area:+.6g}) before meshing; remesh size {spacing:g}")
+            return out, note
+        tol /= 4.0
+    return region, None

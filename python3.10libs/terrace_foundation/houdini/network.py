@@ -12,7 +12,9 @@ Two assets share the interface (inputs, outputs, parameter names):
     attribute blur, heightfield project/layer/blur).
 ``terrace::terrace_foundation_numpy::1.0`` (:data:`NUMPY`)
     A Python SOP that calls the numpy engine through :mod:`terrace_foundation.houdini.sop`: the
-    same result for Houdini Engine sessions and machines without SideFX Labs.
+    engine's own result (lot for lot) for Houdini Engine sessions and machines without Labs.
+    The native asset follows the same method with the same parameters, so its statistics agree
+    with the engine's, but not its individual lots (see :data:`NATIVE_VS_ENGINE`).
 
 Geometry conventions (both assets)
 ----------------------------------
@@ -202,10 +204,12 @@ _DEFAULTS = TerraceParams()
 _UI_MAX = {
     "seed": 100, "scatter_count": 200, "relax_iterations": 20, "min_lot_size": 50000.0,
     "lot_iterations": 20, "irregularity": 1.0, "remesh_size": 50.0, "blend": 1.0,
-    "blur_radius": 100.0, "max_step": 10.0, "min_blur_cells": 10.0,
+    "blur_radius": 100.0, "max_step": 10.0, "min_blur_cells": 10.0, "max_wall_height": 20.0,
+    "max_embankment_height": 30.0,
 }
 #: Locked minimum used where the engine's minimum is exclusive (Houdini ranges are inclusive).
-_EXCLUSIVE_FLOOR = {"min_lot_size": 1.0, "remesh_size": 0.1, "max_slope": 0.1}
+_EXCLUSIVE_FLOOR = {"min_lot_size": 1.0, "remesh_size": 0.1, "max_slope": 0.1,
+                    "max_wall_height": 0.01, "max_embankment_height": 0.01}
 #: Locked maximum used where the engine's maximum is exclusive.
 _EXCLUSIVE_CEILING = {"max_slope": 89.9}
 _INT_PARMS = {"seed", "scatter_count", "relax_iterations", "lot_iterations"}
@@ -215,6 +219,8 @@ _FOLDER_OF = {
     "remesh_size": "fd_slices", "blur_iterations": "fd_slices", "blend": "fd_slices",
     "blur_radius": "fd_heightfield", "preset": "fd_grading", "pad_rule": "fd_grading",
     "max_step": "fd_grading", "max_slope": "fd_grading", "boundary": "fd_grading",
+    "max_wall_height": "fd_grading", "max_embankment_height": "fd_grading",
+    "lot_layout": "fd_grading",
     "scatter_mode": "fd_lots", "min_blur_cells": "fd_heightfield",
 }
 FOLDERS = (
@@ -230,7 +236,8 @@ PARM_ORDER = ("seed", "scatter_count", "scatter_mode", "relax_iterations", "min_
               "lot_iterations", "irregularity", "remesh_size", "blur_iterations", "blend",
               "blur_radius", "min_blur_cells")
 #: The grading preset's parameters, on the numpy asset only, in this order.
-GRADING_PARMS = ("preset", "pad_rule", "max_step", "max_slope", "boundary")
+GRADING_PARMS = ("preset", "lot_layout", "pad_rule", "max_step", "max_slope",
+                 "max_wall_height", "max_embankment_height", "boundary")
 #: Engine options the native network does not implement (it scatters a fixed count and blurs
 #: with Blur Radius alone): on the numpy asset only, in their place in ``PARM_ORDER``.
 ENGINE_ONLY_PARMS = ("scatter_mode", "min_blur_cells")
@@ -241,6 +248,8 @@ _MENU_LABELS = {
     "mean": "Mean (cut = fill per lot)", "median": "Median", "min": "Min (fill only)",
     "max": "Max (cut only)", "balanced": "Balanced (cut = fill per region)",
     "embankment": "Embankment", "wall": "Wall",
+    "auto": "Auto (Voronoi for reference, contour for grading)",
+    "voronoi": "Voronoi", "contour": "Contour rows",
     "density": "By Density (area / Min Lot Size)", "fixed": "Fixed Count",
 }
 #: Grading options are greyed out while the reference preset is chosen.
@@ -260,7 +269,8 @@ BLUR_ITERATIONS = 1000
 def _engine_parm(name: str) -> ParmSpec:
     """A promoted parameter whose label, help and range (or menu) come from ``PARAMETERS``."""
     info = PARAMETERS[name]
-    disable = _GRADING_ONLY if name in GRADING_PARMS and name != "preset" else ""
+    disable = _GRADING_ONLY if name in GRADING_PARMS and name not in ("preset", "lot_layout") \
+        else ""
     if info.choices:
         return ParmSpec(
             name=name, label=info.label, type="string", default=str(getattr(_DEFAULTS, name)),
@@ -312,9 +322,20 @@ def _ch(name: str) -> Expr:
 # VEX of the wrangles (ch("../x") reads the asset's parameters directly)
 # --------------------------------------------------------------------------------------------
 
+VEX_FLATTEN_REGIONS = """\
+// The regions are footprints on the map: their Y is ignored, as the engine ignores it.
+@P.y = 0.0;
+"""
+
 VEX_REGION_IDS = """\
-// One region per input polygon; its index travels to every lot cut from it.
+// One region per input polygon, numbered in input order; the number travels to its lots.
 i@region_id = @primnum;
+"""
+
+VEX_STAMP_REGION = """\
+// Lot Subdivision builds its cuts with addprim() and deletes the originals, so new lots carry
+// default attribute values: stamp this loop's region (input 1 is the region piece) again.
+i@region_id = prim(1, "region_id", 0);
 """
 
 VEX_LOT_ATTRIBUTES = """\
@@ -323,46 +344,39 @@ i@lot_id = @primnum + 1;
 f@area = primintrinsic(0, "measuredarea", @primnum);
 """
 
-VEX_TERRAIN_TOP = """\
-// Highest height sample, so the lots can be lifted above the terrain before the rays.
-int res[] = volumeres(0, "height");
-float top = -1e30;
-for (int j = 0; j < res[1]; j++)
-    for (int i = 0; i < res[0]; i++)
-        top = max(top, volumeindex(0, "height", set(i, j, 0)));
-f@terrain_top = top;
-"""
-
-VEX_LIFT_LOTS = """\
-// Start every lot above the terrain; the ray SOP drops it straight down onto it.
-@P.y = detail(1, "terrain_top", 0) + 1.0;
-"""
-
-VEX_STORE_HEIGHTS = """\
-// h: terrain height under the vertex. pad: the copy the blur averages to the lot's mean.
-f@terrain = @P.y;
-f@pad = @P.y;
+VEX_DRAPE_ON_TERRAIN = """\
+// The terrain height under the point in world space. Heightfield voxels hold heights relative
+// to the volume primitive (Houdini Engine puts a landscape's offset on the primitive), so the
+// world height is the sampled value plus the Y of the heightfield's plane.
+vector plane = volumeindextopos(1, "height", {0, 0, 0});
+float h = volumesample(1, "height", set(@P.x, plane.y, @P.z)) + plane.y;
+@P.y = h;
+// terrain: height before terracing. pad: the copy the blur averages to the lot's mean.
+f@terrain = h;
+f@pad = h;
 """
 
 VEX_TERRACE_HEIGHTS = """\
 // h' = lerp(max(avg, h), avg, blend): fill below the pad, blend cut above it.
 float h = f@terrain;
 float avg = f@pad;
-@P.y = lerp(max(avg, h), avg, ch("../blend"));
+@P.y = lerp(max(avg, h), avg, chf("../blend"));
 """
 
 VEX_SLICE_ATTRIBUTES = """\
 // The pad height of each slice triangle: the blurred average its vertices converged to.
 int pts[] = primpoints(0, @primnum);
-float s = 0;
+float s = 0.0;
 foreach (int p; pts)
     s += point(0, "pad", p);
 f@pad_height = s / max(1, len(pts));
 """
 
 VEX_MASK_SLICES = """\
-// A flat copy of the slices at height 1: projected into the mask layer it marks the lots.
-@P.y = 1.0;
+// A flat copy of the slices far below the terrain (20 km under the heightfield's plane, within
+// the projection's ray distance): projected in mask mode it marks the cells under the lots.
+vector plane = volumeindextopos(1, "height", {0, 0, 0});
+@P.y = plane.y - 20000.0;
 """
 
 #: Python SOP code of the numpy asset: a forwarder to the package (the algorithm lives there).
@@ -389,18 +403,42 @@ def _wrangle(name: str, snippet: str, run_over: str, inputs: tuple, position: tu
 # --------------------------------------------------------------------------------------------
 
 _BOX_INPUTS = "__netbox1"
-_BOX_FRACTURE = "__netbox2"
+_BOX_REGIONS = "__netbox2"
 _BOX_LOTS = "__netbox3"
 _BOX_SLICES = "__netbox4"
 _BOX_HF = "__netbox5"
 
 _NATIVE_BOXES = (
     NetBoxSpec(_BOX_INPUTS, "INPUTS: range polygons and heightfield"),
-    NetBoxSpec(_BOX_FRACTURE, "1 SCATTER AND FRACTURE each region"),
-    NetBoxSpec(_BOX_LOTS, "2 LOT SUBDIVISION: lots with ids, lifted above the terrain"),
-    NetBoxSpec(_BOX_SLICES, "3-5 SLICES: project, remesh, average, h' = lerp(max(avg,h),avg,blend)"),
-    NetBoxSpec(_BOX_HF, "6 TERRACE HEIGHTFIELD: project, difference, blur, add"),
+    NetBoxSpec(_BOX_REGIONS, "REGIONS: flattened, numbered, clipped to the heightfield"),
+    NetBoxSpec(_BOX_LOTS, "1-2 LOTS: scatter, fracture and subdivide each region"),
+    NetBoxSpec(_BOX_SLICES, "3-5 SLICES: remesh, drape, average, h' = lerp(max(avg,h),avg,blend)"),
+    NetBoxSpec(_BOX_HF, "6 TERRACE HEIGHTFIELD: project, difference, blur, add; mask"),
 )
+
+
+def _bbox(axis: str) -> Expr:
+    """The heightfield's bounding-box edge ``axis`` (``D_XMIN``...): the Clip SOPs' plane.
+
+    Labs Box Clip (SideFXLabs ``otls/box_clip.hda``, nodes XMIN/XMAX) drives its four Clip
+    SOPs the same way: ``origin`` = ``bbox("../null1", D_XMIN)``, ``dir`` the axis, ``clipop``
+    "above" on the min side and "below" on the max side. A volume's bounding box is the box
+    its voxels fill, i.e. the engine's grid extent (cell edges, not voxel centres).
+    """
+    return Expr(f'bbox("../IN_HEIGHTFIELD", {axis})', 0.0)
+
+
+def _clip(name: str, src: str, axis: str, keep: str, position: tuple) -> NodeSpec:
+    """Clip SOP keeping the side ``keep`` ("above"/"below") of the heightfield edge ``axis``."""
+    if axis.startswith("D_X"):
+        origin: tuple = (_bbox(axis), 0.0, 0.0)
+        normal = (1.0, 0.0, 0.0)
+    else:
+        origin = (0.0, 0.0, _bbox(axis))
+        normal = (0.0, 0.0, 1.0)
+    return NodeSpec(name, "clip", {"clipop": keep, "origin": origin, "dir": normal},
+                    (Src(src),), position, _BOX_REGIONS)
+
 
 # Layout: the slices column runs down x = 0, the heightfield column at x = 6 (y grows upward in
 # the network editor, so stages go down in negative y).
@@ -409,81 +447,109 @@ _NATIVE_NODES = (
              color=(0.6, 0.7, 0.77)),
     NodeSpec("IN_HEIGHTFIELD", "null", {}, (Indirect(1),), (6.0, 0.0), _BOX_INPUTS,
              color=(0.6, 0.7, 0.77)),
-    _wrangle("region_ids", VEX_REGION_IDS, "primitive", (Src("IN_REGIONS"),), (0.0, -1.5),
-             _BOX_FRACTURE),
+    # Defect 5: curves drawn on the terrain are flattened first, so lot areas are map areas.
+    _wrangle("flatten_regions", VEX_FLATTEN_REGIONS, "point", (Src("IN_REGIONS"),),
+             (0.0, -1.5), _BOX_REGIONS),
+    _wrangle("region_ids", VEX_REGION_IDS, "primitive", (Src("flatten_regions"),), (0.0, -2.5),
+             _BOX_REGIONS),
+    # Lots outside the heightfield would keep a fake height: clip the regions to its footprint
+    # (the engine clips lots to the grid's rectangle). North is -Z, so Z min is the north edge.
+    _clip("clip_west", "region_ids", "D_XMIN", "above", (0.0, -3.5)),
+    _clip("clip_east", "clip_west", "D_XMAX", "below", (0.0, -4.5)),
+    _clip("clip_north", "clip_east", "D_ZMIN", "above", (0.0, -5.5)),
+    _clip("clip_south", "clip_north", "D_ZMAX", "below", (0.0, -6.5)),
     NodeSpec("foreach_region_begin", "block_begin",
              {"method": "piece", "blockpath": "../foreach_region_end"},
-             (Src("region_ids"),), (0.0, -2.5), _BOX_FRACTURE, color=(0.75, 0.4, 0.0)),
+             (Src("clip_south"),), (0.0, -8.0), _BOX_LOTS, color=(0.75, 0.4, 0.0)),
     NodeSpec("scatter", "scatter::2.0", {
         "generateby": "bydensity", "forcetotal": True, "npts": _ch("scatter_count"),
         "seed": _ch("seed"),
         "relaxpoints": Expr('ch("../relax_iterations") > 0',
                             float(_DEFAULTS.relax_iterations > 0)),
         "relaxiterations": _ch("relax_iterations"),
-    }, (Src("foreach_region_begin"),), (2.0, -3.5), _BOX_FRACTURE),
+    }, (Src("foreach_region_begin"),), (2.0, -9.0), _BOX_LOTS),
     NodeSpec("voronoifracture", "voronoifracture", {"createinside": False},
-             (Src("foreach_region_begin"), Src("scatter")), (0.0, -4.5), _BOX_FRACTURE),
+             (Src("foreach_region_begin"), Src("scatter")), (0.0, -10.0), _BOX_LOTS),
+    # Lot Subdivision runs per region (inside the loop), as the engine splits each region's
+    # pieces; its splitting wrangle ("Do_Splitting", SideFXLabs otls/lot_subdivision.hda 2.0)
+    # adds new primitives with addprim(), so region_id is stamped again right after it.
+    NodeSpec("lot_subdivision", "labs::lot_subdivision::2.0", {
+        "min_lot_size": _ch("min_lot_size"), "iterations": _ch("lot_iterations"),
+        "shape_seed": _ch("seed"), "irregularity": _ch("irregularity"),
+    }, (Src("voronoifracture"),), (0.0, -11.0), _BOX_LOTS),
+    _wrangle("stamp_region", VEX_STAMP_REGION, "primitive",
+             (Src("lot_subdivision"), Src("foreach_region_begin")), (0.0, -12.0), _BOX_LOTS),
     NodeSpec("foreach_region_end", "block_end", {
         "itermethod": "pieces", "method": "merge", "class": "primitive", "useattrib": True,
         "attrib": "region_id", "blockpath": "../foreach_region_begin",
         "templatepath": "../foreach_region_begin",
-    }, (Src("voronoifracture"),), (0.0, -5.5), _BOX_FRACTURE, color=(0.75, 0.4, 0.0)),
-    NodeSpec("lot_subdivision", "labs::lot_subdivision::2.0", {
-        "min_lot_size": _ch("min_lot_size"), "iterations": _ch("lot_iterations"),
-        "shape_seed": _ch("seed"), "irregularity": _ch("irregularity"),
-    }, (Src("foreach_region_end"),), (0.0, -7.0), _BOX_LOTS),
-    NodeSpec("facet", "facet", {"unique": True}, (Src("lot_subdivision"),), (0.0, -8.0),
+    }, (Src("stamp_region"),), (0.0, -13.0), _BOX_LOTS, color=(0.75, 0.4, 0.0)),
+    NodeSpec("facet", "facet", {"unique": True}, (Src("foreach_region_end"),), (0.0, -14.0),
              _BOX_LOTS),
-    _wrangle("lot_attributes", VEX_LOT_ATTRIBUTES, "primitive", (Src("facet"),), (0.0, -9.0),
+    _wrangle("lot_attributes", VEX_LOT_ATTRIBUTES, "primitive", (Src("facet"),), (0.0, -15.0),
              _BOX_LOTS),
-    _wrangle("terrain_top", VEX_TERRAIN_TOP, "detail", (Src("IN_HEIGHTFIELD"),), (3.0, -9.0),
-             _BOX_LOTS),
-    _wrangle("lift_lots", VEX_LIFT_LOTS, "point", (Src("lot_attributes"), Src("terrain_top")),
-             (0.0, -10.0), _BOX_LOTS),
     NodeSpec("foreach_lot_begin", "block_begin",
              {"method": "piece", "blockpath": "../foreach_lot_end"},
-             (Src("lift_lots"),), (0.0, -11.5), _BOX_SLICES, color=(0.75, 0.4, 0.0)),
+             (Src("lot_attributes"),), (0.0, -16.5), _BOX_SLICES, color=(0.75, 0.4, 0.0)),
     NodeSpec("remesh", "remesh::2.0", {"sizing": "uniform", "targetsize": _ch("remesh_size")},
-             (Src("foreach_lot_begin"),), (0.0, -12.5), _BOX_SLICES),
-    NodeSpec("ray", "ray", {
-        "entity": "point", "method": "project", "dirmethod": "vector",
-        "dir": (0, -1, 0), "dotrans": True,
-    }, (Src("remesh"), Src("IN_HEIGHTFIELD")), (0.0, -13.5), _BOX_SLICES),
-    _wrangle("store_heights", VEX_STORE_HEIGHTS, "point", (Src("ray"),), (0.0, -14.5),
-             _BOX_SLICES),
+             (Src("foreach_lot_begin"),), (0.0, -17.5), _BOX_SLICES),
+    # Defect 1: no search for the terrain's top and no rays; each point samples the terrain
+    # under it in world space (Labs' terrain tools, e.g. otls/terrain_analysis.1.0.hda, place
+    # points on a heightfield with volumesample(1, "height", @P) in a point wrangle).
+    _wrangle("drape_on_terrain", VEX_DRAPE_ON_TERRAIN, "point",
+             (Src("remesh"), Src("IN_HEIGHTFIELD")), (0.0, -18.5), _BOX_SLICES),
     NodeSpec("attribblur", "attribblur", {
         "attributes": "pad", "method": "uniform", "mode": "laplacian",
         "iterations": _ch("blur_iterations"), "stepsize": 0.5, "pinborder": False,
         "influencetype": "connectivity",
-    }, (Src("store_heights"),), (0.0, -15.5), _BOX_SLICES),
+    }, (Src("drape_on_terrain"),), (0.0, -19.5), _BOX_SLICES),
     _wrangle("terrace_heights", VEX_TERRACE_HEIGHTS, "point", (Src("attribblur"),),
-             (0.0, -16.5), _BOX_SLICES),
+             (0.0, -20.5), _BOX_SLICES),
     NodeSpec("foreach_lot_end", "block_end", {
         "itermethod": "pieces", "method": "merge", "class": "primitive", "useattrib": True,
         "attrib": "lot_id", "blockpath": "../foreach_lot_begin",
         "templatepath": "../foreach_lot_begin",
-    }, (Src("terrace_heights"),), (0.0, -17.5), _BOX_SLICES, color=(0.75, 0.4, 0.0)),
+    }, (Src("terrace_heights"),), (0.0, -21.5), _BOX_SLICES, color=(0.75, 0.4, 0.0)),
     _wrangle("slice_attributes", VEX_SLICE_ATTRIBUTES, "primitive", (Src("foreach_lot_end"),),
-             (0.0, -18.5), _BOX_SLICES),
+             (0.0, -22.5), _BOX_SLICES),
     NodeSpec("OUT_SLICES", "output", {"outputidx": 0}, (Src("slice_attributes"),),
-             (0.0, -20.0), None, color=(0.3, 0.6, 0.3)),
+             (0.0, -24.0), None, color=(0.3, 0.6, 0.3)),
     NodeSpec("project_slices", "heightfield_project", {
         "layer": "height", "combine": "replace", "maxraydist": 100000,
-    }, (Src("IN_HEIGHTFIELD"), Src("slice_attributes")), (6.0, -19.5), _BOX_HF),
-    NodeSpec("difference", "heightfield_layer", {"mode": "diff", "layer": "height"},
-             (Src("IN_HEIGHTFIELD"), Src("project_slices")), (6.0, -20.5), _BOX_HF),
+    }, (Src("IN_HEIGHTFIELD"), Src("slice_attributes")), (6.0, -23.5), _BOX_HF),
+    # Defect 2: the signed difference projected - terrain. HeightField Layer's "diff" mode is
+    # documented only as "the difference" (absolute? which input first?); "add" with the base
+    # (input 1, the terrain) scaled by -1 is, by the documented Remapping order ("Base Scale:
+    # multiply the values in the first input by this before compositing"), exactly
+    # layer + (-1) * base = projected - terrain.
+    # sidefx.com/docs/houdini/nodes/sop/heightfield_layer.html
+    NodeSpec("difference", "heightfield_layer", {
+        "mode": "add", "layer": "height", "base_scale": -1.0, "layer_scale": 1.0,
+    }, (Src("IN_HEIGHTFIELD"), Src("project_slices")), (6.0, -24.5), _BOX_HF),
     NodeSpec("blur_difference", "heightfield_blur", {
         "layer": "height", "method": "blur", "radius": _ch("blur_radius"),
-    }, (Src("difference"),), (6.0, -21.5), _BOX_HF),
-    NodeSpec("add_difference", "heightfield_layer", {"mode": "add", "layer": "height"},
-             (Src("IN_HEIGHTFIELD"), Src("blur_difference")), (6.0, -22.5), _BOX_HF),
-    _wrangle("mask_slices", VEX_MASK_SLICES, "point", (Src("slice_attributes"),),
-             (3.0, -22.5), _BOX_HF),
+    }, (Src("difference"),), (6.0, -25.5), _BOX_HF),
+    NodeSpec("add_difference", "heightfield_layer", {
+        "mode": "add", "layer": "height", "base_scale": 1.0, "layer_scale": 1.0,
+    }, (Src("IN_HEIGHTFIELD"), Src("blur_difference")), (6.0, -26.5), _BOX_HF),
+    # Defect 4: the input's own mask (HeightField, HeightField File and Houdini Engine landscape
+    # inputs all carry one) is cleared first: mask := 0 * mask ("replace" with Layer Scale 0),
+    # then the lots are projected into it in mask mode with density 1 -> exactly 1 on the lots
+    # and 0 elsewhere, as the numpy asset writes it.
+    NodeSpec("clear_mask", "heightfield_layer", {
+        "mode": "replace", "layer": "mask", "layer_scale": 0.0,
+    }, (Src("add_difference"), Src("add_difference")), (6.0, -27.5), _BOX_HF),
+    _wrangle("mask_slices", VEX_MASK_SLICES, "point",
+             (Src("slice_attributes"), Src("IN_HEIGHTFIELD")), (3.0, -27.5), _BOX_HF),
+    # Mask Mode: "If the ray hits the geometry, the layer value is set to the Density value";
+    # Masking by Geometry "Either Side" (token "both", as stored by Labs' heightfield_project
+    # instances). sidefx.com/docs/houdini/nodes/sop/heightfield_project.html
     NodeSpec("project_mask", "heightfield_project", {
-        "layer": "mask", "combine": "replace", "maxraydist": 100000,
-    }, (Src("add_difference"), Src("mask_slices")), (6.0, -23.5), _BOX_HF),
+        "layer": "mask", "maskmode": True, "maskdir": "both", "heightlayer": "height",
+        "maskdensity": 1.0, "maxraydist": 100000,
+    }, (Src("clear_mask"), Src("mask_slices")), (6.0, -28.5), _BOX_HF),
     NodeSpec("OUT_HEIGHTFIELD", "output", {"outputidx": 1}, (Src("project_mask"),),
-             (6.0, -25.0), None, color=(0.3, 0.6, 0.3)),
+             (6.0, -30.0), None, color=(0.3, 0.6, 0.3)),
 )
 
 # --------------------------------------------------------------------------------------------
@@ -548,6 +614,17 @@ def _help(title: str, internal: str, summary: str, overview: str, parms: tuple,
     return "\n".join(lines)
 
 
+#: What the native network shares with the numpy engine and what it cannot (defect 6 of issue
+#: 9); tests/houdini/test_assets.py compares exactly the shared statistics.
+NATIVE_VS_ENGINE = (
+    "What is the same as the numpy engine: the method, its parameters and defaults, and the "
+    "statistics of the result, within the tolerances tests/houdini states: the total lot area (the regions clipped to the heightfield), "
+    "the distribution of pad heights, the number of cells that change, and heights beyond the "
+    "blend reach, which are the input's bit for bit. What is not: the individual lots. "
+    "Houdini's Scatter and Labs' Lot Subdivision cuts are not the engine's seeded PCG64 points "
+    "and oriented-box cuts, so lot outlines, lot counts and per-cell heights differ for the "
+    "same seed. For the engine's own lots use Terrace Foundation (numpy).")
+
 _NATIVE_PARMS = _parms(native=True)
 _NUMPY_PARMS = _parms(native=False)
 
@@ -560,13 +637,15 @@ NATIVE = AssetSpec(
     help=_help(
         "Terrace Foundation", "terrace::terrace_foundation::1.0",
         "Cuts range polygons into lots and terraces a heightfield under them.",
-        "Scatters seeded points in each range polygon and Voronoi-fractures it, splits pieces "
-        "larger than the minimum lot size (Labs Lot Subdivision), projects and remeshes every "
-        "lot onto the terrain, and moves each vertex to `lerp(max(avg, h), avg, blend)` where "
-        "`avg` is the lot's average height. The slices are projected into the heightfield; the "
-        "difference to the terrain is blurred and added back.\n\n"
+        "Flattens the range polygons onto the map and clips them to the heightfield, scatters "
+        "seeded points in each region and Voronoi-fractures it, splits pieces larger than the "
+        "minimum lot size (Labs Lot Subdivision), remeshes every lot and drapes it on the "
+        "terrain, and moves each vertex to `lerp(max(avg, h), avg, blend)` where `avg` is the "
+        "lot's average height. The slices are projected into the heightfield; the signed "
+        "difference to the terrain is blurred and added back; the `mask` layer is cleared and "
+        "set to 1 under the lots.\n\n" + NATIVE_VS_ENGINE + "\n\n"
         "Needs SideFX Labs. Without it, or in Houdini Engine sessions without Labs, use "
-        "Terrace Foundation (numpy), which gives the same result.",
+        "Terrace Foundation (numpy), which runs the reference engine itself.",
         _NATIVE_PARMS),
     tab_submenu="Terrace Foundation", library="terrace_foundation.hda",
 )

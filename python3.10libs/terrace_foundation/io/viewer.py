@@ -188,6 +188,7 @@ def viewer_data(result, max_samples: int = MAX_SAMPLES, title: str = "") -> dict
         "outlineCount": int(len(outline)),
         "walls": _pack(walls.astype(np.float32)),
         "wallCount": int(len(walls)),
+        "wallTotal": len(result.walls or []),
         "limit": limit,
         "focus": focus,
         "regions": regions,

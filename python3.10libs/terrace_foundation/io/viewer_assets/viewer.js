@@ -12,7 +12,7 @@
 (function () {
   const hook = {
     ready: false, error: null, frames: 0, lotCount: 0, pickable: 0, mode: "after",
-    countPickable: null, pickAt: null, setMode: null, lotInfo: null, select: null, goto: null,
+    countPickable: null, pickAt: null, setMode: null, lotInfo: null, select: null, goto: null, screenOf: null,
     view: null,
   };
   window.terraceViewer = hook;
@@ -571,6 +571,20 @@ void main() {
       info.style.display = "block";
     }
     hook.lotInfo = (id) => lots.get(id) || null;
+    // CSS pixel (from the canvas' top left) where a lot's pick point is drawn now, or null
+    hook.screenOf = (id) => {
+      const lot = lots.get(id);
+      if (!lot || !lot.pick) return null;
+      const [i, j] = lot.pick;
+      const hh = (state.mode === "after" ? hAfter : hBefore)[i * C + j];
+      const m = matrices(canvas.width / canvas.height, state);
+      const p = [g.x0 + j * spacing, hh * state.exag, -(g.y0 - i * spacing), 1];
+      const clip = [0, 1, 2, 3].map((r) => m[r] * p[0] + m[4 + r] * p[1] + m[8 + r] * p[2] +
+        m[12 + r] * p[3]);
+      if (clip[3] <= 0) return null;
+      const r = canvas.getBoundingClientRect();
+      return [(clip[0] / clip[3] + 1) / 2 * r.width, (1 - clip[1] / clip[3]) / 2 * r.height];
+    };
     hook.select = (id) => {       // pin a lot as a click does (0 releases)
       state.selected = lots.has(id) ? id : 0;
       showInfo(state.selected);
@@ -703,7 +717,7 @@ void main() {
       `${lots.size} lots · ${g.rows} × ${g.cols} cells of ${Number(g.cell.toPrecision(4))} m` +
       (g.step > 1 ? ` · mesh: 1 sample in ${g.step} cells each way (${R} × ${C})` : "") +
       (t.cut_volume !== undefined ? `<br>cut ${fmt(t.cut_volume, "m³", 0)} · fill ${fmt(t.fill_volume, "m³", 0)}` : "") +
-      (data.wallCount ? ` · ${data.wallCount} wall segments` : "");
+      (data.wallTotal ? ` · ${data.wallTotal} retaining walls` : "");
     const stops = RAMP.map((c, n) => `rgb(${c.join(",")}) ${(n * 10)}%`).join(",");
     document.getElementById("bar").style.background = `linear-gradient(to right, ${stops})`;
     const L = data.limit;

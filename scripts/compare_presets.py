@@ -197,6 +197,24 @@ def _steps_without_wall(res: tf.TerraceResult) -> tuple[int, float, int]:
             sum(m[1] for m in missing))
 
 
+def _near_other_lot(lot_mask: np.ndarray, cell: float, reach: float) -> np.ndarray:
+    """Lot cells within ``reach`` (world units) of a cell of another lot (dilation per
+    distance ring; exact Euclidean by offsets)."""
+    out = np.zeros(lot_mask.shape, dtype=bool)
+    k = int(np.floor(reach / cell))
+    if reach > 1e5 * cell:
+        k = 0   # limits out of reach: no embankments between pads
+    m, n = lot_mask.shape
+    for dr in range(-k, k + 1):
+        for dc in range(-k, k + 1):
+            if (dr == 0 and dc == 0) or np.hypot(dr, dc) * cell > reach:
+                continue
+            a = (slice(max(dr, 0), m + min(dr, 0)), slice(max(dc, 0), n + min(dc, 0)))
+            b = (slice(max(-dr, 0), m + min(-dr, 0)), slice(max(-dc, 0), n + min(-dc, 0)))
+            out[a] |= (lot_mask[b] > 0) & (lot_mask[b] != lot_mask[a]) & (lot_mask[a] > 0)
+    return out
+
+
 def _imbalance(cut: float, fill: float) -> float:
     """``|cut - fill| / max(cut, fill)`` (0 when both are 0)."""
     big = max(cut, fill)
@@ -242,8 +260,13 @@ def measure(res: tf.TerraceResult, seconds: float) -> dict:
     diff = after - before
     changed = diff != 0
 
-    # pads: height range and steepest slope one cell in from each lot's edge (recomputed)
+    # pads: height range and steepest slope one cell in from each lot's edge (recomputed),
+    # leaving out (grading) the embankments between pads: the cells within
+    # max_embankment_height / tan(max_slope) (plus a cell) of another lot
     inner = inner_cells(res.lot_mask)
+    if res.params.preset == "grading":
+        inner &= ~_near_other_lot(res.lot_mask, cell, res.params.max_embankment_height
+                                  / np.tan(np.radians(res.params.max_slope)) + 1.5 * cell)
     lab = res.lot_mask[inner]
     h = after[inner]
     n = len(res.lots) + 1

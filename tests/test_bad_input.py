@@ -144,14 +144,17 @@ def test_no_polygons(cli, tmp_path, small_npy, out):
 def test_polygon_fewer_than_3_distinct_points(cli, tmp_path, small_npy, out):
     ring = [[1100.0, 2100.0], [1200.0, 2200.0], [1100.0, 2100.0], [1200.0, 2200.0]]
     bad = write_json(tmp_path / "regions.geojson", feature_collection([[ring]]))
-    res = cli("generate", small_npy, bad, "--out", out)
+    res = cli("generate", small_npy, bad, "--out", out, "--strict")
     assert "fewer than 3 distinct points" in assert_refused(res, out, bad)
+    # repaired (dropped) by default: then nothing is left
+    res = cli("generate", small_npy, bad, "--out", out)
+    assert "no usable polygons" in assert_refused(res, out, bad)
 
 
 def test_polygon_zero_area(cli, tmp_path, small_npy, out):
     ring = [[1100.0, 2100.0], [1200.0, 2150.0], [1300.0, 2200.0], [1150.0, 2125.0]]
     bad = write_json(tmp_path / "regions.geojson", feature_collection([[ring]]))
-    res = cli("generate", small_npy, bad, "--out", out)
+    res = cli("generate", small_npy, bad, "--out", out, "--strict")
     assert "zero area" in assert_refused(res, out, bad)
 
 
@@ -159,16 +162,16 @@ def test_polygon_self_intersecting(cli, tmp_path, small_npy, out):
     bowtie = [[1100.0, 2100.0], [1300.0, 2300.0], [1300.0, 2100.0], [1100.0, 2300.0]]
     bad = write_json(tmp_path / "regions.geojson",
                      feature_collection([[SMALL_SQUARE], [bowtie]]))
-    res = cli("generate", small_npy, bad, "--out", out)
+    res = cli("generate", small_npy, bad, "--out", out, "--strict")
     line = assert_refused(res, out, bad)
-    assert "intersects itself" in line and "polygon 1" in line
+    assert "intersects itself" in line and "feature 1" in line and "--strict" in line
 
 
 def test_hole_outside_polygon(cli, tmp_path, small_npy, out):
     hole = [[1350.0, 2350.0], [1380.0, 2350.0], [1380.0, 2380.0]]
     bad = write_json(tmp_path / "regions.geojson", feature_collection([[SMALL_SQUARE, hole]]))
-    res = cli("generate", small_npy, bad, "--out", out)
-    assert "hole" in assert_refused(res, out, bad)
+    res = cli("generate", small_npy, bad, "--out", out, "--strict")
+    assert "hole 1 is not inside" in assert_refused(res, out, bad)
 
 
 def test_region_wholly_outside(cli, tmp_path, small_npy, out):

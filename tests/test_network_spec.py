@@ -206,14 +206,16 @@ def test_promoted_parms_follow_engine_parameters():
 
 
 def test_grading_options_are_on_the_numpy_asset_only():
-    grading = ["preset", "pad_rule", "max_step", "max_slope", "boundary"]
+    grading = ["preset", "lot_layout", "pad_rule", "max_step", "max_slope", "max_wall_height",
+               "max_embankment_height", "boundary"]
     assert list(GRADING_PARMS) == grading
     assert not set(grading) & {p.name for p in NATIVE.parms}   # the native net is the reference
     parms = {p.name: p for p in NUMPY.parms}
     assert {parms[n].folder for n in grading} == {"fd_grading"}
     assert ("fd_grading", "Grading") in [(f.name, f.label) for f in NUMPY.folders]
     assert parms["preset"].default == "reference" and not parms["preset"].disable_when
-    for n in grading[1:]:                       # greyed out unless the grading preset is chosen
+    assert parms["lot_layout"].default == "auto" and not parms["lot_layout"].disable_when
+    for n in grading[2:]:                       # greyed out unless the grading preset is chosen
         assert parms[n].disable_when == "{ preset != grading }"
     assert parms["max_slope"].minimum > 0 and parms["max_slope"].maximum < 90
 

@@ -137,6 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("regions", metavar="REGIONS",
                    help="GeoJSON Polygon, MultiPolygon, Feature or FeatureCollection;"
                    " Shapefile (.shp), GeoPackage (.gpkg[:layer]) or OBJ closed curves.")
+    p.add_argument("--strict", action="store_true",
+                   help="Refuse polygons that need a repair (duplicate points, spikes, rings"
+                   " of zero area, rings touching or crossing themselves) instead of repairing"
+                   " them; without it each repair is a warning and listed in report.json.")
     p.add_argument("--local-metres", action="store_true",
                    help="The coordinates are metres in a local frame whatever the CRS says:"
                    " run on a geographic (degrees) CRS instead of refusing it, and write no CRS"
@@ -318,7 +322,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
     check_output_folder(args.out, args.overwrite, protect)
     hf = read_heightfield(args.heightfield, cell_size=args.cell_size,
                           height_range=args.height_range)
-    regs = read_regions(args.regions)
+    regs = read_regions(args.regions, strict=args.strict)
+    for rep in regs.repairs:
+        _warn(f"repaired {rep.message()}")
     for text in check_metric_crs(hf, regs, args.heightfield, args.local_metres):
         _warn(text)
     if args.local_metres:
@@ -331,7 +337,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
         heightfield_format=hf.meta.get("format", heightfield_format(args.heightfield)),
         crs=regs.crs or hf.crs,
         inputs={"heightfield": args.heightfield, "regions": args.regions},
-        command=[PROG, *args.argv])
+        command=[PROG, *args.argv],
+        report_extra={"repairs": [rep.to_dict() for rep in regs.repairs]})
     return _run(hf, regs.regions, args, context, protect)
 
 

@@ -87,6 +87,17 @@ PARAMETERS: dict[str, ParamInfo] = {p.name: p for p in [
     ParamInfo("max_slope", "Max Slope",
               "Grading: steepest embankment back to the terrain, degrees (33.7 = 1.5H:1V).",
               0, 90, False, False),
+    ParamInfo("max_wall_height", "Max Wall Height",
+              "Grading: tallest retaining wall, world units (4 m default; walls above 1.2 m "
+              "need engineering). Steps beyond it are taken by embankments.", 0, None, False),
+    ParamInfo("max_embankment_height", "Max Embankment Height",
+              "Grading: tallest embankment (its rise from toe to top), world units; the band "
+              "around the lots is at most this over tan(Max Slope) wide.", 0, None, False),
+    ParamInfo("lot_layout", "Lot Layout",
+              "How lots are cut: voronoi (scattered Voronoi pieces cut across their long axis), "
+              "contour (rows along the terrain's contours, cut across into lots), auto "
+              "(voronoi for the reference preset, contour for grading).",
+              choices=("auto", "voronoi", "contour")),
     ParamInfo("boundary", "Boundary",
               "Grading: embankment (slope back to the terrain) or wall (a wall on the region "
               "outline, terrain outside untouched).", choices=("embankment", "wall")),
@@ -136,6 +147,12 @@ class TerraceParams:
         Grading preset: steepest embankment, degrees (0 < max_slope < 90).
     boundary : {"embankment", "wall"}
         Grading preset: what happens on the region outline.
+    max_wall_height : float
+        Grading preset: tallest retaining wall, world units.
+    max_embankment_height : float
+        Grading preset: tallest embankment (vertical rise from toe to top), world units.
+    lot_layout : {"auto", "voronoi", "contour"}
+        How lots are cut (``auto``: voronoi for the reference preset, contour for grading).
     """
 
     seed: int = 0
@@ -154,6 +171,16 @@ class TerraceParams:
     max_step: float = 0.5
     max_slope: float = 33.7
     boundary: str = "embankment"
+    max_wall_height: float = 4.0
+    max_embankment_height: float = 6.0
+    lot_layout: str = "auto"
+
+    @property
+    def layout(self) -> str:
+        """The lot layout in effect (``auto`` resolved by the preset)."""
+        if self.lot_layout != "auto":
+            return self.lot_layout
+        return "contour" if self.preset == "grading" else "voronoi"
 
     def validated(self) -> "TerraceParams":
         """Return a copy with the types normalised; raise on any value out of range.

@@ -17,21 +17,22 @@ from .errors import TerraceInputError, TerraceWarning
 from .footprint import lot_footprint
 from .fracture import decompose_region, intersect_pieces, rectangle, voronoi_cells
 from .geometry import polygon_area, widen_polygons
-from .grading import balanced_pads, cell_pad_heights, grade_heightfield, lot_adjacency
+from .grading import balanced_pads, cell_pad_heights, lot_adjacency
 from .heightfield import Heightfield
 from .heights import pad_heights, slice_heights, vertex_degrees
+from .limits import grade_limited, grading_figures, limit_pads, lot_pair_steps, step_walls
 from .lot import Lot
 from .overlap import resolve_overlaps
 from .params import TerraceParams
 from .project import rasterize_triangles
 from .region import Region, simplify_region
 from .remesh import remesh_lots
-from .report import (build_report, lot_extras, lot_statistics, neighbour_pairs,
+from .report import (_num, build_report, lot_extras, lot_statistics, neighbour_pairs,
                      slope_tangent)
 from .result import TerraceResult
 from .scatter import region_rng, relax_points, scatter_points
 from .subdivide import LotSet, subdivide_lots
-from .walls import find_walls, grid_steps, outline_walls, touching_lots, wing_walls
+from .walls import find_walls, grid_steps, outline_walls, touching_lots
 
 __all__ = ["generate", "as_regions", "fracture_region"]
 
@@ -80,8 +81,12 @@ def _is_point_list(obj) -> bool:
 
 
 def fracture_region(region: Region, params: TerraceParams,
-                    clip: tuple[float, float, float, float]) -> LotSet:
+                    clip: tuple[float, float, float, float], terrain=None) -> LotSet:
     """Steps 1-2 for one region: scatter, relax, Voronoi-fracture, subdivide.
+
+    With the ``contour`` lot layout the region is not scattered: it is cut as one piece,
+    along and across the terrain's contours (:mod:`terrace_foundation.contour`), so the rows
+    of lots run through the whole town.
 
     Parameters
     ----------
@@ -89,6 +94,8 @@ def fracture_region(region: Region, params: TerraceParams,
     params : TerraceParams
     clip : (xmin, ymin, xmax, ymax)
         The heightfield's extent: lots are clipped to it.
+    terrain : callable(x, y) -> heights, optional
+        Terrain sampler in the region's frame (needed by the contour layout).
 
     Returns
     -------
@@ -106,6 +113,18 @@ def fracture_region(region: Region, params: TerraceParams,
     if len(on_grid) == 0 or polygon_area(on_grid).sum() <= 1e-12 * max(region.area, 1e-300):
         raise TerraceInputError(
             f"region {region.region_id} lies wholly outside the heightfield", "regions")
+    layout = params.layout
+    if layout == "contour":
+        if terrain is None:
+            raise ValueError("the contour lot layout needs a terrain sampler")
+        cells, cell_count = rectangle(bounds), np.array([4])
+        poly, cnt, cell = intersect_pieces(pieces, np.full(len(pieces), 4), cells, cell_count)
+        lots = LotSet(cells, cell_count, poly, cnt, cell).compact()
+        # one piece to start from instead of scatter_count: as many more levels of cuts
+        extra = int(np.ceil(np.log2(scatter_count(polygon_area(on_grid).sum(), params))))
+        lots = subdivide_lots(lots, params.min_lot_size, params.lot_iterations + extra,
+                              params.irregularity, rng, "contour", terrain)
+        return lots.compact()
     pts = scatter_points(region, scatter_count(polygon_area(on_grid).sum(), params), rng,
                          clip=bounds)
     pts = relax_points(pts, region, params.relax_iterations, rng, clip=bounds)
@@ -219,7 +238,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     extent = local.extent
 
     stage("subdivide", 0.05)
-    lot_sets = [fracture_region(reg, p, extent) for reg in regs]
+    lot_sets = [fracture_region(reg, p, extent, local.sample) for reg in regs]
     if sum(ls.n_lots for ls in lot_sets) == 0:
         raise TerraceInputError("no part of any region lies on the heightfield", "regions")
 
@@ -273,9 +292,18 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     if p.preset == "grading":
         stage("grade", 0.7)
         pads, sliced = _grading_pads(hf, lot_mask, pads, lot_region, lots_meta, mesh, p)
-        terrace, band, window = grade_heightfield(hf.heights, lot_mask, np.r_[np.nan, pads],
-                                                  hf.cell_size, p.max_slope, p.boundary)
+        rule_pads = pads
+        limited, pad_moved, pad_conflict = limit_pads(
+            np.r_[np.nan, pads], hf.heights, lot_mask, hf.cell_size, p.max_slope,
+            p.max_wall_height, p.max_embankment_height)
+        pads = limited[1:]
+        sliced = pads[mesh.vertex_lot]
+        terrace, band, window, ginfo = grade_limited(
+            hf.heights, lot_mask, limited, hf.cell_size, p.max_slope, p.max_wall_height,
+            p.max_embankment_height, p.boundary)
         reach = None
+        gflags = {"pad_moved": pad_moved, "limit_conflict": pad_conflict,
+                  "rule_pad": np.r_[np.nan, rule_pads]}
     else:
         stage("blend", 0.75)
         radius = blur_radius_used(p.blur_radius, hf.cell_size, p.min_blur_cells)
@@ -283,6 +311,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         terrace, window = blend_difference(hf.heights, cells, target, h)
         reach = (radius, blur_reach(h))
         band = None
+        ginfo = gflags = None
 
     stage("lots", 0.85)
     # split the batched mesh into per-lot meshes (vertices and triangles are sorted by lot)
@@ -301,16 +330,28 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     if p.preset == "grading":
         walls = find_walls(lots, touching_lots(lots, 1e-6), p.max_step, 1e-6, origin=shift,
                            grid_sides=grid_steps(lot_mask, hf.origin, hf.cell_size))
-        if band is not None and (band == 2).any():
-            walls += wing_walls(terrace, band == 2, (band > 0) | (lot_mask > 0), lot_mask,
-                                walls, hf.origin, hf.cell_size, p.max_step,
-                                np.tan(np.radians(p.max_slope)) * hf.cell_size)
+        # heights of the walls between lots as graded (a step above the wall limit is a
+        # wall of that height plus embankments in the two lots)
+        steps = lot_pair_steps(terrace, lot_mask)
+        for w in walls:
+            faces = steps.get((min(w["lot_a"], w["lot_b"]), max(w["lot_a"], w["lot_b"])))
+            if faces is not None and len(faces):
+                new = float(min(w["height"], faces.max()))
+                half = 0.5 * (w["height"] - new)
+                w["base_height"] += half
+                w["top_height"] -= half
+                w["height"] = new
+        if p.boundary != "wall":
+            walls += step_walls(terrace, lot_mask, ginfo["nearest_lot"], hf.origin,
+                                hf.cell_size, max(p.max_step, np.tan(np.radians(p.max_slope))
+                                                  * hf.cell_size * (1 + 1e-9)))
         if p.boundary == "wall":
             walls += outline_walls(lots, [r.translated(shift) for r in regs], hf.sample,
                                    p.max_step, 1e-6, origin=shift, spacing=hf.cell_size)
 
     stage("report", 0.9)
-    report = _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_lots)
+    report = _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_lots,
+                     ginfo, gflags)
     now = time.perf_counter()
     timings["report"] += now - tick
     if progress is not None:
@@ -353,7 +394,8 @@ def _max_step_at(heights: np.ndarray, cells: np.ndarray) -> float:
     return best
 
 
-def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_lots):
+def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_lots,
+            ginfo=None, gflags=None):
     """Per-lot figures and totals (computed on the window where anything changed)."""
     # one cell of margin so the slopes at the window's edge see their neighbours
     win = (slice(max(window[0].start - 1, 0), min(window[0].stop + 1, hf.shape[0])),
@@ -371,11 +413,13 @@ def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_
         wing_w = np.zeros_like(lots_in)
     else:
         band_w = band[win] > 0
-        wing_w = band[win] == 2
+        # wings are walls and the fade beyond a broken limit is reported on its own
+        wing_w = (band[win] == 2) | (band[win] == 3)
     slopes = (slope_tangent(before, hf.cell_size), slope_tangent(after, hf.cell_size))
     stats = lot_statistics(before, after, mask, hf.cell_size, n_lots, slopes)
     # embankment slopes are measured off the wings (a wing is a wall, reported as such)
-    extra = lot_extras(after, mask, band_w & ~wing_w, hf.cell_size, n_lots, slope=slopes[1])
+    extra = lot_extras(after, mask, band_w & ~wing_w, hf.cell_size, n_lots, slope=slopes[1],
+                       pad_cells=None if ginfo is None else ginfo["pad_cells"][win])
     diff = after - before
     area = hf.cell_area
     outside = ~(band_w | lots_in)
@@ -403,9 +447,31 @@ def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_
     }
     flags = _fit_and_absurd(hf, slopes, diff, lots_in | band_w, lots, walls, totals, reach, p,
                             warn)
+    lot_more = None
+    if ginfo is not None:
+        lot_more, more = grading_figures(
+            before, after, mask, band_w, ginfo["lot_embankment"][win],
+            ginfo["nearest_lot"][win], ginfo["embankment_height"][win], hf.cell_size,
+            p.max_step, p.max_slope, n_lots)
+        more["limit_breach_cells"] = int((band[win] == 3).sum())
+        more["lots_pad_moved"] = int(gflags["pad_moved"].sum())
+        more["lots_limit_conflict"] = int(gflags["limit_conflict"].sum())
+        more["pad_share"] = float(ginfo["pad_cells"][win].sum() / max(lots_in.sum(), 1))
+        totals.update(more)
+        lot_more["pad_moved"] = gflags["pad_moved"]
+        lot_more["limit_conflict"] = gflags["limit_conflict"]
+        lot_more["rule_pad_height"] = gflags["rule_pad"]
     report = build_report(lots, stats, extra, walls, totals, p.to_dict(), warn, hf.shape,
                           hf.cell_size)
     report["flags"] = flags
+    if lot_more is not None:
+        for row in report["lots"]:
+            i = row["lot_id"]
+            for key, arr in lot_more.items():
+                v = arr[i]
+                row[key] = bool(v) if arr.dtype == bool else _num(v)
+            row["earthwork_ratio"] = _num(row["earthwork_volume"] / row["volume_on_lot"]) \
+                if row["volume_on_lot"] else None
     return report
 
 

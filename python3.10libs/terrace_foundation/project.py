@@ -104,5 +104,5 @@ def rasterize_triangles(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: np
     # one value per cell: the lowest triangle index wins (deterministic)
     order = np.lexsort((tri, cells))
     cells, val, tri = cells[order], val[order], tri[order]
-    first = np.r_[True, cells[1:] != cells[:-1]]
+    first = np.r_[True, cells[1:] != cells[:-1]] if len(cells) else np.zeros(0, dtype=bool)
     return cells[first], val[first], tri_label[tri[first]]

@@ -181,7 +181,8 @@ def edge_slopes(heights: np.ndarray, active: np.ndarray, cell_size: float) -> np
 
 def lot_extras(after: np.ndarray, lot_mask: np.ndarray, band: np.ndarray, cell_size: float,
                n_lots: int, buildable_deg: float = 5.0,
-               slope: np.ndarray | None = None) -> dict[str, np.ndarray]:
+               slope: np.ndarray | None = None,
+               pad_cells: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Pad flatness, buildable cells and embankment slopes per lot (arrays over a window).
 
     Parameters
@@ -197,6 +198,9 @@ def lot_extras(after: np.ndarray, lot_mask: np.ndarray, band: np.ndarray, cell_s
         Largest slope counted as buildable, degrees.
     slope : (M, N) ndarray, optional
         :func:`slope_tangent` of ``after``, if already computed.
+    pad_cells : (M, N) ndarray of bool, optional
+        Lot cells on their pad (grading: lot cells not on an embankment between two pads);
+        the pad figures are taken over these only. Default: every lot cell.
 
     Returns
     -------
@@ -209,7 +213,9 @@ def lot_extras(after: np.ndarray, lot_mask: np.ndarray, band: np.ndarray, cell_s
 
     if slope is None:
         slope = slope_tangent(after, cell_size)
-    inner = inner_cells(lot_mask)
+    # pad cells one in from the pad's edge (cells off the pad count as another lot)
+    inner = inner_cells(lot_mask if pad_cells is None else np.where(pad_cells, lot_mask, -1))
+    inner &= lot_mask > 0
     g = _grouped(lot_mask[inner], {"h": after[inner], "s": _deg(slope[inner])}, n_lots)
     lots = lot_mask > 0
     flat = lots & (slope <= np.tan(np.radians(buildable_deg)))

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .contour import contour_cut_normals
 from .geometry import clip_halfplane, polygon_area, polygon_moments, widen_polygons
 
 __all__ = ["LotSet", "subdivide_lots", "lot_frames"]
@@ -137,7 +138,8 @@ def _split(lots: LotSet, which: np.ndarray, normal: np.ndarray, offset: np.ndarr
 
 
 def subdivide_lots(lots: LotSet, min_lot_size: float, iterations: int, irregularity: float,
-                   rng: np.random.Generator) -> LotSet:
+                   rng: np.random.Generator, layout: str = "voronoi",
+                   terrain=None) -> LotSet:
     """Split lots larger than ``min_lot_size`` until none is or ``iterations`` levels ran.
 
     Parameters
@@ -151,6 +153,12 @@ def subdivide_lots(lots: LotSet, min_lot_size: float, iterations: int, irregular
         0..1: the cut is shifted along the major axis by up to ``0.3 * irregularity`` of the
         lot's length and turned by up to ``irregularity * 30`` degrees.
     rng : numpy.random.Generator
+    layout : {"voronoi", "contour"}
+        ``voronoi``: cut across the major axis (shifted and turned by ``irregularity``).
+        ``contour``: cut along or across the local contour direction
+        (:mod:`terrace_foundation.contour`; shifted, not turned).
+    terrain : callable(x, y) -> heights, optional
+        Terrain sampler in the lots' frame; required by the ``contour`` layout.
 
     Returns
     -------
@@ -163,11 +171,16 @@ def subdivide_lots(lots: LotSet, min_lot_size: float, iterations: int, irregular
         if len(big) == 0:
             break
         u = rng.random((len(big), 2)) * 2.0 - 1.0
-        turn = np.deg2rad(30.0) * irregularity * u[:, 1]
-        c, s = np.cos(turn), np.sin(turn)
-        ax = axis[big]
-        normal = np.column_stack([c * ax[:, 0] - s * ax[:, 1], s * ax[:, 0] + c * ax[:, 1]])
-        point = centroid[big] + (0.3 * irregularity * u[:, 0] * length[big])[:, None] * ax
+        if layout == "contour":
+            normal, extent = contour_cut_normals(lots, big, area, centroid, axis, length,
+                                                 terrain)
+            point = centroid[big] + (0.3 * irregularity * u[:, 0] * extent)[:, None] * normal
+        else:
+            turn = np.deg2rad(30.0) * irregularity * u[:, 1]
+            c, s = np.cos(turn), np.sin(turn)
+            ax = axis[big]
+            normal = np.column_stack([c * ax[:, 0] - s * ax[:, 1], s * ax[:, 0] + c * ax[:, 1]])
+            point = centroid[big] + (0.3 * irregularity * u[:, 0] * length[big])[:, None] * ax
         offset = (normal * point).sum(axis=1)
         trial = _split(lots, big, normal, offset)
         new_area = trial.areas()

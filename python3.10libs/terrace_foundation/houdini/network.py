@@ -204,10 +204,12 @@ _DEFAULTS = TerraceParams()
 _UI_MAX = {
     "seed": 100, "scatter_count": 200, "relax_iterations": 20, "min_lot_size": 50000.0,
     "lot_iterations": 20, "irregularity": 1.0, "remesh_size": 50.0, "blend": 1.0,
-    "blur_radius": 100.0, "max_step": 10.0, "min_blur_cells": 10.0,
+    "blur_radius": 100.0, "max_step": 10.0, "min_blur_cells": 10.0, "max_wall_height": 20.0,
+    "max_embankment_height": 30.0,
 }
 #: Locked minimum used where the engine's minimum is exclusive (Houdini ranges are inclusive).
-_EXCLUSIVE_FLOOR = {"min_lot_size": 1.0, "remesh_size": 0.1, "max_slope": 0.1}
+_EXCLUSIVE_FLOOR = {"min_lot_size": 1.0, "remesh_size": 0.1, "max_slope": 0.1,
+                    "max_wall_height": 0.01, "max_embankment_height": 0.01}
 #: Locked maximum used where the engine's maximum is exclusive.
 _EXCLUSIVE_CEILING = {"max_slope": 89.9}
 _INT_PARMS = {"seed", "scatter_count", "relax_iterations", "lot_iterations"}
@@ -217,6 +219,8 @@ _FOLDER_OF = {
     "remesh_size": "fd_slices", "blur_iterations": "fd_slices", "blend": "fd_slices",
     "blur_radius": "fd_heightfield", "preset": "fd_grading", "pad_rule": "fd_grading",
     "max_step": "fd_grading", "max_slope": "fd_grading", "boundary": "fd_grading",
+    "max_wall_height": "fd_grading", "max_embankment_height": "fd_grading",
+    "lot_layout": "fd_grading",
     "scatter_mode": "fd_lots", "min_blur_cells": "fd_heightfield",
 }
 FOLDERS = (
@@ -232,7 +236,8 @@ PARM_ORDER = ("seed", "scatter_count", "scatter_mode", "relax_iterations", "min_
               "lot_iterations", "irregularity", "remesh_size", "blur_iterations", "blend",
               "blur_radius", "min_blur_cells")
 #: The grading preset's parameters, on the numpy asset only, in this order.
-GRADING_PARMS = ("preset", "pad_rule", "max_step", "max_slope", "boundary")
+GRADING_PARMS = ("preset", "lot_layout", "pad_rule", "max_step", "max_slope",
+                 "max_wall_height", "max_embankment_height", "boundary")
 #: Engine options the native network does not implement (it scatters a fixed count and blurs
 #: with Blur Radius alone): on the numpy asset only, in their place in ``PARM_ORDER``.
 ENGINE_ONLY_PARMS = ("scatter_mode", "min_blur_cells")
@@ -243,6 +248,8 @@ _MENU_LABELS = {
     "mean": "Mean (cut = fill per lot)", "median": "Median", "min": "Min (fill only)",
     "max": "Max (cut only)", "balanced": "Balanced (cut = fill per region)",
     "embankment": "Embankment", "wall": "Wall",
+    "auto": "Auto (Voronoi for reference, contour for grading)",
+    "voronoi": "Voronoi", "contour": "Contour rows",
     "density": "By Density (area / Min Lot Size)", "fixed": "Fixed Count",
 }
 #: Grading options are greyed out while the reference preset is chosen.
@@ -262,7 +269,8 @@ BLUR_ITERATIONS = 1000
 def _engine_parm(name: str) -> ParmSpec:
     """A promoted parameter whose label, help and range (or menu) come from ``PARAMETERS``."""
     info = PARAMETERS[name]
-    disable = _GRADING_ONLY if name in GRADING_PARMS and name != "preset" else ""
+    disable = _GRADING_ONLY if name in GRADING_PARMS and name not in ("preset", "lot_layout") \
+        else ""
     if info.choices:
         return ParmSpec(
             name=name, label=info.label, type="string", default=str(getattr(_DEFAULTS, name)),

@@ -25,10 +25,11 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import TerraceInputError
-from ..region import Region, nest_rings
+from ..region import nest_rings
 from ._crs import normalise_crs
 from ._deps import require
-from .regions import RegionsFile
+from .regions import RegionsFile, _named
+from .repair import regions_from_polygons
 from .regions import read_regions as read_geojson_regions
 
 __all__ = ["read_regions", "read_vector_regions", "read_obj_regions", "VECTOR_SUFFIXES"]
@@ -45,8 +46,11 @@ def _split_layer(path: str | os.PathLike) -> tuple[Path, str | None]:
     return Path(s), None
 
 
-def read_regions(path: str | os.PathLike) -> RegionsFile:
+def read_regions(path: str | os.PathLike, strict: bool = False) -> RegionsFile:
     """Read range polygons from GeoJSON, Shapefile, GeoPackage or OBJ (by suffix).
+
+    Dirty polygons are repaired (each repair a warning in ``RegionsFile.repairs``, see
+    :mod:`.repair`); ``strict`` refuses them instead.
 
     Raises
     ------
@@ -58,10 +62,10 @@ def read_regions(path: str | os.PathLike) -> RegionsFile:
     p, _ = _split_layer(path)
     suffix = p.suffix.lower()
     if suffix in VECTOR_SUFFIXES:
-        return read_vector_regions(path)
+        return read_vector_regions(path, strict=strict)
     if suffix == ".obj":
-        return read_obj_regions(path)
-    return read_geojson_regions(path)
+        return read_obj_regions(path, strict=strict)
+    return read_geojson_regions(path, strict=strict)
 
 # --------------------------------------------------------------------------- fiona
 
@@ -71,7 +75,8 @@ def _plain(value):
     return str(value)
 
 
-def read_vector_regions(path: str | os.PathLike, layer: str | None = None) -> RegionsFile:
+def read_vector_regions(path: str | os.PathLike, layer: str | None = None,
+                        strict: bool = False) -> RegionsFile:
     """Read polygons of a Shapefile or GeoPackage layer (``file.gpkg:layer`` picks a layer)."""
     p, named = _split_layer(path)
     layer = layer or named
@@ -111,14 +116,14 @@ def read_vector_regions(path: str | os.PathLike, layer: str | None = None) -> Re
         raise TerraceInputError(f"cannot read vector file ({msg})", source) from None
     if not polys:
         raise TerraceInputError("holds no polygons", source)
-    regions = [Region.from_rings(r[0], r[1:], region_id=rid, properties=props, source=source)
-               for rid, props, r in polys]
-    return RegionsFile(regions, crs, source, {"type": "fiona", "layer": layer or layers[0]})
+    regions, repairs = regions_from_polygons(_named(polys), source, strict)
+    return RegionsFile(regions, crs, source, {"type": "fiona", "layer": layer or layers[0]},
+                       repairs)
 
 
 # --------------------------------------------------------------------------- OBJ
 
-def read_obj_regions(path: str | os.PathLike) -> RegionsFile:
+def read_obj_regions(path: str | os.PathLike, strict: bool = False) -> RegionsFile:
     """Read closed curves of a Wavefront OBJ as range polygons (see the module docstring)."""
     path = Path(path)
     source = str(path)
@@ -170,10 +175,11 @@ def read_obj_regions(path: str | os.PathLike) -> RegionsFile:
     world = v[:, :2] if xy_plane else np.column_stack([v[:, 0], -v[:, 2]])
     rings = [world[idx] for idx, _, _ in curves]
     nested = nest_rings(rings)
-    regions = []
+    polys = []
     for rid, (k, holes) in enumerate(nested):
         props = {"name": curves[k][1]} if curves[k][1] else {}
-        regions.append(Region.from_rings(rings[k], [rings[h] for h in holes], region_id=rid,
-                                         properties=props, source=source))
+        polys.append((rid, props, [rings[k], *(rings[h] for h in holes)],
+                      f"curve at line {curves[k][2]}"))
+    regions, repairs = regions_from_polygons(polys, source, strict)
     return RegionsFile(regions, None, source,
-                       {"type": "obj", "plane": "XY" if xy_plane else "XZ (Y up)"})
+                       {"type": "obj", "plane": "XY" if xy_plane else "XZ (Y up)"}, repairs)

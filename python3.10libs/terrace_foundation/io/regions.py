@@ -19,6 +19,7 @@ import numpy as np
 from ..errors import TerraceInputError
 from ..heightfield import Heightfield
 from ..region import Region, segments_cross
+from .repair import regions_from_polygons
 from ._crs import is_geographic, normalise_crs, reproject_hint, same_crs
 
 __all__ = ["RegionsFile", "read_regions", "check_regions_against", "check_metric_crs"]
@@ -32,6 +33,8 @@ class RegionsFile:
     crs: str | None = None
     path: str = ""
     meta: dict = field(default_factory=dict)
+    #: Repairs made while reading (:class:`.repair.Repair`), in file order.
+    repairs: list = field(default_factory=list)
 
 
 def _load_json(path: Path):
@@ -129,19 +132,22 @@ def _polygons_of(geom, where: str, source: str) -> list[list[np.ndarray]]:
         f"{where} is a {kind}; only Polygon and MultiPolygon regions are supported", source)
 
 
-def read_regions(path: str | os.PathLike) -> RegionsFile:
-    """Read range polygons from a GeoJSON file.
+def read_regions(path: str | os.PathLike, strict: bool = False) -> RegionsFile:
+    """Read range polygons from a GeoJSON file, repairing dirty polygons (:mod:`.repair`).
 
     Parameters
     ----------
     path : str or path-like
         GeoJSON holding a Polygon, MultiPolygon, GeometryCollection, Feature or
         FeatureCollection.
+    strict : bool
+        Refuse polygons that need a repair instead of repairing them.
 
     Returns
     -------
     RegionsFile
-        Validated regions (outer ring counter-clockwise, holes clockwise) and the declared CRS.
+        Validated regions (outer ring counter-clockwise, holes clockwise), the declared CRS and
+        the repairs made (``repairs``).
 
     Raises
     ------
@@ -178,9 +184,20 @@ def read_regions(path: str | os.PathLike) -> RegionsFile:
         polys = [(0, {}, r) for r in _polygons_of(obj, "geometry", source)]
     if not polys:
         raise TerraceInputError("holds no polygons", source)
-    regions = [Region.from_rings(rings[0], rings[1:], region_id=rid, properties=props,
-                                 source=source) for rid, props, rings in polys]
-    return RegionsFile(regions, crs, source, {"type": kind})
+    regions, repairs = regions_from_polygons(_named(polys), source, strict)
+    return RegionsFile(regions, crs, source, {"type": kind}, repairs)
+
+
+def _named(polys):
+    """``(region_id, properties, rings, name)``: the polygon's name in messages."""
+    parts: dict[int, int] = {}
+    for rid, _, _ in polys:
+        parts[rid] = parts.get(rid, 0) + 1
+    seen: dict[int, int] = {}
+    for rid, props, rings in polys:
+        j = seen.get(rid, 0)
+        seen[rid] = j + 1
+        yield rid, props, rings, f"feature {rid}" + (f" part {j}" if parts[rid] > 1 else "")
 
 
 def _overlaps_box(reg: Region, box: tuple[float, float, float, float]) -> bool:

@@ -8,7 +8,11 @@ REGIONS is any geometry file Houdini reads (closed polygons, one per region, e.g
 ``.geo``, ``.obj``); HEIGHTFIELD a geometry file holding a ``height`` volume (``.bgeo.sc``).
 Writes ``DIR/terrace_slices.bgeo.sc`` and ``DIR/terrace_heightfield.bgeo.sc``; each is written
 to a temporary file first and renamed, so a failed cook leaves nothing half-written. Every asset
-parameter is a flag (``--scatter-count 40``). Exit status 1 with a one-line message on error.
+parameter is a flag (``--scatter-count 40``).
+
+Both outputs are cooked and checked before anything is written: an error on the asset or on
+any node inside it (``--warnings-as-errors``: a warning too) exits with status 1 and one line
+naming the node, e.g. ``cook: /obj/terrace_cook/terrace/lot_subdivision: ...``.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--out", required=True, help="output folder")
     ap.add_argument("--asset", choices=("native", "numpy"), default="native",
                     help="native-node asset (needs SideFX Labs) or the numpy Python SOP asset")
+    ap.add_argument("--warnings-as-errors", action="store_true",
+                    help="fail when the asset or a node inside it reports a warning")
     # the numpy asset's parameters are the native ones plus the Grading folder
     for p in NUMPY.parms:
         extra: dict = {}
@@ -70,6 +76,20 @@ def _set(node: hou.OpNode, name: str, value: int | float | str) -> None:
     parm.set(value)
 
 
+def node_problems(asset: hou.OpNode, warnings_as_errors: bool = False) -> list[str]:
+    """``"<node path>: <message>"`` for every error (and warning, if asked) on the asset and
+    the nodes inside it, innermost first, so the first line names the node that failed."""
+    nodes = [n for n in asset.allSubChildren() if isinstance(n, hou.OpNode)]
+    nodes.sort(key=lambda n: -n.path().count("/"))
+    out = []
+    for node in nodes + [asset]:
+        messages = list(node.errors())
+        if warnings_as_errors:
+            messages += list(node.warnings())
+        out += [f"{node.path()}: {m.splitlines()[0] if m else m}" for m in messages]
+    return out
+
+
 def cook(args: argparse.Namespace) -> list[str]:
     """Cook the chosen asset on the inputs; return the written file paths."""
     _install_libraries()
@@ -88,15 +108,20 @@ def cook(args: argparse.Namespace) -> list[str]:
             _set(asset, p.name, value)
     assert isinstance(asset, hou.SopNode)
     asset.cook(force=True)
-    errors = asset.errors()
-    if errors:
-        raise hou.OperationFailed("; ".join(errors))
+    # Each output is cooked on its own (geometry(i) cooks output i); check them all.
+    results = [asset.geometry(index) for index in range(len(OUTPUT_FILES))]
+    problems = node_problems(asset, args.warnings_as_errors)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise hou.OperationFailed(problems[0] + more)
+    for index, result in enumerate(results):
+        if result is None:
+            raise hou.OperationFailed(f"{asset.path()}: output {index + 1} is empty")
     os.makedirs(args.out, exist_ok=True)
     written = []
     for index, name in enumerate(OUTPUT_FILES):
-        result = asset.geometry(index)
-        if result is None:
-            raise hou.OperationFailed(f"output {index + 1} is empty")
+        result = results[index]
+        assert result is not None
         target = os.path.join(args.out, name)
         fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix="_" + name, dir=args.out)
         os.close(fd)

@@ -17,6 +17,19 @@ the smallest ``Z``; column 0 is the west edge, the smallest ``X``. The grid orig
 
 Voxel values are exchanged as flat arrays with ``i`` varying fastest (the order of
 ``hou.Volume.allVoxels``), so ``values.reshape(nj, ni)[j, i]`` is voxel ``(i, j, 0)``.
+
+World heights and local coordinates
+-----------------------------------
+Voxel values are heights *relative to the volume's plane*: Houdini Engine for Unreal puts a
+landscape's Z offset on the primitive's transform, not in the values, and a HeightField SOP
+moved up keeps its values. So a slice point at engine height ``h`` lies at Houdini
+``Y = h + plane_y`` (:attr:`VolumeFrame.plane_y`, the Y of voxel ``(0, 0, 0)``'s centre).
+
+The engine runs in coordinates local to the heightfield (:meth:`VolumeFrame.localized`): the
+world ``(X, Z)`` of voxel ``(0, 0, 0)``'s centre (:attr:`VolumeFrame.offset`) is subtracted in
+float64 from the region points (read from Houdini as float64) and added back to the slice
+points. National-grid coordinates (2.6e6 m) keep their centimetres: float32 alone is 0.25 m
+coarse there.
 """
 
 from __future__ import annotations
@@ -29,7 +42,8 @@ from ..errors import TerraceInputError
 from ..heightfield import Heightfield
 
 __all__ = ["VolumeFrame", "heightfield_from_voxels", "voxels_from_heights",
-           "frame_for_heightfield", "houdini_from_world", "world_from_houdini"]
+           "frame_for_heightfield", "houdini_from_world", "world_from_houdini",
+           "ring_from_points", "slice_points", "walls_to_world"]
 
 
 @dataclass(frozen=True)
@@ -91,6 +105,20 @@ class VolumeFrame:
         row_step = si[2] if transpose else sj[2]
         # Rows run north to south = increasing Z; columns west to east = increasing X.
         return transpose, bool(row_step < 0), bool(col_step < 0), size_i
+
+    @property
+    def plane_y(self) -> float:
+        """World Y of the volume's plane: add it to a voxel value to get a world height."""
+        return float(self.origin[1])
+
+    @property
+    def offset(self) -> tuple[float, float]:
+        """World ``(x, y)`` (``x = X``, ``y = -Z``) subtracted to get local coordinates."""
+        return float(self.origin[0]), -float(self.origin[2])
+
+    def localized(self) -> "VolumeFrame":
+        """The same voxels with voxel ``(0, 0, 0)``'s centre at ``X = Z = 0``."""
+        return VolumeFrame((0.0, self.plane_y, 0.0), self.step_i, self.step_j, self.resolution)
 
     def grid_shape(self) -> tuple[int, int]:
         """``(rows, cols)`` of the north-up grid."""
@@ -182,3 +210,59 @@ def houdini_from_world(xyh: np.ndarray) -> np.ndarray:
     """``(N, 3)`` world ``(x, y, height)`` to ``(N, 3)`` Houdini positions ``(X, Y, Z)``."""
     w = np.asarray(xyh, dtype=np.float64).reshape(-1, 3)
     return np.column_stack([w[:, 0], w[:, 2], -w[:, 1]])
+
+
+def ring_from_points(P: np.ndarray, frame: VolumeFrame) -> np.ndarray:
+    """Region ring in local engine coordinates from Houdini positions.
+
+    Parameters
+    ----------
+    P : (N, 3) array_like of float
+        Houdini positions, read as float64 (``hou.numericData.Float64``).
+    frame : VolumeFrame
+        The heightfield's frame; its :attr:`~VolumeFrame.offset` is subtracted in float64.
+
+    Returns
+    -------
+    (N, 2) ndarray of float64
+        ``(x, y)`` with ``x = X - X0``, ``y = -Z - y0``; the points' Y is ignored.
+    """
+    P = np.asarray(P, dtype=np.float64).reshape(-1, 3)
+    ox, oy = frame.offset
+    return np.column_stack([P[:, 0] - ox, -P[:, 2] - oy])
+
+
+def slice_points(xyh: np.ndarray, frame: VolumeFrame) -> np.ndarray:
+    """Houdini positions (float64) of engine vertices given in local coordinates.
+
+    Parameters
+    ----------
+    xyh : (N, 3) array_like of float
+        Local ``(x, y, height)``; height relative to the heightfield's plane, as its voxels.
+    frame : VolumeFrame
+        The input heightfield's frame.
+
+    Returns
+    -------
+    (N, 3) ndarray of float64
+        ``(X, Y, Z) = (x + x0, height + plane_y, -(y + y0))``: world positions, the offset and
+        the plane's height added back.
+    """
+    w = np.asarray(xyh, dtype=np.float64).reshape(-1, 3)
+    ox, oy = frame.offset
+    return np.column_stack([w[:, 0] + ox, w[:, 2] + frame.plane_y, -(w[:, 1] + oy)])
+
+
+def walls_to_world(walls: list, frame: VolumeFrame) -> list:
+    """Copies of the engine's wall records with lines in world ``(x, y)`` and world heights."""
+    ox, oy = frame.offset
+    out = []
+    for w in walls:
+        moved = dict(w)
+        moved["lines"] = [np.asarray(line, dtype=np.float64)[:, :2] + (ox, oy)
+                          for line in w.get("lines") or []]
+        for key in ("base_height", "top_height"):
+            if key in moved:
+                moved[key] = float(moved[key]) + frame.plane_y
+        out.append(moved)
+    return out

@@ -563,11 +563,13 @@ _NUMPY_NODES = (
              color=(0.6, 0.7, 0.77)),
     NodeSpec("terrace_numpy", "python", {"python": PYTHON_SOP_CODE},
              (Src("IN_REGIONS"), Src("IN_HEIGHTFIELD")), (1.5, -1.5), _BOX_NUMPY),
+    # The Python SOP's geometry is input 2 (height and mask overwritten, every other layer and
+    # attribute kept) plus the slices in the group terrace_slices (sop.SLICES_GROUP).
     NodeSpec("slices_only", "blast", {
-        "group": "@name=height @name=mask", "grouptype": "prims", "negate": False,
+        "group": "terrace_slices", "grouptype": "prims", "negate": True,
     }, (Src("terrace_numpy"),), (0.0, -3.0), _BOX_NUMPY),
     NodeSpec("heightfield_only", "blast", {
-        "group": "@name=height @name=mask", "grouptype": "prims", "negate": True,
+        "group": "terrace_slices", "grouptype": "prims", "negate": False,
     }, (Src("terrace_numpy"),), (3.0, -3.0), _BOX_NUMPY),
     NodeSpec("OUT_SLICES", "output", {"outputidx": 0}, (Src("slices_only"),), (0.0, -4.5),
              None, color=(0.3, 0.6, 0.3)),

@@ -2,36 +2,36 @@
 
 The asset ``terrace::terrace_foundation_numpy::1.0`` holds one Python SOP whose code is
 ``sop.cook(hou.pwd())``. :func:`cook` reads its two inputs, calls
-:func:`terrace_foundation.generate` with the asset's parameters and writes one geometry holding
-the terrace slices and the terrace heightfield; two Blast SOPs split it into the asset's outputs.
+:func:`terrace_foundation.generate` with the asset's parameters and writes one geometry: a copy
+of input 2 whose ``height`` and ``mask`` volumes are overwritten (every other layer, the border
+settings and primitive attributes such as ``unreal_*``, ``unity_*`` or ``tile`` are kept), plus
+the terrace slices in the primitive group ``terrace_slices``; two Blast SOPs split it into the
+asset's outputs by that group.
 
 Heightfield conversion
 ----------------------
 Houdini: a 2-D volume named ``height`` in the XZ plane, square voxels of size ``s``, centred on
 its primitive position (HeightField SOP: voxel ``i`` along +X, ``j`` along +Z). Engine: a
 :class:`~terrace_foundation.Heightfield` with row 0 on the north edge and column 0 on the west
-edge, origin at the north-west *corner*. With world ``x = X`` and world ``y = -Z`` (north is
--Z), row ``r`` / column ``c`` hold voxel ``(i, j) = (c, r)`` and::
+edge, origin at the north-west *corner*. The mapping is read from the positions the live volume
+reports for voxels ``(0,0,0)``, ``(1,0,0)`` and ``(0,1,0)`` (``hou.Volume.indexToPos``) and
+done by :mod:`.convert`, which is tested without Houdini. The engine runs in coordinates local
+to voxel ``(0,0,0)`` (float64), and voxel values are heights above the volume's plane, so slice
+points are placed at world ``Y = h' + plane Y`` (see :mod:`.convert`).
 
-    origin = (X of voxel (0, 0) - s/2,  -(Z of voxel (0, 0) - s/2)),   cell_size = s
-
-The general (flipped or transposed) case is done by :mod:`.convert` from the positions the live
-volume reports for voxels ``(0,0,0)``, ``(1,0,0)`` and ``(0,1,0)`` (``hou.Volume.indexToPos``),
-so no assumption about the volume's transform is made. The output volumes are copies of the
-input ``height`` volume (same transform, resolution and visualisation) with new voxel values, so
-the terrace heightfield lines up with the input voxel for voxel.
-
-Slices: one triangle per engine triangle, points at ``(x, h', -y)``, wound so normals point up
-(+Y); primitive attributes ``lot_id``, ``region_id``, ``pad_height`` (float) and ``area``
-(the lot's footprint area), point attribute ``terrain`` (height before terracing).
+Slices: one triangle per engine triangle, points at world ``(x, h', -y)``, wound so normals
+point up (+Y); primitive attributes ``lot_id``, ``region_id``, ``pad_height`` (world height)
+and ``area`` (the lot's footprint area), point attribute ``terrain`` (world height before
+terracing). All are written with the array setters (one call per attribute).
 
 Grading preset (the numpy asset's Grading folder): the retaining walls travel as the detail
-attribute ``retaining_walls``, a GeoJSON string (see :func:`write_walls`).
+attribute ``retaining_walls``, a GeoJSON string in world coordinates (see :func:`write_walls`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import fields
 
 import hou
@@ -44,35 +44,42 @@ from ..params import TerraceParams
 from ..pipeline import as_regions
 from ..region import Region, nest_rings
 from ..result import TerraceResult
-from .convert import VolumeFrame, heightfield_from_voxels, houdini_from_world, voxels_from_heights
+from .convert import (VolumeFrame, heightfield_from_voxels, ring_from_points, slice_points,
+                      voxels_from_heights, walls_to_world)
+from .cookerror import one_line
 from .network import parm_kind
 
 __all__ = ["cook", "read_heightfield", "read_regions", "read_params", "write_result",
-           "write_walls", "volume_frame"]
+           "write_walls", "volume_frame", "find_volume", "SLICES_GROUP"]
 
 #: Names of the output volumes (Houdini and Houdini Engine conventions).
 HEIGHT, MASK = "height", "mask"
+#: Primitive group holding the slices in the Python SOP's geometry (the Blasts split by it).
+SLICES_GROUP = "terrace_slices"
+
+_log = logging.getLogger(__name__)
 
 
-def _float_array(raw: bytes, width: int = 1) -> np.ndarray:
-    a = np.frombuffer(raw, dtype=np.float32).astype(np.float64)
+def _float_array(raw: bytes, width: int = 1, dtype: type = np.float32) -> np.ndarray:
+    a = np.frombuffer(raw, dtype=dtype).astype(np.float64)
     return a.reshape(-1, width) if width > 1 else a
 
 
-def _volumes(geo: hou.Geometry) -> list[hou.Volume]:
-    return [p for p in geo.prims() if isinstance(p, hou.Volume)]
+def _count(geo: hou.Geometry, intrinsic: str) -> int:
+    """``pointcount`` / ``primitivecount`` without building Point or Prim objects."""
+    value = geo.intrinsicValue(intrinsic)
+    return int(value) if isinstance(value, (int, float)) else 0
 
 
-def _prim_name(prim: hou.Prim) -> str:
-    attrib = prim.geometry().findPrimAttrib("name")
-    return str(prim.attribValue("name")) if attrib is not None else ""
+def _prim_name(geo: hou.Geometry, prim: hou.Prim) -> str:
+    return str(prim.attribValue("name")) if geo.findPrimAttrib("name") is not None else ""
 
 
 def find_volume(geo: hou.Geometry, name: str) -> hou.Volume | None:
     """The first volume primitive whose ``name`` attribute is ``name``."""
-    for v in _volumes(geo):
-        if _prim_name(v) == name:
-            return v
+    for p in geo.prims():
+        if isinstance(p, hou.Volume) and _prim_name(geo, p) == name:
+            return p
     return None
 
 
@@ -90,35 +97,50 @@ def volume_frame(vol: hou.Volume, source: str = "heightfield") -> VolumeFrame:
 
 def read_heightfield(geo: hou.Geometry,
                      source: str = "heightfield") -> tuple[Heightfield, hou.Volume, VolumeFrame]:
-    """The ``height`` volume of ``geo`` as a :class:`Heightfield`, with the volume and its frame."""
+    """The ``height`` volume of ``geo`` as a :class:`Heightfield`, with the volume and its frame.
+
+    The Heightfield is in local coordinates (``frame.localized()``: voxel ``(0,0,0)``'s centre
+    at x = y = 0) and holds the voxel values (heights above the volume's plane).
+    """
     vol = find_volume(geo, HEIGHT)
     if vol is None:
         raise TerraceError(f"{source}: no volume named 'height' (connect a heightfield)")
     frame = volume_frame(vol, source)
     values = _float_array(vol.allVoxelsAsString())
-    return heightfield_from_voxels(values, frame, source), vol, frame
+    return heightfield_from_voxels(values, frame.localized(), source), vol, frame
 
 
-def read_regions(geo: hou.Geometry, source: str = "range polygons") -> list[Region]:
-    """The closed polygons of ``geo`` as :class:`Region` s.
+def read_regions(geo: hou.Geometry, frame: VolumeFrame,
+                 source: str = "range polygons") -> tuple[list[Region], list[str]]:
+    """The closed polygons of ``geo`` as :class:`Region` s, and warnings.
 
-    The polygons' Y is ignored: region rings are their points' ``(X, -Z)``. A polygon inside
-    another one is a hole of it (nesting by containment, :func:`nest_rings`); ``region_id`` is
-    the outline's number among the outlines, in primitive order.
+    Points are read as float64 and made local to the heightfield (``frame``); their Y is
+    ignored. A polygon inside another one is a hole of it (nesting by containment,
+    :func:`nest_rings`); ``region_id`` is the outline's number among the outlines, in primitive
+    order. Open curves are skipped with a warning.
     """
-    P = _float_array(geo.pointFloatAttribValuesAsString("P"), 3)
-    rings = []
+    P = _float_array(geo.pointFloatAttribValuesAsString("P", hou.numericData.Float64), 3,
+                     np.float64)
+    loops: list[np.ndarray] = []
+    open_curves = 0
     for prim in geo.prims():
-        if not isinstance(prim, hou.Polygon) or not prim.isClosed():
+        if not isinstance(prim, hou.Polygon):
+            continue
+        if not prim.isClosed():
+            open_curves += 1
             continue
         idx = [v.point().number() for v in prim.vertices()]
-        rings.append((prim.number(), np.column_stack([P[idx, 0], -P[idx, 2]])))
-    if not rings:
+        loops.append(ring_from_points(P[idx], frame))
+    warnings = []
+    if open_curves:
+        warnings.append(f"{source}: skipped {open_curves} open curve(s); close them (a closed "
+                        "curve or spline) to use them as regions")
+    if not loops:
         raise TerraceError(f"{source}: no closed polygons")
-    loops = [r for _, r in rings]
-    return as_regions([Region.from_rings(loops[k], [loops[h] for h in holes], region_id=rid,
-                                         source=source)
-                       for rid, (k, holes) in enumerate(nest_rings(loops))])
+    regions = as_regions([Region.from_rings(loops[k], [loops[h] for h in holes], region_id=rid,
+                                            source=source)
+                          for rid, (k, holes) in enumerate(nest_rings(loops))])
+    return regions, warnings
 
 
 def read_params(asset: hou.OpNode) -> dict[str, int | float | str]:
@@ -142,92 +164,112 @@ def read_params(asset: hou.OpNode) -> dict[str, int | float | str]:
     return out
 
 
-def write_walls(geo: hou.Geometry, res: TerraceResult) -> None:
+def write_walls(geo: hou.Geometry, res: TerraceResult, frame: VolumeFrame) -> None:
     """Grading preset: the retaining walls as the detail attribute ``retaining_walls``.
 
-    A string holding the GeoJSON FeatureCollection of ``retaining_walls.geojson`` (world
-    coordinates: ``x = X``, ``y = -Z``); nothing is added for the reference preset.
+    A string holding the GeoJSON FeatureCollection of ``retaining_walls.geojson`` in world
+    coordinates (``x = X``, ``y = -Z``, heights as world Y); nothing for the reference preset.
     """
     if res.params.preset != "grading":
         return
-    from ..io.walls import walls_feature_collection
+    from ..io.writers.walls_geojson import walls_feature_collection
 
     geo.addAttrib(hou.attribType.Global, "retaining_walls", "")
-    geo.setGlobalAttribValue("retaining_walls",
-                             json.dumps(walls_feature_collection(res.walls), allow_nan=False))
+    collection = walls_feature_collection(walls_to_world(list(res.walls), frame))
+    geo.setGlobalAttribValue("retaining_walls", json.dumps(collection, allow_nan=False))
 
 
-def _matrix4(vol: hou.Volume) -> hou.Matrix4:
-    m3 = vol.transform()
-    pos = vol.vertex(0).point().position()
-    rows = [list(m3.at(r, c) for c in range(3)) + [0.0] for r in range(3)]
-    rows.append([pos[0], pos[1], pos[2], 1.0])
-    return hou.Matrix4(rows)
+def _set_layer(geo: hou.Geometry, name: str, grid: np.ndarray, template: hou.Volume,
+               frame: VolumeFrame) -> None:
+    """Overwrite the voxels of the volume ``name`` in ``geo`` (a copy of input 2).
 
-
-def write_result(geo: hou.Geometry, res: TerraceResult, template: hou.Volume,
-                 frame: VolumeFrame) -> None:
-    """Write the terrace heightfield (``height`` + ``mask``) and the slices into ``geo``."""
-    if geo.findPrimAttrib("name") is None:
-        geo.addAttrib(hou.attribType.Prim, "name", "")
-    xform = _matrix4(template)
-    visual = None
-    try:
-        visual = template.intrinsicValue("volumevisualmode")
-    except hou.OperationFailed:
-        pass
-    ni, nj = frame.resolution
-    for name, grid in ((HEIGHT, res.terrace_heightfield.heights),
-                       (MASK, (res.lot_mask > 0).astype(np.float32))):
+    A missing layer (a heightfield without ``mask``) is added as a volume on the ``height``
+    volume's grid: same transform, position and resolution.
+    """
+    vol = find_volume(geo, name)
+    if vol is None:
+        m3 = template.transform()
+        pos = template.vertex(0).point().position()
+        rows = [[m3.at(r, c) for c in range(3)] + [0.0] for r in range(3)]
+        rows.append([pos[0], pos[1], pos[2], 1.0])
+        ni, nj = frame.resolution
         vol = geo.createVolume(int(ni), int(nj), 1)
-        vol.setTransform(xform)
-        vol.vertex(0).point().setPosition(tuple(xform.extractTranslates()))
-        vol.setAllVoxelsFromString(voxels_from_heights(grid, frame).tobytes())
+        vol.setTransform(hou.Matrix4(rows))
+        vol.vertex(0).point().setPosition(tuple(pos))
+        if geo.findPrimAttrib("name") is None:
+            geo.addAttrib(hou.attribType.Prim, "name", "")
         vol.setAttribValue("name", name)
-        if visual is not None:
-            try:
-                vol.setIntrinsicValue("volumevisualmode", visual)
-            except hou.OperationFailed:
-                pass
-    n_volumes = len(geo.prims())
+    vol.setAllVoxelsFromString(voxels_from_heights(grid, frame).tobytes())
+
+
+def write_result(geo: hou.Geometry, res: TerraceResult, frame: VolumeFrame) -> None:
+    """Write the terrace heightfield and the slices into ``geo``, a copy of input 2.
+
+    Only the ``height`` and ``mask`` volumes change; the slices are appended in the group
+    :data:`SLICES_GROUP`. Bulk calls only: one ``createPoints``, one ``createPolygons`` and
+    one array setter per attribute, whatever the number of lots.
+    """
+    template = find_volume(geo, HEIGHT)
+    if template is None:
+        raise TerraceError("heightfield: no volume named 'height'")
+    _set_layer(geo, HEIGHT, res.terrace_heightfield.heights, template, frame)
+    _set_layer(geo, MASK, (res.lot_mask > 0).astype(np.float32), template, frame)
 
     lots = res.lots
-    counts = [len(lot.vertices) for lot in lots]
-    if lots:
-        base = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-        verts = np.concatenate([lot.vertices for lot in lots])
-        pts = geo.createPoints(houdini_from_world(verts).tolist())
-        first = pts[0].number()
-        tris = np.concatenate([lot.triangles + b for lot, b in zip(lots, base)]) + first
-        # Engine triangles are counter-clockwise seen from above; Houdini faces the side from
-        # which a polygon's vertices run clockwise, so reverse them for normals pointing up.
-        geo.createPolygons(tris[:, [0, 2, 1]].tolist())
-        terrain = np.zeros(len(geo.points()), dtype=np.float32)
-        terrain[first:first + len(verts)] = np.concatenate([lot.terrain for lot in lots])
+    for name, default in (("lot_id", 0), ("region_id", 0), ("pad_height", 0.0),
+                          ("area", 0.0)):
+        if geo.findPrimAttrib(name) is None:
+            geo.addAttrib(hou.attribType.Prim, name, default)
+    if geo.findPointAttrib("terrain") is None:
         geo.addAttrib(hou.attribType.Point, "terrain", 0.0)
-        geo.setPointFloatAttribValuesFromString("terrain", terrain.tobytes())
-    per_tri = [len(lot.triangles) for lot in lots]
-    pad = np.zeros(n_volumes)
+    group = geo.findPrimGroup(SLICES_GROUP) or geo.createPrimGroup(SLICES_GROUP)
+    if not lots:
+        return
+    n_points_before = _count(geo, "pointcount")
+    n_prims_before = _count(geo, "primitivecount")
+    counts = np.array([len(lot.vertices) for lot in lots], dtype=np.int64)
+    base = np.concatenate([[0], np.cumsum(counts)[:-1]]) + n_points_before
+    verts = np.concatenate([lot.vertices for lot in lots])
+    geo.createPoints(slice_points(verts, frame).tolist())
+    tris = np.concatenate([lot.triangles + b for lot, b in zip(lots, base)])
+    # Engine triangles are counter-clockwise seen from above; Houdini faces the side from
+    # which a polygon's vertices run clockwise, so reverse them for normals pointing up.
+    polys = geo.createPolygons(tris[:, [0, 2, 1]].tolist())
+    group.add(polys)
 
-    def prim_values(values: list) -> list:
-        return list(pad) + [v for v, n in zip(values, per_tri) for _ in range(n)]
+    terrain = np.zeros(_count(geo, "pointcount"), dtype=np.float32)
+    terrain[n_points_before:] = np.concatenate([lot.terrain for lot in lots]) + frame.plane_y
+    terrain[:n_points_before] = _float_array(
+        geo.pointFloatAttribValuesAsString("terrain"))[:n_points_before]
+    geo.setPointFloatAttribValuesFromString("terrain", terrain.tobytes())
 
-    geo.addAttrib(hou.attribType.Prim, "lot_id", 0)
-    geo.addAttrib(hou.attribType.Prim, "region_id", 0)
-    geo.addAttrib(hou.attribType.Prim, "pad_height", 0.0)
-    geo.addAttrib(hou.attribType.Prim, "area", 0.0)
-    geo.setPrimIntAttribValues("lot_id", [int(v) for v in prim_values([x.lot_id for x in lots])])
-    geo.setPrimIntAttribValues("region_id",
-                               [int(v) for v in prim_values([x.region_id for x in lots])])
-    geo.setPrimFloatAttribValues("pad_height",
-                                 [float(v) for v in prim_values([x.pad_height for x in lots])])
-    geo.setPrimFloatAttribValues("area", [float(v) for v in prim_values([x.area for x in lots])])
+    per_tri = np.array([len(lot.triangles) for lot in lots], dtype=np.int64)
+    n_prims = n_prims_before + int(per_tri.sum())
+
+    def per_prim(attrib: str, values: list, dtype: type) -> np.ndarray:
+        out: np.ndarray = np.zeros(n_prims, dtype=dtype)
+        out[:n_prims_before] = np.frombuffer(
+            geo.primIntAttribValuesAsString(attrib) if dtype is np.int32 else
+            geo.primFloatAttribValuesAsString(attrib), dtype=dtype)[:n_prims_before]
+        out[n_prims_before:] = np.repeat(np.asarray(values, dtype=dtype), per_tri)
+        return out
+
+    geo.setPrimIntAttribValuesFromString(
+        "lot_id", per_prim("lot_id", [x.lot_id for x in lots], np.int32).tobytes())
+    geo.setPrimIntAttribValuesFromString(
+        "region_id", per_prim("region_id", [x.region_id for x in lots], np.int32).tobytes())
+    geo.setPrimFloatAttribValuesFromString(
+        "pad_height", per_prim("pad_height", [x.pad_height + frame.plane_y for x in lots],
+                               np.float32).tobytes())
+    geo.setPrimFloatAttribValuesFromString(
+        "area", per_prim("area", [x.area for x in lots], np.float32).tobytes())
 
 
 def cook(node: hou.SopNode) -> None:
     """Cook the numpy asset's Python SOP: inputs -> engine -> slices + terrace heightfield.
 
-    Errors in the inputs or parameters become a one-line node error naming the input.
+    Every failure becomes a one-line node error (:func:`.cookerror.one_line`); the traceback
+    of an unexpected one goes to the log (the Houdini console), not into the error badge.
     """
     asset = node.parent()
     inputs = node.inputs()
@@ -238,14 +280,20 @@ def cook(node: hou.SopNode) -> None:
         if len(inputs) < 2 or inputs[0] is None or inputs[1] is None:
             raise TerraceError("connect the range polygons (input 1) and the heightfield "
                                "(input 2)")
-        regions = read_regions(inputs[0].geometry())
-        hf, template, frame = read_heightfield(inputs[1].geometry())
+        hf_geo = inputs[1].geometry()
+        hf, _, frame = read_heightfield(hf_geo)
+        regions, warnings = read_regions(inputs[0].geometry(), frame)
         params = read_params(asset) if isinstance(asset, hou.OpNode) else {}
         res = generate(hf, regions, **params)
-    except (TerraceError, ValueError) as exc:
-        raise hou.NodeError(str(exc)) from None
-    geo.clear()
-    write_result(geo, res, template, frame)
-    write_walls(geo, res)
-    for w in res.warnings:
+        geo.clear()
+        geo.merge(hf_geo)
+        write_result(geo, res, frame)
+        write_walls(geo, res, frame)
+    except hou.NodeError:
+        raise
+    except Exception as exc:                      # noqa: BLE001 - every failure, one line
+        if not isinstance(exc, (TerraceError, ValueError)):
+            _log.error("Terrace Foundation cook failed in %s", node.path(), exc_info=exc)
+        raise hou.NodeError(one_line(exc)) from None
+    for w in list(warnings) + list(res.warnings):
         node.addWarning(w)

@@ -40,7 +40,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "python3.10libs"))
 
 import terrace_foundation as tf
 from terrace_foundation.demo import town_outline
-from terrace_foundation.report import inner_cells, neighbour_pairs
+from terrace_foundation.report import inner_cells
+from terrace_foundation.terrain.kernels import cone_envelope, lot_adjacency, neighbour_pairs
 
 DATA = os.path.join(HERE, "..", "..", "shared", "data")
 
@@ -183,12 +184,8 @@ def _pairs(h: np.ndarray, a: np.ndarray, b: np.ndarray, cell: float) -> np.ndarr
 def _steps_without_wall(res: tf.TerraceResult) -> tuple[int, float, int]:
     """Lot pairs whose cells touch (4-neighbours) with pads more than ``max_step`` apart but no
     reported wall: ``(count, largest such step, cell sides on which they touch)``."""
-    m = res.lot_mask
-    pairs = []
-    for x, y in ((m[:, :-1], m[:, 1:]), (m[:-1, :], m[1:, :])):
-        sel = (x != y) & (x > 0) & (y > 0)
-        pairs.append(np.column_stack([np.minimum(x[sel], y[sel]), np.maximum(x[sel], y[sel])]))
-    p, sides = np.unique(np.concatenate(pairs), axis=0, return_counts=True)
+    la, lb, sides = lot_adjacency(res.lot_mask)
+    p = np.column_stack([la, lb])
     pad = {lot.lot_id: lot.pad_height for lot in res.lots}
     walls = {tuple(sorted((w["lot_a"], w["lot_b"]))) for w in res.walls}
     missing = [(abs(pad[a] - pad[b]), k) for (a, b), k in zip(p.tolist(), sides.tolist())
@@ -223,8 +220,6 @@ def _imbalance(cut: float, fill: float) -> float:
 
 def _envelopes(res: tf.TerraceResult) -> tuple[np.ndarray, np.ndarray]:
     """The grading preset's lower and upper embankment envelopes over the whole grid."""
-    from terrace_foundation.grading import cone_envelope
-
     lots = res.lot_mask > 0
     pads = np.r_[np.nan, [lot.pad_height for lot in res.lots]]
     apex = np.where(lots, pads[res.lot_mask], -np.inf)

@@ -1,51 +1,40 @@
-"""Shared fixtures.
+"""The fixtures of the whole suite (the one conftest; helpers are in ``terrace_testkit``).
 
-* Puts ``<repo>/python3.10libs`` first on ``sys.path`` so ``python3 -m pytest`` works from the
-  repository root without installing the package.
 * Real terrain from ``<repo>/../shared/data`` (skipped with a reason when that folder is
-  missing). Interlaken: "Source: Federal Office of Topography swisstopo (DHM25)". Big Tujunga:
+  missing; a failure under ``CI=true``, see :func:`terrace_testkit.shared_path`). Interlaken: "Source: Federal Office of Topography swisstopo (DHM25)". Big Tujunga:
   "SRTM data courtesy of NASA/USGS; prepared by the TopoToolbox project (W. Schwanghart,
   D. Scherler)". See ``../shared/data/SOURCES.md``.
 * Small synthetic heightfields and regions written to ``tmp_path``.
 * ``cli``: run ``terrace-foundation`` in-process and get ``(code, stdout, stderr)``.
+* Houdini scenes (``installed``, ``geo_net``, ``inputs``) for ``tests/houdini/test_assets.py``,
+  which runs under hython only.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
+import houdini_scenes
 import numpy as np
 import pytest
-
-if str(Path(__file__).parent) not in sys.path:        # also under --import-mode=importlib
-    sys.path.insert(0, str(Path(__file__).parent))
-
-# Helpers live in terrace_testkit (importing it also sets up sys.path); test modules import
-# them from there (``tests/houdini/conftest.py`` makes a bare ``conftest`` ambiguous).
-from terrace_testkit import (SHARED_DATA, SMALL_CELL, SMALL_ORIGIN, SMALL_SQUARE, CliResult,
-                             INTERLAKEN_TOWN, INTERLAKEN_VILLAGE, INTERLAKEN_VILLAGE_HOLE,
-                             feature_collection, small_heights, write_geotiff, write_json,
+from terrace_testkit import (INTERLAKEN_TOWN, INTERLAKEN_VILLAGE, INTERLAKEN_VILLAGE_HOLE, REPO,
+                             SMALL_CELL, SMALL_ORIGIN, SMALL_SQUARE, CliResult, feature_collection,
+                             shared_path, small_heights, write_geotiff, write_json,
                              write_npy)
 
-from terrace_foundation import Heightfield, Region  # noqa: E402
+from terrace_foundation import Heightfield, Region
 
 # --------------------------------------------------------------------------- real data
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"real DEMs not found at {SHARED_DATA} (../shared/data next to the repo)")
-    return SHARED_DATA
+    return shared_path("data")
 
 
 def _dem(shared_data: Path, folder: str) -> Path:
-    path = shared_data / folder / "dem.npy"
-    if not path.exists():
-        pytest.skip(f"{path} missing")
-    return path
+    return shared_path("data", folder, "dem.npy")
 
 
 @pytest.fixture(scope="session")
@@ -142,3 +131,69 @@ def copy_of(tmp_path):
             shutil.copy2(path.with_suffix(".json"), dst.with_suffix(".json"))
         return dst
     return copy
+
+
+# --------------------------------------------------------------------------- Houdini (hython)
+
+@pytest.fixture(scope="session")
+def installed():
+    """Both assets of ``otls/`` installed in the running Houdini session."""
+    import hou
+
+    from terrace_foundation.houdini.network import ASSETS
+
+    for spec in ASSETS:
+        hou.hda.installFile(str(REPO / "otls" / spec.library))
+    return ASSETS
+
+
+@pytest.fixture()
+def geo_net():
+    """A fresh geometry network under /obj (destroyed after the test)."""
+    import hou
+
+    obj = hou.node("/obj")
+    assert obj is not None
+    geo = obj.createNode("geo", "terrace_test")
+    yield geo
+    geo.destroy()
+
+
+@pytest.fixture()
+def inputs(geo_net):
+    """(range polygon SOP, heightfield SOP) in a fresh geometry network."""
+    return houdini_scenes.make_inputs(geo_net)
+
+
+@pytest.fixture()
+def plane_y() -> float:
+    return houdini_scenes.PLANE_Y
+
+
+@pytest.fixture()
+def translated_inputs(geo_net):
+    """Like ``inputs`` with the heightfield's plane at Y = PLANE_Y, an extra paint layer
+    ``grass`` and Houdini Engine primitive attributes, as an Unreal landscape arrives."""
+    poly, hf = houdini_scenes.make_inputs(geo_net, plane_y=houdini_scenes.PLANE_Y)
+    extra = houdini_scenes.python_sop(geo_net, "hf_engine_attribs", """
+import numpy as np
+geo = hou.pwd().geometry()
+height = [p for p in geo.prims() if p.attribValue("name") == "height"][0]
+grass = geo.createVolume(*height.resolution())
+m3 = height.transform()
+rows = [[m3.at(r, c) for c in range(3)] + [0.0] for r in range(3)]
+pos = height.vertex(0).point().position()
+rows.append([pos[0], pos[1], pos[2], 1.0])
+grass.setTransform(hou.Matrix4(rows))
+grass.vertex(0).point().setPosition(tuple(pos))
+grass.setAttribValue("name", "grass")
+n = len(grass.allVoxelsAsString()) // 4
+grass.setAllVoxelsFromString(np.linspace(0, 1, n, dtype=np.float32).tobytes())
+geo.addAttrib(hou.attribType.Prim, "unreal_output_name", "")
+geo.addAttrib(hou.attribType.Prim, "tile", 0)
+for p in geo.prims():
+    p.setAttribValue("unreal_output_name", "terrace_landscape")
+    p.setAttribValue("tile", 7)
+""")
+    extra.setInput(0, hf)
+    return poly, extra

@@ -1,8 +1,13 @@
-"""Test helpers shared by the test modules: paths, sample polygons, small file writers.
+"""Test helpers shared by the test modules: paths, sample inputs, small file writers, skips.
 
-Import from here (``from terrace_testkit import ...``), not from ``conftest``: with several
-``conftest.py`` files in the tree (``tests/houdini/``) the module name ``conftest`` is ambiguous.
-Importing this module also puts ``<repo>/python3.10libs`` first on ``sys.path``.
+Test modules import from here (``from terrace_testkit import ...``; ``tests/`` is on the path
+through ``pythonpath`` in ``pyproject.toml``); fixtures are in ``tests/conftest.py``. The package
+itself is imported as installed (``pip install -e .``, or ``PYTHONPATH=python3.10libs``).
+
+Skips go through two helpers, so CI can refuse them: :func:`needs` (an optional library) and
+:func:`shared_path` (``<repo>/../shared``, or ``$TERRACE_SHARED``). Under ``CI=true`` a missing
+library that ``.ci/run`` installs (:data:`CI_LIBRARIES`) or a missing shared folder fails the
+test instead of skipping it.
 
 Real terrain in ``<repo>/../shared/data``: Interlaken, "Source: Federal Office of Topography
 swisstopo (DHM25)"; Big Tujunga, "SRTM data courtesy of NASA/USGS; prepared by the TopoToolbox
@@ -14,20 +19,80 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
 
+from terrace_foundation import Heightfield, Region
+
 REPO = Path(__file__).resolve().parents[1]
 LIB = REPO / "python3.10libs"
-if str(LIB) not in sys.path:
-    sys.path.insert(0, str(LIB))
+#: ``../shared`` next to the repository (data, Houdini notes), or ``$TERRACE_SHARED``; the real
+#: DEMs in its ``data`` folder, or ``$TERRACE_SHARED_DATA`` (a git worktree is not next to it).
+SHARED = Path(os.environ.get("TERRACE_SHARED") or REPO.parent / "shared")
+SHARED_DATA = Path(os.environ.get("TERRACE_SHARED_DATA") or SHARED / "data")
 
-# ``TERRACE_SHARED_DATA`` points elsewhere (a git worktree is not next to ``shared/``)
-SHARED_DATA = Path(os.environ.get("TERRACE_SHARED_DATA") or REPO.parent / "shared" / "data")
+#: Import names of the libraries ``.ci/run`` installs (pyproject's ``test`` extra): under
+#: ``CI=true`` a test that needs one of them fails when it is missing.
+CI_LIBRARIES = {"shapely", "scipy", "rasterio", "PIL", "trimesh", "pygltflib", "OpenEXR",
+                "fiona", "mypy", "hou-stubs", "selenium", "hypothesis"}
+
+
+def in_ci() -> bool:
+    """True under continuous integration (``CI=true``): skips that hide coverage fail."""
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def _missing(what: str, why: str, ci_fails: bool) -> None:
+    if ci_fails and in_ci():
+        pytest.fail(f"{what} is missing under CI ({why})", pytrace=False)
+    pytest.skip(f"{what} is missing ({why})")
+
+
+def needs(module: str, why: str = "pip install -e '.[test]'") -> ModuleType:
+    """Import ``module`` (e.g. ``"PIL.Image"``) or skip the test; fail under CI for a library
+    ``.ci/run`` installs (:data:`CI_LIBRARIES`)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        top = module.split(".")[0]
+        _missing(f"optional library {module}", why, top in CI_LIBRARIES)
+        raise  # not reached
+
+
+def needs_program(path: str, why: str) -> str:
+    """Path of an installed program (absolute path or a name on PATH), else skip (fail on CI:
+    ``.ci/run`` installs the programs the tests use)."""
+    import shutil
+
+    found = path if os.path.isabs(path) and os.access(path, os.X_OK) else shutil.which(path)
+    if not found:
+        _missing(f"program {path}", why, True)
+    return found
+
+
+#: Where tests leave files worth looking at (screenshots); ``TERRACE_TEST_ARTIFACTS`` moves it.
+ARTIFACTS = Path(os.environ.get("TERRACE_TEST_ARTIFACTS") or REPO / "test-artifacts")
+
+
+def shared_path(*parts: str) -> Path:
+    """A file or folder under ``../shared``, or skip the test (fail under CI)."""
+    path = SHARED_DATA.joinpath(*parts[1:]) if parts[:1] == ("data",) else SHARED.joinpath(*parts)
+    if not path.exists():
+        _missing(str(path), "the shared data and notes next to the repository, or"
+                 " $TERRACE_SHARED / $TERRACE_SHARED_DATA", True)
+    return path
+
+
+def real_dem(folder: str) -> Heightfield:
+    """``../shared/data/<folder>/dem.npy`` with its sidecar as a Heightfield (read only)."""
+    path = shared_path("data", folder, "dem.npy")
+    meta = json.loads(path.with_suffix(".json").read_text())
+    return Heightfield(np.load(path), meta["cell_size_m"],
+                       (meta["origin_x_west_edge"], meta["origin_y_north_edge"]), meta["crs"])
 
 # A lake-side slope above Ringgenberg (LV95), about 0.13 km², wholly inside the Interlaken grid.
 INTERLAKEN_TOWN = [[2634500.0, 1172000.0], [2634950.0, 1171950.0], [2635150.0, 1172200.0],
@@ -67,7 +132,7 @@ def write_npy(path: Path, heights, sidecar: dict) -> Path:
 
 def write_geotiff(path: Path, heights, transform, crs=None, nodata=None, dtype="float32"):
     """Write a single-band GeoTIFF with rasterio (the oracle's own writer)."""
-    rasterio = pytest.importorskip("rasterio")
+    rasterio = needs("rasterio")
     from rasterio.transform import Affine
 
     heights = np.asarray(heights)
@@ -103,39 +168,28 @@ class CliResult:
         return [ln for ln in self.err.splitlines() if ln.strip()]
 
 
-def on_ci() -> bool:
-    """Whether the tests run under CI (``CI=true``, as GitHub Actions, GitLab and .ci/run set)."""
-    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+# --------------------------------------------------------------------------- engine cases
+
+def mountain(rows: int = 200, cols: int = 240, cell: float = 5.0,
+             origin: tuple[float, float] = (1000.0, 5000.0)) -> Heightfield:
+    """A smooth hill with ridges: heights 0..~150, slopes up to ~40 degrees."""
+    y, x = np.mgrid[0:rows, 0:cols].astype(float)
+    cy, cx = rows / 2, cols / 2
+    r = np.hypot((x - cx) / cols, (y - cy) / rows)
+    h = 150 * np.exp(-(r / 0.35) ** 2) + 8 * np.sin(x / 9.0) * np.cos(y / 13.0)
+    return Heightfield(h, cell, origin)
 
 
-def optional(module: str, why: str):
-    """Import an optional test library, or skip the test saying ``why`` it is needed.
-
-    Under CI (:func:`on_ci`) a missing library fails the test instead: CI installs everything
-    (``pip install -e .[test]``, and ``.ci/run`` the apt packages), so a skip there would hide
-    a broken setup.
-    """
-    try:
-        return importlib.import_module(module)
-    except ImportError as e:
-        text = f"{module} not installed ({why}): {e}"
-        if on_ci():
-            pytest.fail(f"CI=true but {text}")
-        pytest.skip(text)
-
-
-def optional_program(path: str, why: str) -> str:
-    """Path of an installed program (absolute path or a name on PATH), else skip (fail on CI)."""
-    import shutil
-
-    found = path if os.path.isabs(path) and os.access(path, os.X_OK) else shutil.which(path)
-    if not found:
-        text = f"{path} not found ({why})"
-        if on_ci():
-            pytest.fail(f"CI=true but {text}")
-        pytest.skip(text)
-    return found
-
-
-#: Where tests leave files worth looking at (screenshots); ``TERRACE_TEST_ARTIFACTS`` moves it.
-ARTIFACTS = Path(os.environ.get("TERRACE_TEST_ARTIFACTS") or REPO / "test-artifacts")
+def flower_region(hf: Heightfield, scale: float = 0.3, hole: bool = True,
+                  region_id: int = 0) -> Region:
+    """A concave outline around the grid centre, optionally with a hole."""
+    x0, y0, x1, y1 = hf.extent
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    rx, ry = scale * (x1 - x0), scale * (y1 - y0)
+    t = np.linspace(0, 2 * np.pi, 36, endpoint=False)
+    k = 1 + 0.25 * np.sin(4 * t)
+    ring = np.column_stack([cx + rx * k * np.cos(t), cy + ry * k * np.sin(t)])
+    holes = []
+    if hole:
+        holes.append(np.column_stack([cx + 0.2 * rx * np.cos(t), cy + 0.25 * ry * np.sin(t)]))
+    return Region.from_rings(ring, holes, region_id=region_id)

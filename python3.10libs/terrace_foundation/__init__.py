@@ -4,8 +4,15 @@ Given range polygons (city footprints) and a heightfield, :func:`generate` retur
 slices (the lots, as meshes with heights) and a terrace heightfield (the terrain with the
 terraces in it). The engine needs numpy only.
 
-Stages (one module each): ``scatter`` -> ``fracture`` -> ``subdivide`` -> ``remesh`` ->
-``heights`` -> ``project`` -> ``blend`` -> ``report``; ``pipeline`` runs them in order.
+Layout (``pipeline.generate`` runs the stages in order):
+
+* types at the bottom: ``heightfield``, ``region``, ``lot``, ``params``, ``result``, ``errors``,
+  ``geometry``;
+* ``lots``: ``overlap`` (regions) -> ``scatter`` -> ``fracture`` -> ``subdivide`` ->
+  ``footprint`` -> ``remesh``;
+* ``terrain``: ``heights`` -> ``project`` -> ``blend``, and the shared grid ``kernels``;
+* ``presets``: ``grading`` and its ``walls``;
+* ``report``; front ends ``io``, ``cli``, ``demo`` and ``houdini`` on top.
 """
 
 from __future__ import annotations

@@ -270,7 +270,7 @@ def _drop_unknown_crs(hf, regs, heightfield_source: str):
 
 def _clean_stale(out) -> None:
     """Remove working folders of ``out`` that killed runs left behind (and say so)."""
-    from .io.outputs import remove_stale_work_folders
+    from .io.writers.output_folder import remove_stale_work_folders
 
     for text in remove_stale_work_folders(out):
         _warn(text)
@@ -314,7 +314,7 @@ def _run(hf, regions, args: argparse.Namespace, context, protect: Sequence[str])
 def cmd_generate(args: argparse.Namespace) -> int:
     from .io import (OutputContext, check_output_folder, check_regions_against,
                      heightfield_format, read_heightfield, read_regions)
-    from .io.regions import check_metric_crs
+    from .io.readers.geojson import check_metric_crs
 
     protect = [args.heightfield, args.regions]
     _params_from(args)                       # bad parameters fail before any reading

@@ -12,27 +12,28 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .blend import blend_difference, blur_halfwidth, blur_radius_used, blur_reach, box_blur
 from .errors import TerraceInputError, TerraceWarning
-from .footprint import lot_footprint
-from .fracture import decompose_region, intersect_pieces, rectangle, voronoi_cells
 from .geometry import polygon_area, widen_polygons
-from .grading import balanced_pads, cell_pad_heights, lot_adjacency
 from .heightfield import Heightfield
-from .heights import pad_heights, slice_heights, vertex_degrees
-from .limits import grade_limited, grading_figures, limit_pads, lot_pair_steps, step_walls
 from .lot import Lot
-from .overlap import resolve_overlaps
+from .lots.footprint import lot_footprint
+from .lots.fracture import decompose_region, intersect_pieces, rectangle, voronoi_cells
+from .lots.overlap import resolve_overlaps
+from .lots.remesh import remesh_lots
+from .lots.scatter import region_rng, relax_points, scatter_points
+from .lots.subdivide import LotSet, subdivide_lots
 from .params import TerraceParams
-from .project import rasterize_triangles
+from .presets.grading import balanced_pads, cell_pad_heights
+from .presets.limits import grade_limited, grading_figures, limit_pads, lot_pair_steps, step_walls
+from .presets.walls import find_walls, grid_steps, outline_walls, touching_lots
 from .region import Region, simplify_region
-from .remesh import remesh_lots
-from .report import (_num, build_report, lot_extras, lot_statistics, neighbour_pairs,
-                     slope_tangent)
+from .report import _num, build_report, lot_extras, lot_statistics
 from .result import TerraceResult
-from .scatter import region_rng, relax_points, scatter_points
-from .subdivide import LotSet, subdivide_lots
-from .walls import find_walls, grid_steps, outline_walls, touching_lots
+from .terrain.blend import (blend_difference, blur_halfwidth, blur_radius_used, blur_reach,
+                            box_blur)
+from .terrain.heights import pad_heights, slice_heights, vertex_degrees
+from .terrain.kernels import lot_adjacency, neighbour_pairs, slope_tangent
+from .terrain.project import rasterize_triangles
 
 __all__ = ["generate", "as_regions", "fracture_region"]
 
@@ -85,7 +86,7 @@ def fracture_region(region: Region, params: TerraceParams,
     """Steps 1-2 for one region: scatter, relax, Voronoi-fracture, subdivide.
 
     With the ``contour`` lot layout the region is not scattered: it is cut as one piece,
-    along and across the terrain's contours (:mod:`terrace_foundation.contour`), so the rows
+    along and across the terrain's contours (:mod:`terrace_foundation.lots.contour`), so the rows
     of lots run through the whole town.
 
     Parameters

@@ -12,54 +12,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["slope_degrees", "slope_tangent", "neighbour_pairs", "lot_statistics", "lot_extras",
-           "build_report"]
+from .terrain.kernels import cone_envelope, neighbour_pairs, slope_tangent
 
-
-def slope_degrees(heights: np.ndarray, cell_size: float) -> np.ndarray:
-    """Steepest slope of each cell in degrees (central differences, one-sided at edges).
-
-    ``degrees(arctan(slope_tangent(heights, cell_size)))``.
-    """
-    t = slope_tangent(heights, cell_size)
-    np.arctan(t, out=t)
-    return np.degrees(t, out=t)
-
-
-def slope_tangent(heights: np.ndarray, cell_size: float) -> np.ndarray:
-    """Gradient magnitude (rise over run) of each cell: the tangent of its slope.
-
-    The same differences as ``numpy.gradient`` (first order at the edges), computed in place;
-    cheaper than degrees when only some cells need converting.
-
-    Parameters
-    ----------
-    heights : (M, N) ndarray
-    cell_size : float
-        World units per cell.
-
-    Returns
-    -------
-    (M, N) ndarray of float64
-    """
-    h = np.asarray(heights, dtype=np.float64)
-    m, n = h.shape
-    gx = np.zeros((m, n))
-    gy = np.zeros((m, n))
-    # a window one cell wide (a lot smaller than a cell) has no slope across that axis
-    if n >= 2:
-        np.subtract(h[:, 2:], h[:, :-2], out=gx[:, 1:-1])
-        gx[:, 1:-1] *= 0.5
-        np.subtract(h[:, 1], h[:, 0], out=gx[:, 0])
-        np.subtract(h[:, -1], h[:, -2], out=gx[:, -1])
-    if m >= 2:
-        np.subtract(h[2:], h[:-2], out=gy[1:-1])
-        gy[1:-1] *= 0.5
-        np.subtract(h[1], h[0], out=gy[0])
-        np.subtract(h[-1], h[-2], out=gy[-1])
-    np.hypot(gx, gy, out=gx)
-    gx *= 1.0 / cell_size
-    return gx
+__all__ = ["lot_statistics", "lot_extras", "inner_cells", "edge_slopes", "build_report"]
 
 
 def _deg(tangent: np.ndarray) -> np.ndarray:
@@ -145,24 +100,6 @@ def inner_cells(lot_mask: np.ndarray) -> np.ndarray:
     return inner
 
 
-def neighbour_pairs(shape: tuple[int, int], diagonals: bool = True):
-    """Every pair of neighbouring cells of a grid, as aligned slices.
-
-    Yields
-    ------
-    a, b : (slice, slice)
-        ``grid[a]`` and ``grid[b]`` are neighbours cell by cell (right, down and, with
-        ``diagonals``, the two diagonals).
-    distance : float
-        Their centre distance in cells (1 or sqrt(2)).
-    """
-    m, n = shape
-    steps = ((0, 1), (1, 0), (1, 1), (1, -1)) if diagonals else ((0, 1), (1, 0))
-    for dr, dc in steps:
-        yield ((slice(0, m - dr), slice(max(-dc, 0), n - max(dc, 0))),
-               (slice(dr, m), slice(max(dc, 0), n + min(dc, 0))), float(np.hypot(dr, dc)))
-
-
 def edge_slopes(heights: np.ndarray, active: np.ndarray, cell_size: float) -> np.ndarray:
     """Per cell, the steepest slope (degrees) to any of its 8 neighbours that is also active.
 
@@ -209,8 +146,6 @@ def lot_extras(after: np.ndarray, lot_mask: np.ndarray, band: np.ndarray, cell_s
         ``buildable_cells`` (lot cells with slope at most ``buildable_deg``),
         ``embankment_slope_max`` (steepest band cell nearest to each lot).
     """
-    from .grading import cone_envelope
-
     if slope is None:
         slope = slope_tangent(after, cell_size)
     # pad cells one in from the pad's edge (cells off the pad count as another lot)
@@ -257,7 +192,7 @@ def build_report(lots, stats: dict[str, np.ndarray], extra: dict[str, np.ndarray
         ``pad_range``, ``pad_slope_max`` (on cells one in from the lot edge),
         ``embankment_slope_max``, ``buildable_cells``.
     walls : list of dict
-        From :func:`terrace_foundation.walls.find_walls`.
+        From :func:`terrace_foundation.presets.walls.find_walls`.
     totals : dict
         Grid-wide figures computed by the pipeline.
 

@@ -1,7 +1,7 @@
 """Install and cook both assets in Houdini; compare with the spec and with the numpy engine.
 
 Run at a Houdini desk: ``hython -m pip install pytest`` once, then
-``hython -m pytest tests/houdini`` (skips elsewhere; see conftest.py). The native asset needs
+``hython -m pytest tests/houdini`` (skips elsewhere; see tests/conftest.py). The native asset needs
 SideFX Labs (labs::lot_subdivision::2.0); its tests skip without it.
 
 The numpy asset runs the engine itself, so it is compared cell for cell. The native asset
@@ -16,14 +16,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-hou = pytest.importorskip(
-    "hou", reason="needs Houdini: run `hython -m pytest tests/houdini` at a Houdini desk")
+from houdini_scenes import HYTHON_ONLY
 
-from terrace_foundation import generate  # noqa: E402
-from terrace_foundation.blend import blur_radius_used  # noqa: E402
-from terrace_foundation.houdini import sop  # noqa: E402
-from terrace_foundation.houdini.build import validate_network  # noqa: E402
-from terrace_foundation.houdini.network import NATIVE, NUMPY  # noqa: E402
+hou = pytest.importorskip("hou", reason=HYTHON_ONLY)   # Houdini is never installed by CI
+
+from terrace_foundation import generate
+from terrace_foundation.terrain.blend import blur_radius_used
+from terrace_foundation.houdini import sop
+from terrace_foundation.houdini.build import validate_network
+from terrace_foundation.houdini.network import NATIVE, NUMPY
 
 #: The numpy asset runs the engine itself: only float32 voxel storage separates them.
 NUMPY_MAX_M = 1e-3

@@ -170,7 +170,7 @@ def write_walls(geo: hou.Geometry, res: TerraceResult, frame: VolumeFrame) -> No
     """
     if res.params.preset != "grading":
         return
-    from ..io.walls import walls_feature_collection
+    from ..io.writers.walls_geojson import walls_feature_collection
 
     geo.addAttrib(hou.attribType.Global, "retaining_walls", "")
     collection = walls_feature_collection(walls_to_world(list(res.walls), frame))

@@ -1,33 +1,32 @@
-"""File formats of the standalone tool: read heightfields and regions, write the outputs.
+"""File formats of the standalone tool: read the inputs, write the outputs.
 
-Optional libraries (rasterio for GeoTIFF, Pillow for PNG) are imported inside the functions that
-need them; the rest needs numpy only.
+Optional libraries (rasterio for GeoTIFF, Pillow for PNG, ...) are imported inside the functions
+that need them; the rest needs numpy only.
 
-Readers
-    :func:`read_heightfield` (GeoTIFF or ``.npy`` + JSON sidecar; 16-bit PNG, ``.r16``/``.raw``,
-    EXR and plain TIFF heightmaps through :mod:`.heightmaps`), :func:`read_regions` (GeoJSON;
-    Shapefile, GeoPackage and OBJ curves through :mod:`.region_formats`),
-    :func:`check_regions_against` (CRS and extent checks).
-Writers
+:mod:`.readers`
+    :func:`read_heightfield` (one dispatch by suffix: GeoTIFF, ``.npy`` + JSON sidecar, 16-bit
+    PNG, ``.r16``/``.raw``, EXR, plain TIFF), :func:`read_regions` (one dispatch: GeoJSON,
+    Shapefile, GeoPackage, OBJ curves), :func:`check_regions_against` (CRS and extent).
+:mod:`.writers`
     :func:`write_outputs` runs the registered writers (:data:`WRITERS`) into an output folder
-    atomically; :func:`register_writer` adds one. The single-file writers are in
-    :mod:`.rasters`, :mod:`.slices`, :mod:`.report`, :mod:`.preview` (preview.png) and
-    :mod:`.viewer` (preview.html, the 3D viewer).
+    atomically; :func:`register_writer` adds one (``preview.html``, the 3D viewer, is
+    :mod:`.writers.viewer_html`).
+:mod:`.exports`
+    The engine exports written on request (``--export ue,unity,glb,masks``).
+:mod:`.summary`
+    The ``report`` command's reading of ``report.json``.
 """
 
 from __future__ import annotations
 
+from . import exports as _exports  # noqa: F401 - registers the ue, unity, glb, masks writers
 from ._deps import MissingDependencyError
-from .outputs import (OUTPUT_MARKERS, WRITERS, OutputContext, OutputWriter, check_output_folder,
-                      output_folder, register_writer, write_outputs)
-from .rasters import (heightfield_format, read_heightfield, sidecar_path,
-                      write_geotiff_heightfield, write_npy_heightfield)
-from .regions import RegionsFile, check_regions_against, read_regions
-from .slices import write_regions_geojson, write_slices_geojson, write_slices_obj
-# Engine formats (issue 5): readers that dispatch by suffix, and the --export writers.
-from .heightmaps import read_heightfield  # noqa: F811 - superset of rasters.read_heightfield
-from .region_formats import read_regions  # noqa: F811 - superset of regions.read_regions
-from . import exports as _exports  # noqa: F401,E402 - registers ue, unity, glb, masks
+from .readers import (RegionsFile, check_regions_against, heightfield_format, read_heightfield,
+                      read_regions, sidecar_path)
+from .writers import (OUTPUT_MARKERS, WRITERS, OutputContext, OutputWriter, check_output_folder,
+                      output_folder, register_writer, write_geotiff_heightfield,
+                      write_npy_heightfield, write_outputs, write_regions_geojson,
+                      write_slices_geojson, write_slices_obj)
 
 __all__ = [
     "read_heightfield", "heightfield_format", "sidecar_path", "read_regions", "RegionsFile",

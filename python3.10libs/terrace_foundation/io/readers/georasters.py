@@ -1,0 +1,230 @@
+"""Georeferenced heightfield files: GeoTIFF (any GDAL raster, through rasterio) and ``.npy`` +
+JSON sidecar. :func:`terrace_foundation.io.read_heightfield` dispatches here by suffix.
+
+The readers return a :class:`~terrace_foundation.Heightfield` whose ``meta`` says how it was read
+(``meta["format"]`` is ``"gtiff"`` or ``"npy"``; GeoTIFF inputs also carry the rasterio
+``profile``), so the writers can give the terrace heightfield the same georeference.
+
+Sidecar (``dem.npy`` + ``dem.json``), simple form::
+
+    {"cell_size": 25.0, "origin": [x_west, y_north], "crs": "EPSG:2056", "nodata": null}
+
+The richer form of ``../shared/data/*/dem.json`` is read too: ``cell_size_m``,
+``origin_x_west_edge``, ``origin_y_north_edge`` or a GDAL ``gdal_geotransform``; ``shape`` and
+``nodata`` are checked when present. Row 0 of the array is the north edge, column 0 the west.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...errors import TerraceInputError
+from ...heightfield import Heightfield
+from .._crs import normalise_crs
+from .._deps import require
+
+__all__ = ["read_npy_heightfield", "read_geotiff_heightfield", "sidecar_path",
+           "heightfield_format"]
+
+NPY_SUFFIXES = (".npy",)
+
+
+def heightfield_format(path: str | os.PathLike) -> str:
+    """``"npy"`` for ``.npy`` files, ``"gtiff"`` for anything else (read through GDAL)."""
+    return "npy" if Path(path).suffix.lower() in NPY_SUFFIXES else "gtiff"
+
+
+def sidecar_path(path: str | os.PathLike) -> Path:
+    """The JSON sidecar of an ``.npy`` heightfield: same folder and stem, ``.json``."""
+    return Path(path).with_suffix(".json")
+
+
+def _os_problem(err: OSError) -> str:
+    return err.strerror or str(err) or type(err).__name__
+
+
+def _check_file(path: Path) -> None:
+    if not path.exists():
+        raise TerraceInputError("file not found", str(path))
+    if path.is_dir():
+        raise TerraceInputError("is a folder, not a file", str(path))
+
+
+def _nodata_error(count: int, nodata: float, source: str) -> TerraceInputError:
+    return TerraceInputError(
+        f"{count} nodata heights (value {nodata:g}); fill the voids before terracing", source)
+
+
+def _check_nodata(heights: np.ndarray, nodata: Any, source: str) -> None:
+    if nodata is None:
+        return
+    nd = float(nodata)
+    bad = np.isnan(heights) if math.isnan(nd) else (heights == nd)
+    n = int(np.count_nonzero(bad))
+    if n:
+        raise _nodata_error(n, nd, source)
+
+
+# --------------------------------------------------------------------------- .npy + sidecar
+
+def _sidecar_number(side: dict, keys: tuple[str, ...], sidecar: str) -> float | None:
+    for k in keys:
+        if k in side and side[k] is not None:
+            v = side[k]
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise TerraceInputError(f"'{k}' must be a number, got {v!r}", sidecar)
+            return float(v)
+    return None
+
+
+def _read_sidecar(path: Path) -> dict:
+    side_path = sidecar_path(path)
+    sidecar = str(side_path)
+    if not side_path.exists():
+        raise TerraceInputError(
+            f"sidecar {side_path.name} not found (an .npy heightfield needs cell_size and origin"
+            " in a JSON file of the same name)", str(path))
+    try:
+        with open(side_path, encoding="utf-8") as f:
+            side = json.load(f)
+    except json.JSONDecodeError as e:
+        raise TerraceInputError(f"not valid JSON ({e.msg} at line {e.lineno} column {e.colno})",
+                                sidecar) from None
+    except UnicodeDecodeError:
+        raise TerraceInputError("not a UTF-8 JSON text file", sidecar) from None
+    except RecursionError:
+        raise TerraceInputError("JSON nested too deeply to be a sidecar", sidecar) from None
+    except OSError as e:
+        raise TerraceInputError(f"cannot read: {_os_problem(e)}", sidecar) from None
+    if not isinstance(side, dict):
+        raise TerraceInputError("must hold a JSON object", sidecar)
+
+    gt = side.get("gdal_geotransform", side.get("geotransform"))
+    if gt is not None:
+        if (not isinstance(gt, list) or len(gt) != 6
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in gt)):
+            raise TerraceInputError("'gdal_geotransform' must be 6 numbers", sidecar)
+        if gt[2] != 0 or gt[4] != 0:
+            raise TerraceInputError("rotated grids are not supported (geotransform terms 2 and 4"
+                                    " must be 0)", sidecar)
+        if gt[5] > 0:
+            raise TerraceInputError("south-up grids are not supported (geotransform term 5 must"
+                                    f" be negative, got {gt[5]!r}); flip the rows", sidecar)
+        if not gt[1] > 0 or not math.isclose(gt[1], -gt[5], rel_tol=1e-9):
+            raise TerraceInputError(f"cells must be square and west-to-east, got geotransform"
+                                    f" terms 1 and 5 = {gt[1]!r}, {gt[5]!r}", sidecar)
+    cell = _sidecar_number(side, ("cell_size", "cell_size_m"), sidecar)
+    if cell is None and gt is not None:
+        cell = float(gt[1])
+    elif cell is not None and gt is not None and not math.isclose(cell, gt[1], rel_tol=1e-9):
+        raise TerraceInputError(f"cell size {cell!r} disagrees with the geotransform's"
+                                f" {gt[1]!r}", sidecar)
+    if cell is None:
+        raise TerraceInputError("no cell size (give 'cell_size')", sidecar)
+
+    origin = side.get("origin")
+    if origin is not None:
+        if (not isinstance(origin, (list, tuple)) or len(origin) != 2
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                           for v in origin)):
+            raise TerraceInputError("'origin' must be [x_west, y_north]", sidecar)
+        ox, oy = float(origin[0]), float(origin[1])
+    else:
+        ox_ = _sidecar_number(side, ("origin_x_west_edge", "origin_x"), sidecar)
+        oy_ = _sidecar_number(side, ("origin_y_north_edge", "origin_y"), sidecar)
+        if ox_ is None or oy_ is None:
+            if gt is None:
+                raise TerraceInputError("no origin (give 'origin': [x_west, y_north])", sidecar)
+            ox_, oy_ = float(gt[0]), float(gt[3])
+        ox, oy = ox_, oy_
+    crs = side.get("crs")
+    if crs is not None and not isinstance(crs, str):
+        raise TerraceInputError(f"'crs' must be a string, got {crs!r}", sidecar)
+    nodata = side.get("nodata")
+    if nodata is not None and (isinstance(nodata, bool) or not isinstance(nodata, (int, float))):
+        raise TerraceInputError(f"'nodata' must be a number or null, got {nodata!r}", sidecar)
+    shape = side.get("shape")
+    if shape is not None and (not isinstance(shape, list) or len(shape) != 2 or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in shape)):
+        raise TerraceInputError(f"'shape' must be [rows, cols], got {shape!r}", sidecar)
+    return {"cell_size": cell, "origin": (ox, oy), "crs": crs, "nodata": nodata,
+            "shape": shape, "sidecar": sidecar, "z_units": side.get("z_units")}
+
+
+def read_npy_heightfield(path: str | os.PathLike) -> Heightfield:
+    """Read ``path`` (``.npy``, 2-D, real) and its JSON sidecar; see the module docstring."""
+    path = Path(path)
+    source = str(path)
+    _check_file(path)
+    side = _read_sidecar(path)
+    try:
+        heights = np.load(path, allow_pickle=False)
+    except OSError as e:
+        raise TerraceInputError(f"cannot read: {_os_problem(e)}", source) from None
+    except (ValueError, EOFError) as e:
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise TerraceInputError(f"not a readable .npy array (truncated or corrupt: {first})",
+                                source) from None
+    if not isinstance(heights, np.ndarray):
+        raise TerraceInputError("holds several arrays (.npz?); give one 2-D .npy array", source)
+    shape = side["shape"]
+    if shape is not None and list(shape) != list(heights.shape):
+        raise TerraceInputError(
+            f"array shape {tuple(heights.shape)} does not match the sidecar's shape {tuple(shape)}",
+            source)
+    if heights.ndim == 2 and np.issubdtype(heights.dtype, np.number):
+        _check_nodata(heights, side["nodata"], source)
+    hf = Heightfield(heights, side["cell_size"], side["origin"], normalise_crs(side["crs"]),
+                     meta={"format": "npy", "path": source, "sidecar": side["sidecar"],
+                           "dtype": str(heights.dtype), "z_units": side["z_units"]})
+    return hf.validate(source=source)
+
+
+# --------------------------------------------------------------------------- GeoTIFF
+
+def read_geotiff_heightfield(path: str | os.PathLike, band: int = 1) -> Heightfield:
+    """Read band ``band`` of a GeoTIFF (or any raster GDAL reads) as a heightfield.
+
+    The grid must be north-up with square cells and no rotation. Cells equal to the file's
+    nodata value are an error (they would be terraced as real heights).
+    """
+    path = Path(path)
+    source = str(path)
+    _check_file(path)
+    rasterio = require("rasterio", "read GeoTIFF")
+    from rasterio.errors import RasterioError
+
+    try:
+        with rasterio.open(path) as src:
+            profile = dict(src.profile)
+            if band < 1 or band > src.count:
+                raise TerraceInputError(f"has {src.count} bands, band {band} asked", source)
+            ta, tb, tc, td, te, tf = (float(v) for v in tuple(src.transform)[:6])
+            heights = src.read(band)
+            nodata = src.nodatavals[band - 1]
+            crs = src.crs.to_string() if src.crs else None
+            tags = src.tags()
+    except TerraceInputError:
+        raise
+    except (RasterioError, OSError) as err:
+        msg = " ".join(str(err).split()) or type(err).__name__
+        msg = msg.replace(f"{source}: ", "").replace(f"'{source}' ", "")
+        raise TerraceInputError(f"cannot read raster ({msg})", source) from None
+    if tb != 0 or td != 0:
+        raise TerraceInputError("rotated or sheared grids are not supported", source)
+    if te > 0:
+        raise TerraceInputError("south-up grids are not supported (transform e > 0)", source)
+    if ta > 0 and te < 0 and not math.isclose(ta, -te, rel_tol=1e-6):
+        raise TerraceInputError(f"cells must be square, got {ta:g} x {-te:g}", source)
+    if np.issubdtype(heights.dtype, np.number):
+        _check_nodata(heights, nodata, source)
+    hf = Heightfield(heights, ta, (tc, tf), crs,
+                     meta={"format": "gtiff", "path": source, "profile": profile,
+                           "dtype": str(heights.dtype), "z_units": tags.get("z_units")})
+    return hf.validate(source=source)

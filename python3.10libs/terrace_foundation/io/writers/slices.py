@@ -1,0 +1,112 @@
+"""Terrace slices out: GeoJSON footprints and OBJ meshes.
+
+GeoJSON: one Feature per lot, a Polygon (or a MultiPolygon when the lot's footprint has several
+parts), closed rings, exterior counter-clockwise and holes clockwise (RFC 7946 right-hand rule),
+with properties ``lot_id``, ``region_id``, ``pad_height``, ``area``.
+
+OBJ is Y-up, as Houdini, Unreal and Unity read it: a slice vertex at world ``(x, y)`` with slice
+height ``h'`` is written ``v x h' -y`` (east = +X, up = +Y, north = -Z), the same mapping the
+Houdini front ends use. Faces are 1-based and counter-clockwise seen from above (+Y), so normals
+point up. Each lot is an object and a group ``lot_<id>``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from ...lot import Lot
+from .._crs import feature_collection, write_geojson
+
+__all__ = ["footprint_geometry", "slices_feature_collection", "write_slices_geojson",
+           "write_slices_obj", "write_regions_geojson"]
+
+
+def _closed(ring) -> list[list[float]]:
+    r = np.asarray(ring, dtype=np.float64)[:, :2]
+    if len(r) and np.any(r[0] != r[-1]):
+        r = np.vstack([r, r[:1]])
+    return r.tolist()
+
+
+def footprint_geometry(footprint: Sequence[Sequence[np.ndarray]]) -> dict:
+    """GeoJSON geometry of a footprint (list of polygons, each a list of rings).
+
+    Returns a Polygon for one part, a MultiPolygon for several.
+    """
+    polys = [[_closed(r) for r in poly] for poly in footprint]
+    if len(polys) == 1:
+        return {"type": "Polygon", "coordinates": polys[0]}
+    return {"type": "MultiPolygon", "coordinates": polys}
+
+
+def slices_feature_collection(lots: Iterable[Lot], crs: str | None = None) -> dict:
+    """The slices as a GeoJSON FeatureCollection (a plain dict, ready for ``json.dump``)."""
+    features = [{
+        "type": "Feature",
+        "id": int(lot.lot_id),
+        "properties": {"lot_id": int(lot.lot_id), "region_id": int(lot.region_id),
+                       "pad_height": float(lot.pad_height), "area": float(lot.area)},
+        "geometry": footprint_geometry(lot.footprint),
+    } for lot in lots]
+    return feature_collection("terrace_slices", features, crs)
+
+
+def write_slices_geojson(lots: Iterable[Lot], path: str | os.PathLike,
+                         crs: str | None = None) -> list[Path]:
+    """Write the slice footprints to ``path`` (GeoJSON); see the module docstring."""
+    return write_geojson(slices_feature_collection(lots, crs), path)
+
+
+def write_regions_geojson(regions, path: str | os.PathLike, crs: str | None = None) -> list[Path]:
+    """Write :class:`~terrace_foundation.Region` objects as a GeoJSON FeatureCollection.
+
+    One feature per ``region_id`` (a MultiPolygon when several regions share it), with the
+    regions' properties. Reading the file back with :func:`read_regions` gives the same regions.
+    """
+    by_id: dict[int, list] = {}
+    props: dict[int, dict] = {}
+    for reg in regions:
+        by_id.setdefault(int(reg.region_id), []).append(reg.rings)
+        props.setdefault(int(reg.region_id), dict(reg.properties))
+    features = [{"type": "Feature", "properties": props[k],
+                 "geometry": footprint_geometry(by_id[k])} for k in sorted(by_id)]
+    return write_geojson(feature_collection("regions", features, crs), path)
+
+
+def write_slices_obj(lots: Iterable[Lot], path: str | os.PathLike,
+                     header: Sequence[str] = ()) -> list[Path]:
+    """Write the slice meshes to ``path`` (Wavefront OBJ, Y-up); see the module docstring.
+
+    Parameters
+    ----------
+    lots : iterable of Lot
+        Each lot's ``vertices`` (V, 3: x, y, h') and ``triangles`` (T, 3, counter-clockwise
+        seen from above).
+    path : str or path-like
+        Output file.
+    header : sequence of str
+        Extra comment lines written at the top.
+    """
+    path = Path(path)
+    offset = 1
+    with open(path, "w", encoding="ascii", newline="\n") as f:
+        f.write("# Terrace Foundation terrace slices\n")
+        f.write("# Y-up: v = (x east, height, -y north); north is -Z; faces CCW seen from +Y\n")
+        for line in header:
+            f.write(f"# {line}\n")
+        for lot in lots:
+            v = np.asarray(lot.vertices, dtype=np.float64)
+            t = np.asarray(lot.triangles, dtype=np.int64)
+            name = f"lot_{int(lot.lot_id)}"
+            f.write(f"o {name}\ng {name}\n")
+            if len(v):
+                yup = np.column_stack([v[:, 0], v[:, 2], -v[:, 1]])
+                np.savetxt(f, yup, fmt="v %.6f %.6f %.6f")
+            if len(t):
+                np.savetxt(f, t + offset, fmt="f %d %d %d")
+            offset += len(v)
+    return [path]

@@ -1,0 +1,208 @@
+"""``preview.html``: a self-contained 3D viewer of the result (WebGL 2, no network, no server).
+
+The page is the template ``viewer_assets/viewer.html`` with ``viewer_assets/viewer.js`` (our own
+small WebGL 2 renderer, no third-party code) and the scene data inlined, so it opens from a
+double-click (``file://``) in any current browser and never loads anything else.
+
+The scene data (:func:`viewer_data`) is one JSON object:
+
+* the terrain before and after, strided so the longest side has at most :data:`MAX_SIDE`
+  samples (every ``step``-th cell centre), heights quantised to 16 bits over their range,
+  zlib-compressed and base64-encoded (decompressed by the browser's ``DecompressionStream``);
+* the lot id of each sample (16 or 32 bits, same packing), for picking and highlighting;
+* per lot: id, region, pad height, area, cut and fill (from the engine's report) and a pick
+  point, a sample of the lot near its middle (the browser test picks every lot there);
+* the lot outlines (the slices' footprints) and the retaining walls (polylines with their base
+  and top heights), in metres relative to the grid centre.
+
+Size budget: the strided grid bounds the file. At 4097 x 4097 cells (step 5, 820 x 820
+samples) the page stays under :data:`SIZE_BUDGET_MB` MB (measured by ``scripts/bench.py``).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import os
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["MAX_SIDE", "SIZE_BUDGET_MB", "viewer_data", "viewer_html", "write_viewer"]
+
+#: Longest side of the viewer's terrain mesh, samples (about a million triangles at most).
+MAX_SIDE = 1024
+#: Promised upper bound of ``preview.html`` for a 4097 x 4097 grid, megabytes.
+SIZE_BUDGET_MB = 25
+ASSETS = Path(__file__).resolve().parent / "viewer_assets"
+_DATA_MARK = "/*__TERRACE_DATA__*/null"
+_SCRIPT_MARK = "/*__TERRACE_VIEWER_JS__*/"
+
+
+def _pack(a: np.ndarray) -> str:
+    """Little-endian bytes of ``a``, zlib level 6, base64 (ASCII)."""
+    raw = np.ascontiguousarray(a).astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
+    return base64.b64encode(zlib.compress(raw, 6)).decode("ascii")
+
+
+def _pick_points(ids: np.ndarray) -> dict[int, tuple[int, int]]:
+    """Per lot id, the sample (row, col) of that lot nearest the mean of its samples."""
+    flat = ids.ravel()
+    sel = np.nonzero(flat > 0)[0]
+    if not len(sel):
+        return {}
+    lab = flat[sel]
+    rows, cols = np.divmod(sel, ids.shape[1])
+    n = int(lab.max()) + 1
+    cnt = np.bincount(lab, minlength=n).astype(np.float64)
+    mr = np.bincount(lab, rows, minlength=n) / np.maximum(cnt, 1)
+    mc = np.bincount(lab, cols, minlength=n) / np.maximum(cnt, 1)
+    d = (rows - mr[lab]) ** 2 + (cols - mc[lab]) ** 2
+    order = np.lexsort((d, lab))                     # by lot, nearest first
+    first = order[np.r_[True, lab[order][1:] != lab[order][:-1]]]
+    return {int(lab[k]): (int(rows[k]), int(cols[k])) for k in first}
+
+
+def _num(v, digits: int = 3):
+    if v is None:
+        return None
+    v = float(v)
+    return None if not math.isfinite(v) else round(v, digits)
+
+
+def viewer_data(result, max_side: int = MAX_SIDE, title: str = "") -> dict:
+    """The scene of :mod:`preview.html <terrace_foundation.io.writers.viewer_html>` as a JSON-ready dict.
+
+    Parameters
+    ----------
+    result : TerraceResult
+        What :func:`terrace_foundation.generate` returned.
+    max_side : int
+        Longest side of the terrain mesh, samples.
+    title : str
+        Shown at the top of the page.
+
+    Returns
+    -------
+    dict
+        See the module docstring; ``grid.step`` is the stride in cells and ``pickable`` the
+        number of lots that own at least one sample (every lot, unless the grid was strided
+        past a lot smaller than a stride or a lot covers no cell centre).
+    """
+    src = result.source
+    before = np.asarray(src.heights)
+    after = np.asarray(result.terrace_heightfield.heights)
+    rows, cols = before.shape
+    step = max(1, int(math.ceil(max(rows, cols) / max_side)))
+    b = before[::step, ::step].astype(np.float64)
+    a = after[::step, ::step].astype(np.float64)
+    ids = np.asarray(result.lot_mask)[::step, ::step]
+    zmin = float(min(b.min(), a.min()))
+    zmax = float(max(b.max(), a.max()))
+    span = max(zmax - zmin, 1e-6)
+    q = 65535.0 / span
+
+    def quant(h):
+        return np.rint((h - zmin) * q).astype(np.uint16)
+
+    cell = float(src.cell_size)
+    x0, y0 = src.origin
+    # local frame: metres from the grid's centre, x east, y north
+    cx, cy = x0 + cols * cell / 2.0, y0 - rows * cell / 2.0
+    sr, sc = ids.shape
+    id_dtype = np.uint16 if int(ids.max(initial=0)) < 65536 else np.uint32
+
+    report_lots = {int(r["lot_id"]): r for r in (result.report or {}).get("lots", [])}
+    picks = _pick_points(ids)
+    lots = []
+    for lot in result.lots:
+        rep = report_lots.get(int(lot.lot_id), {})
+        pick = picks.get(int(lot.lot_id))
+        lots.append([int(lot.lot_id), int(lot.region_id), _num(lot.pad_height), _num(lot.area, 1),
+                     _num(rep.get("cut_volume"), 1), _num(rep.get("fill_volume"), 1),
+                     None if pick is None else [pick[0], pick[1]]])
+
+    # lot outlines: segments (x0, y0, x1, y1) of every ring, local metres
+    segs = []
+    for lot in result.lots:
+        for poly in lot.footprint:
+            for ring in poly:
+                r = np.asarray(ring, dtype=np.float64)[:, :2]
+                if len(r) >= 2:
+                    segs.append(np.hstack([r, np.roll(r, -1, axis=0)]))
+    outline = (np.concatenate(segs) if segs else np.zeros((0, 4))) - [cx, cy, cx, cy]
+
+    # retaining walls: (x0, y0, x1, y1, base, top) per segment
+    wsegs = []
+    for w in result.walls or []:
+        base, top = float(w.get("base_height", 0.0)), float(w.get("top_height", 0.0))
+        for line in w.get("lines", ()):
+            p = np.asarray(line, dtype=np.float64)[:, :2]
+            if len(p) >= 2:
+                s = np.hstack([p[:-1], p[1:]]) - [cx, cy, cx, cy]
+                wsegs.append(np.column_stack([s, np.full(len(s), base), np.full(len(s), top)]))
+    walls = np.concatenate(wsegs) if wsegs else np.zeros((0, 6))
+
+    changed = np.abs(a - b) > 0.01
+    mags = np.abs(a - b)[changed]
+    limit = 1.0
+    if mags.size:
+        from .preview_png import change_scale  # one scale rule for both pictures
+        limit = change_scale([(a - b)])
+
+    # the first view frames the lots (a town on a large map is not a speck)
+    if result.lots:
+        xy = np.concatenate([np.asarray(l.vertices)[:, :2] for l in result.lots])
+        focus = [float(xy[:, 0].min() - cx), float(xy[:, 1].min() - cy),
+                 float(xy[:, 0].max() - cx), float(xy[:, 1].max() - cy)]
+    else:
+        focus = None
+    totals = (result.report or {}).get("totals", {})
+    return {
+        "format": "terrace-foundation-viewer/1",
+        "title": title,
+        "grid": {"rows": rows, "cols": cols, "cell": cell, "step": step,
+                 "samplesRows": sr, "samplesCols": sc,
+                 # local position of sample (0, 0): the centre of cell (0, 0)
+                 "x0": x0 + 0.5 * cell - cx, "y0": y0 - 0.5 * cell - cy,
+                 "zmin": zmin, "zmax": zmax, "crs": src.crs},
+        "before": _pack(quant(b)),
+        "after": _pack(quant(a)),
+        "ids": _pack(ids.astype(id_dtype)),
+        "idBytes": int(np.dtype(id_dtype).itemsize),
+        "lots": lots,
+        "lotFields": ["id", "region", "pad", "area", "cut", "fill", "pick"],
+        "pickable": sum(1 for lot in lots if lot[6] is not None),
+        "outline": _pack(outline.astype(np.float32)),
+        "outlineCount": int(len(outline)),
+        "walls": _pack(walls.astype(np.float32)),
+        "wallCount": int(len(walls)),
+        "limit": limit,
+        "focus": focus,
+        "preset": getattr(result.params, "preset", ""),
+        "totals": {k: _num(totals.get(k), 1) for k in ("cut_volume", "fill_volume", "lot_area")
+                   if k in totals},
+    }
+
+
+def viewer_html(data: dict) -> str:
+    """The page: the template with the renderer and ``data`` inlined."""
+    template = (ASSETS / "viewer.html").read_text(encoding="utf-8")
+    script = (ASSETS / "viewer.js").read_text(encoding="utf-8")
+    # "</" inside a <script> would end it: JSON and the script never hold one after this
+    payload = json.dumps(data, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+    if _DATA_MARK not in template or _SCRIPT_MARK not in template:
+        raise RuntimeError(f"{ASSETS / 'viewer.html'} lacks its placeholders")
+    if "</script" in script.lower():
+        raise RuntimeError(f"{ASSETS / 'viewer.js'} must not contain '</script'")
+    return template.replace(_DATA_MARK, payload).replace(_SCRIPT_MARK, script)
+
+
+def write_viewer(result, path: str | os.PathLike, max_side: int = MAX_SIDE,
+                 title: str = "") -> list[Path]:
+    """Write ``preview.html`` for ``result`` to ``path``; return ``[path]``."""
+    path = Path(path)
+    path.write_text(viewer_html(viewer_data(result, max_side, title)), encoding="utf-8")
+    return [path]

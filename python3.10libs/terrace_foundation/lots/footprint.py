@@ -1,0 +1,186 @@
+"""The outline of a lot as polygons: ``region ∩ convex outline``, traced exactly.
+
+The boundary of ``R ∩ C`` (``R`` the region, ``C`` convex) is the part of ``∂R`` inside ``C``
+plus the part of ``∂C`` inside ``R``. Both parts are found as directed segments (inside on
+the left) and chained into rings. Crossing points are computed the same way from both sides
+(from the region edge and the outline's half-plane), so segment ends match exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..geometry import polygon_halfplanes
+from ..region import points_in_edges, ring_area
+
+__all__ = ["lot_footprint"]
+
+
+def _crossing_t(a: np.ndarray, b: np.ndarray, normal: np.ndarray, offset: np.ndarray) -> np.ndarray:
+    """Parameter ``t`` along each edge ``a->b`` where it meets each line ``normal . p = offset``.
+
+    Shapes broadcast: ``a, b`` (E, 1, 2) against ``normal`` (1, H, 2), ``offset`` (1, H).
+    """
+    num = offset - (normal * a).sum(axis=-1)
+    den = (normal * (b - a)).sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return num / den
+
+
+def _point(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
+    p = a + t[..., None] * (b - a)
+    p = np.where((t == 0)[..., None], a, p)
+    return np.where((t == 1)[..., None], b, p)
+
+
+def lot_footprint(ra: np.ndarray, rb: np.ndarray, outline: np.ndarray, count: int,
+                  tol: float = 1e-9) -> list[list[np.ndarray]]:
+    """Polygons of ``region ∩ outline``.
+
+    Parameters
+    ----------
+    ra, rb : (E, 2) ndarray
+        Directed region edges (inside on the left), for example from ``Region.edges()``.
+    outline : (K, 2) ndarray
+        Convex counter-clockwise outline (padded rows past ``count`` are ignored).
+    count : int
+
+    Returns
+    -------
+    list of polygons
+        Each polygon is ``[outer_ring, hole_ring, ...]``, rings ``(M, 2)`` without closing
+        point, outer counter-clockwise, holes clockwise. Empty when the two do not overlap.
+    """
+    c = outline[:count]
+    cn, co = polygon_halfplanes(c[None], np.array([count]))
+    cn, co = cn[0], co[0]
+    live = np.any(cn != 0, axis=1)
+    cn, co = cn[live], co[live]
+    ca = c[live]
+    cb = np.roll(c, -1, axis=0)[live]
+    lo, hi = c.min(axis=0), c.max(axis=0)
+    scale = max(1.0, float(np.abs(c).max()))
+    # 1. region edges inside the outline (Cyrus-Beck)
+    elo = np.minimum(ra, rb)
+    ehi = np.maximum(ra, rb)
+    near = np.all((elo <= hi) & (ehi >= lo), axis=1)
+    a, b = ra[near], rb[near]
+    segs = []
+    if len(a):
+        t = _crossing_t(a[:, None], b[:, None], cn[None], co[None])
+        f0 = (cn[None] * a[:, None]).sum(-1) - co[None]
+        den = (cn[None] * (b - a)[:, None]).sum(-1)
+        t_in = np.where(den < 0, t, -np.inf).max(axis=1)
+        t_out = np.where(den > 0, t, np.inf).min(axis=1)
+        outside = np.any((den == 0) & (f0 > 0), axis=1)
+        t_in = np.maximum(t_in, 0.0)
+        t_out = np.minimum(t_out, 1.0)
+        ok = ~outside & (t_out > t_in)
+        if ok.any():
+            p0 = _point(a[ok], b[ok], t_in[ok])
+            p1 = _point(a[ok], b[ok], t_out[ok])
+            segs.append(np.stack([p0, p1], axis=1))
+    # 2. outline edges inside the region
+    if len(a):
+        # where each region edge crosses each outline edge's line, as a point on the region edge
+        t = _crossing_t(a[:, None], b[:, None], cn[None], co[None])  # (E, H)
+        pts = _point(a[:, None], b[:, None], np.where(np.isfinite(t), t, 0.0))  # (E, H, 2)
+        e = cb - ca
+        s = ((pts - ca[None]) * e[None]).sum(-1) / (e * e).sum(-1)[None]
+        valid = np.isfinite(t) & (t >= 0) & (t <= 1) & (s > 0) & (s < 1)
+    for h in range(len(ca)):
+        if len(a):
+            sel = valid[:, h]
+            sv = s[sel, h]
+            pv = pts[sel, h]
+        else:
+            sv = np.zeros(0)
+            pv = np.zeros((0, 2))
+        order = np.argsort(sv, kind="stable")
+        svals = np.concatenate([[0.0], sv[order], [1.0]])
+        spts = np.concatenate([ca[h:h + 1], pv[order], cb[h:h + 1]])
+        mid_s = 0.5 * (svals[:-1] + svals[1:])
+        keep = (svals[1:] - svals[:-1]) > tol
+        mids = ca[h] + mid_s[:, None] * (cb[h] - ca[h])
+        inside = points_in_edges(mids[:, 0], mids[:, 1], ra, rb) & keep
+        if inside.any() and len(a):
+            # a piece of the outline lying on the region's own boundary is already traced
+            # by step 1 (outlines clipped to the region's bounding box do this often)
+            inside &= ~_on_edges(mids, a, b, tol * scale)
+        if inside.any():
+            segs.append(np.stack([spts[:-1][inside], spts[1:][inside]], axis=1))
+    if not segs:
+        return []
+    seg = np.concatenate(segs)
+    length = np.hypot(*(seg[:, 1] - seg[:, 0]).T)
+    seg = seg[length > tol * scale]
+    return _chain(seg)
+
+
+def _on_edges(p: np.ndarray, a: np.ndarray, b: np.ndarray, tol: float) -> np.ndarray:
+    """Which points lie within ``tol`` of any of the segments ``a->b``."""
+    d = b - a
+    ll = (d * d).sum(-1)
+    t = ((p[:, None] - a[None]) * d[None]).sum(-1) / np.where(ll > 0, ll, 1.0)[None]
+    t = np.clip(t, 0.0, 1.0)
+    q = a[None] + t[..., None] * d[None]
+    dist = np.hypot(*(p[:, None] - q).transpose(2, 0, 1))
+    return (dist <= tol).any(axis=1)
+
+
+def _chain(seg: np.ndarray) -> list[list[np.ndarray]]:
+    """Chain directed segments into rings and group them into polygons."""
+    starts: dict[tuple[float, float], list[int]] = {}
+    for i, (x, y) in enumerate(seg[:, 0]):
+        starts.setdefault((float(x), float(y)), []).append(i)
+    used = np.zeros(len(seg), dtype=bool)
+    start_arr = seg[:, 0]
+    rings = []
+    for first in range(len(seg)):
+        if used[first]:
+            continue
+        ring = []
+        i = first
+        while not used[i]:
+            used[i] = True
+            ring.append(seg[i, 0])
+            end = seg[i, 1]
+            cand = [j for j in starts.get((float(end[0]), float(end[1])), []) if not used[j]]
+            if not cand:
+                if np.array_equal(end, seg[first, 0]):
+                    break
+                # not an exact match: nearest unused start (numerical safety)
+                free = np.nonzero(~used)[0]
+                if len(free) == 0:
+                    break
+                d = np.hypot(*(start_arr[free] - end).T)
+                j = free[np.argmin(d)]
+                if np.array_equal(seg[first, 0], end) or d.min() > 1e-6 * max(1.0, np.abs(end).max()):
+                    break
+                cand = [int(j)]
+            i = cand[0]
+        if len(ring) >= 3:
+            r = _drop_collinear(np.array(ring))
+            if len(r) >= 3:
+                rings.append(r)
+    outers = [r for r in rings if ring_area(r) > 0]
+    holes = [r for r in rings if ring_area(r) < 0]
+    polys: list[list[np.ndarray]] = [[o] for o in outers]
+    for hole in holes:
+        for poly in polys:
+            o = poly[0]
+            if points_in_edges(hole[:1, 0], hole[:1, 1], o, np.roll(o, -1, axis=0))[0]:
+                poly.append(hole)
+                break
+    return polys
+
+
+def _drop_collinear(ring: np.ndarray) -> np.ndarray:
+    """Remove vertices that lie on the straight line through their neighbours."""
+    prev = np.roll(ring, 1, axis=0)
+    nxt = np.roll(ring, -1, axis=0)
+    cross = (ring[:, 0] - prev[:, 0]) * (nxt[:, 1] - prev[:, 1]) - \
+            (ring[:, 1] - prev[:, 1]) * (nxt[:, 0] - prev[:, 0])
+    scale = np.hypot(*(nxt - prev).T) ** 2
+    keep = np.abs(cross) > 1e-12 * np.maximum(scale, 1e-300)
+    return ring[keep]

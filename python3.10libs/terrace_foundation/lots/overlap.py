@@ -1,0 +1,188 @@
+"""Overlapping regions: the rule that gives every piece of ground to one region.
+
+Two features that overlap, an overlapping MultiPolygon, overlapping OBJ curves: each piece of
+ground is terraced once. **Later regions lose the overlap**: region ``k`` keeps
+``R_k \\ (R_0 ∪ ... ∪ R_{k-1})`` (input order), which may fall apart into several polygons
+(they keep ``k``'s region id) or vanish. A warning names every region that lost ground and how
+much, so lot areas add up to the ground that exists and every figure of the report is computed
+on the cells its lot owns.
+
+The difference is traced exactly like a lot outline (:mod:`terrace_foundation.footprint`):
+every boundary edge of the regions involved is split where it meets another, and a piece of
+edge is kept (oriented with the result on its left) when the result lies on exactly one of its
+two sides.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..geometry import polygon_area
+from ..region import Region, overlapping_boxes, points_in_edges, ring_area
+from .fracture import decompose_region, intersect_pieces
+
+__all__ = ["resolve_overlaps", "region_difference", "overlap_area"]
+
+
+def overlap_area(a: Region, b: Region) -> float:
+    """Area of ``a ∩ b`` (exact, from the convex decompositions)."""
+    pa, pb = decompose_region(a), decompose_region(b)
+    if len(pa) == 0 or len(pb) == 0:
+        return 0.0
+    poly, _, _ = intersect_pieces(pa, np.full(len(pa), 4), pb, np.full(len(pb), 4))
+    return float(polygon_area(poly).sum()) if len(poly) else 0.0
+
+
+def _split_points(a: np.ndarray, b: np.ndarray) -> list[list[np.ndarray]]:
+    """Per edge, the parameters ``t`` in (0, 1) where another edge meets it.
+
+    Crossings get one point computed once and given to both edges (so the pieces chain
+    exactly); end points of other edges lying on an edge split it there too.
+    """
+    n = len(a)
+    pts: list[list[np.ndarray]] = [[] for _ in range(n)]
+    gi, gj = overlapping_boxes(np.minimum(a, b), np.maximum(a, b))
+    if len(gi) == 0:
+        return [[] for _ in range(n)]
+    ea, eb, fa, fb = a[gi], b[gi], a[gj], b[gj]
+    d = eb - ea
+    e = fb - fa
+    den = d[:, 0] * e[:, 1] - d[:, 1] * e[:, 0]
+    w = fa - ea
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (w[:, 0] * e[:, 1] - w[:, 1] * e[:, 0]) / den
+        u = (w[:, 0] * d[:, 1] - w[:, 1] * d[:, 0]) / den
+    proper = (den != 0) & (t > 0) & (t < 1) & (u > 0) & (u < 1)
+    for k in np.nonzero(proper)[0]:
+        i, j = int(gi[k]), int(gj[k])
+        p = ea[k] + t[k] * d[k]
+        pts[i].append(p)
+        pts[j].append(p)
+    # end points of one edge on the other (T-junctions, collinear overlaps)
+    for (x0, x1, idx), (y0, y1, jdx) in (((ea, eb, gi), (fa, fb, gj)),
+                                         ((fa, fb, gj), (ea, eb, gi))):
+        dd = x1 - x0
+        ll = (dd * dd).sum(axis=1)
+        for q in (y0, y1):
+            r = q - x0
+            cross = dd[:, 0] * r[:, 1] - dd[:, 1] * r[:, 0]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                s = (r * dd).sum(axis=1) / ll
+            scale = np.sqrt(ll) * np.maximum(np.abs(x0).max(axis=1), 1.0)
+            on = (np.abs(cross) <= 1e-12 * scale) & (s > 0) & (s < 1) & (ll > 0)
+            for k in np.nonzero(on)[0]:
+                pts[int(idx[k])].append(q[k].copy())
+    return pts
+
+
+def region_difference(keep: Region, lose: list[Region]) -> list[Region]:
+    """Polygons of ``keep \\ (lose[0] ∪ lose[1] ∪ ...)``, each a Region with ``keep``'s id.
+
+    Returns an empty list when nothing is left.
+    """
+    from .footprint import _chain
+
+    rings = keep.rings + [r for reg in lose for r in reg.rings]
+    a = np.concatenate(rings)
+    b = np.concatenate([np.roll(r, -1, axis=0) for r in rings])
+    splits = _split_points(a, b)
+    seg_a, seg_b = [], []
+    for i in range(len(a)):
+        if not splits[i]:
+            seg_a.append(a[i])
+            seg_b.append(b[i])
+            continue
+        p = np.array(splits[i])
+        d = b[i] - a[i]
+        t = ((p - a[i]) @ d) / float(d @ d)
+        order = np.argsort(t, kind="stable")
+        chain = np.concatenate([a[i][None], p[order], b[i][None]])
+        seg_a.extend(chain[:-1])
+        seg_b.extend(chain[1:])
+    sa, sb = np.array(seg_a), np.array(seg_b)
+    ln = np.hypot(*(sb - sa).T)
+    good = ln > 0
+    sa, sb, ln = sa[good], sb[good], ln[good]
+    mid = 0.5 * (sa + sb)
+    normal = np.column_stack([-(sb - sa)[:, 1], (sb - sa)[:, 0]]) / ln[:, None]
+    scale = max(1.0, float(np.abs(a).max()))
+    eps = np.maximum(1e-10 * ln, 1e-14 * scale)   # a few ulps above the coordinates
+    left, right = mid + eps[:, None] * normal, mid - eps[:, None] * normal
+
+    def inside(p: np.ndarray) -> np.ndarray:
+        ka, kb = keep.edges()
+        res = points_in_edges(p[:, 0], p[:, 1], ka, kb)
+        for reg in lose:
+            ra, rb = reg.edges()
+            res &= ~points_in_edges(p[:, 0], p[:, 1], ra, rb)
+        return res
+
+    il, ir = inside(left), inside(right)
+    fwd = il & ~ir
+    back = ir & ~il
+    seg = np.concatenate([np.stack([sa[fwd], sb[fwd]], axis=1),
+                          np.stack([sb[back], sa[back]], axis=1)])
+    if len(seg) == 0:
+        return []
+    # an edge shared by two regions is found twice: keep it once
+    key = np.round(seg.reshape(len(seg), 4) / (1e-12 * scale)).astype(np.int64)
+    _, first = np.unique(key, axis=0, return_index=True)
+    seg = seg[np.sort(first)]
+    polys = _chain(seg)
+    out = []
+    for poly in polys:
+        if ring_area(poly[0]) <= 1e-12 * scale * scale:
+            continue
+        out.append(Region(poly[0], tuple(poly[1:]), keep.region_id, keep.properties))
+    return out
+
+
+def resolve_overlaps(regions: list[Region]) -> tuple[list[Region], list[str]]:
+    """Apply the rule "later regions lose the overlap" (see the module docstring).
+
+    Parameters
+    ----------
+    regions : list of Region
+        In input order (several may share a region id: parts of one MultiPolygon).
+
+    Returns
+    -------
+    regions : list of Region
+        Non-overlapping; a region that lost everything is left out.
+    notes : list of str
+        One warning per region that lost ground.
+    """
+    n = len(regions)
+    if n < 2:
+        return list(regions), []
+    lo = np.array([r.exterior.min(axis=0) for r in regions])
+    hi = np.array([r.exterior.max(axis=0) for r in regions])
+    gi, gj = overlapping_boxes(lo, hi)
+    earlier: dict[int, list[int]] = {}
+    for i, j in zip(gi.tolist(), gj.tolist()):
+        if overlap_area(regions[i], regions[j]) > 1e-12 * max(
+                min(regions[i].area, regions[j].area), 1e-300):
+            earlier.setdefault(j, []).append(i)
+    if not earlier:
+        return list(regions), []
+    out, notes = [], []
+    for k, reg in enumerate(regions):
+        if k not in earlier:
+            out.append(reg)
+            continue
+        others = [regions[i] for i in earlier[k]]
+        parts = region_difference(reg, others)
+        kept = sum(p.area for p in parts)
+        lost = reg.area - kept
+        names = ", ".join(str(regions[i].region_id) for i in earlier[k])
+        what = f"region {reg.region_id}" + (f" (part {k})" if any(
+            r.region_id == reg.region_id for r in regions[:k]) else "")
+        if parts:
+            notes.append(f"{what} overlaps earlier region(s) {names}: later regions lose the"
+                         f" overlap, so it loses {lost:.6g} of its {reg.area:.6g} square units"
+                         + (f" and falls into {len(parts)} parts" if len(parts) > 1 else ""))
+        else:
+            notes.append(f"{what} lies wholly inside earlier region(s) {names}: later regions"
+                         " lose the overlap, so nothing of it is terraced")
+        out.extend(parts)
+    return out, notes

@@ -1,0 +1,489 @@
+"""Grading with wall and embankment limits, on exact Euclidean distances.
+
+The grading preset's terrace heightfield when walls and embankments are bounded, the way a
+grading engineer lays out a terraced site:
+
+* **Walls up to ``max_wall_height``.** Where neighbouring pads differ by more than the wall
+  limit, a wall of exactly that height stands on their shared edge and the rest of the step
+  is split evenly between the two lots as embankments at ``max_slope``: a cut slope rising
+  from the wall's top into the higher lot and a fill slope falling from its foot into the
+  lower lot (each at most ``max_embankment_height``); the pads are the lot cells left flat.
+* **Embankments up to ``max_embankment_height``.** Outside the region the embankment starts
+  from the lot's edge, or from the top or foot of an outline wall of up to
+  ``max_wall_height`` where the terrain at the band's outer edge is farther from the pad than
+  an embankment can reach. The band is at most ``max_embankment_height / tan(max_slope)``
+  wide (plus a fade where the limits cannot be met, see below).
+* **Pads moved towards the terrain (the stated rule).** Where even a full wall plus a full
+  embankment cannot reach the terrain, the pad is moved: each lot's pad is clamped into
+  ``[h_rim_max - H, h_rim_min + H]`` (``H = max_wall_height + max_embankment_height``,
+  ``h_rim`` the terrain on the band's outer edge around the lot) and neighbouring pads are
+  pulled together until they differ by at most ``max_wall_height + 2 max_embankment_height``
+  (alternating projections). The lots whose pads moved are flagged; where the constraints
+  still conflict, the band fades into the terrain over ``band / 2`` beyond its edge and the
+  cells of that fade are counted as limit breaches.
+* **Smooth embankments.** Distances are exact Euclidean (:mod:`terrace_foundation.terrain.edt`); each
+  outside cell takes the envelopes of its nearest lot cell, ``L = s - w_fill - t d`` and
+  ``U = s + w_cut + t d`` (``s`` the graded height of that lot cell, ``d`` the distance from
+  the first cell outside). Terrain between the envelopes keeps its height and detail; terrain
+  outside them is moved onto them through a soft clip (a quadratic blend of half-width
+  ``max_embankment_height / 6`` around the toe), so the embankment meets the terrain without a
+  crease and its gradient is a convex combination of the terrain's and the envelope's: never
+  steeper than ``max_slope`` unless the terrain itself is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..terrain.edt import distance_transform
+
+__all__ = ["limit_pads", "grade_limited", "GradeInfo"]
+
+
+class GradeInfo(dict):
+    """What :func:`grade_limited` did, for the report (a dict of arrays and figures)."""
+
+
+def _pairs4(lot_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Lot id pairs (a, b), ``a != b``, of 4-neighbour cells of two lots (with repeats)."""
+    out_a, out_b = [], []
+    for x, y in ((lot_mask[:, :-1], lot_mask[:, 1:]), (lot_mask[:-1, :], lot_mask[1:, :])):
+        m = (x != y) & (x > 0) & (y > 0)
+        out_a.append(x[m])
+        out_b.append(y[m])
+    return np.concatenate(out_a), np.concatenate(out_b)
+
+
+def _rim(heights, lot_mask, dist, near_lot, cell_size, width):
+    """Outside cells on the band's outer edge (distance from the lots' edge in
+    ``(width - cell, width]``) and their nearest lot."""
+    d_edge = dist - cell_size
+    rim = (lot_mask == 0) & (d_edge > width - cell_size) & (d_edge <= width)
+    return rim, near_lot
+
+
+def limit_pads(pad: np.ndarray, heights: np.ndarray, lot_mask: np.ndarray, cell_size: float,
+               max_slope: float, max_wall: float, max_emb: float,
+               iterations: int = 200) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Move pads towards the terrain where a wall plus an embankment cannot take the step.
+
+    Parameters
+    ----------
+    pad : (L + 1,) ndarray
+        Pad per lot id (entry 0 unused).
+    heights : (M, N) ndarray
+    lot_mask : (M, N) ndarray of int
+    cell_size, max_slope (degrees), max_wall, max_emb : float
+
+    Returns
+    -------
+    pad : (L + 1,) ndarray
+        The limited pads.
+    moved : (L + 1,) ndarray of bool
+        Lots whose pad moved.
+    conflict : (L + 1,) ndarray of bool
+        Lots whose constraints still conflict (the limits cannot all be met there).
+    """
+    n = len(pad)
+    t = np.tan(np.radians(max_slope))
+    width = max_emb / t
+    lots = lot_mask > 0
+    dist, (nr, nc) = distance_transform(lots, cell_size)
+    near_lot = lot_mask[nr, nc]
+    rim, _ = _rim(heights, lot_mask, dist, near_lot, cell_size, width)
+    lab = near_lot[rim]
+    h = heights[rim].astype(np.float64)
+    reach = max_wall + max_emb
+    lo = np.full(n, -np.inf)
+    hi = np.full(n, np.inf)
+    np.maximum.at(lo, lab, h - reach)
+    np.minimum.at(hi, lab, h + reach)
+    a, b = _pairs4(lot_mask)
+    if len(a):
+        ab = np.unique(np.column_stack([np.minimum(a, b), np.maximum(a, b)]), axis=0)
+        a, b = ab[:, 0], ab[:, 1]
+    gap = max_wall + 2 * max_emb
+    p = pad.astype(np.float64).copy()
+    ok = np.isfinite(p)
+    feasible = lo <= hi
+    with np.errstate(invalid="ignore"):
+        mid = np.where(feasible, p, 0.5 * (lo + hi))
+    p = np.where(ok & feasible, np.clip(p, lo, hi), np.where(ok, mid, p))
+    for _ in range(iterations):
+        moved_any = False
+        if len(a):
+            diff = p[a] - p[b]
+            over = np.abs(diff) - gap
+            bad = over > 1e-9
+            if bad.any():
+                moved_any = True
+                shift = np.zeros(n)
+                cnt = np.zeros(n)
+                half = 0.5 * over[bad] * np.sign(diff[bad])
+                np.add.at(shift, a[bad], -half)
+                np.add.at(shift, b[bad], half)
+                np.add.at(cnt, a[bad], 1)
+                np.add.at(cnt, b[bad], 1)
+                p = p + np.where(cnt > 0, shift / np.maximum(cnt, 1), 0.0)
+        q = np.where(ok & feasible, np.clip(p, lo, hi), p)
+        moved_any |= bool(np.any(np.abs(q - p) > 1e-9))
+        p = q
+        if not moved_any:
+            break
+    conflict = ok & ~feasible
+    if len(a):
+        over = np.abs(p[a] - p[b]) - gap > 1e-6
+        conflict[a[over]] = True
+        conflict[b[over]] = True
+    conflict |= ok & ((p < lo - 1e-6) | (p > hi + 1e-6))
+    moved = ok & (np.abs(p - pad) > 1e-9)
+    return p, moved, conflict
+
+
+def _soft(x: np.ndarray, r: float) -> np.ndarray:
+    """``max(x, 0)`` with a quadratic blend on ``[-r, r]`` (C1; at least ``max(x, 0)``)."""
+    if r <= 0:
+        return np.maximum(x, 0.0)
+    return np.where(x >= r, x, np.where(x <= -r, 0.0, (x + r) ** 2 / (4 * r)))
+
+
+def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
+                  cell_size: float, max_slope: float, max_wall: float, max_emb: float,
+                  boundary: str = "embankment"
+                  ) -> tuple[np.ndarray, np.ndarray, tuple[slice, slice], GradeInfo]:
+    """The grading preset's terrace heightfield with wall and embankment limits.
+
+    Parameters
+    ----------
+    heights : (M, N) ndarray
+        Terrain.
+    lot_mask : (M, N) ndarray of int
+        Lot id per cell (0 = none).
+    pad : (L + 1,) ndarray
+        Pad height per lot id (already limited by :func:`limit_pads`).
+    cell_size : float
+    max_slope : float
+        Degrees.
+    max_wall, max_emb : float
+        Tallest wall and tallest embankment, world units.
+    boundary : {"embankment", "wall"}
+
+    Returns
+    -------
+    graded : (M, N) ndarray
+    band : (M, N) ndarray of int8
+        1 embankment cells outside the lots, 2 wing cells (outside cells next to a cell of
+        another lot's embankment with a step steeper than the slope limit between them), 3
+        cells of the fade where the limits could not be met, 0 elsewhere.
+    window : (slice, slice)
+        Where the result may differ from ``heights``.
+    info : GradeInfo
+        ``pad_cells`` (bool (M, N): lot cells at their pad height), ``lot_embankment`` (bool:
+        lot cells on an embankment between pads), ``wall_fill``, ``wall_cut`` ((L + 1,) outline
+        wall allowance per lot), ``nearest_lot`` ((M, N) nearest lot id in the window, 0
+        inside no window), ``band_width`` (world units).
+    """
+    out = heights.astype(np.float64, copy=True)
+    lots = lot_mask > 0
+    band = np.zeros(lot_mask.shape, dtype=np.int8)
+    info = GradeInfo(pad_cells=lots.copy(), lot_embankment=np.zeros_like(lots),
+                     wall_fill=np.zeros(len(pad)), wall_cut=np.zeros(len(pad)),
+                     nearest_lot=np.zeros(lot_mask.shape, dtype=np.int32), band_width=0.0,
+                     embankment_height=np.zeros(lot_mask.shape))
+    if not lots.any():
+        return out, band, (slice(0, 0), slice(0, 0)), info
+    t = np.tan(np.radians(max_slope))
+    width = max_emb / t
+    fade = 0.5 * width
+    m, n = heights.shape
+    rows, cols = np.nonzero(lots)
+    k = int(np.ceil((width + fade) / cell_size)) + 2
+    win = (slice(max(rows.min() - k, 0), min(rows.max() + 1 + k, m)),
+           slice(max(cols.min() - k, 0), min(cols.max() + 1 + k, n)))
+    h = heights[win].astype(np.float64)
+    lm = lot_mask[win]
+    cov = lm > 0
+    g = np.where(cov, pad[lm], h)
+    # 1. steps between pads above the wall limit: wall on the edge, the rest as embankments
+    #    inside the two lots (half each, at most max_emb each)
+    edge = np.zeros_like(cov)
+    across = np.full(lm.shape, np.nan)
+    for sa, sb in (((slice(None), slice(None, -1)), (slice(None), slice(1, None))),
+                   ((slice(None, -1), slice(None)), (slice(1, None), slice(None)))):
+        for p_, q_ in ((sa, sb), (sb, sa)):
+            la, lb = lm[p_], lm[q_]
+            step = np.where((la > 0) & (lb > 0) & (la != lb), np.abs(pad[la] - pad[lb]), 0.0)
+            big = step > max_wall
+            cur = across[p_]
+            better = big & (np.isnan(cur) | (step > np.abs(pad[la] - np.nan_to_num(cur))))
+            cur[better] = pad[lb][better]
+            edge[p_] |= big
+    lot_emb = np.zeros_like(cov)
+    if edge.any():
+        d, (er, ec) = distance_transform(edge, cell_size)
+        own = lm[er, ec]
+        same = own == lm
+        other = np.where(same, across[er, ec], pad[own])
+        d_e = np.where(same, d, np.maximum(d - cell_size, 0.0))
+        s = g - other
+        e = np.minimum(np.maximum(np.abs(s) - max_wall, 0.0) / 2.0, max_emb)
+        drop = np.maximum(e - t * d_e, 0.0)
+        sel = cov & np.isfinite(other) & (drop > 0)
+        g = np.where(sel, g - np.sign(s) * drop, g)
+        lot_emb = sel
+        emb_h = np.where(sel, e, 0.0)
+    else:
+        emb_h = np.zeros(lm.shape)
+    info["lot_embankment"] = np.zeros_like(lots)
+    info["lot_embankment"][win] = lot_emb
+    info["pad_cells"] = lots & ~info["lot_embankment"]
+    info["embankment_height"] = np.zeros(lot_mask.shape)
+    info["embankment_height"][win] = emb_h
+    out[win] = g
+    if boundary == "wall":
+        return out, band, win, info
+    # 2. outside: envelopes of the nearest lot cell, wall allowance per lot from the rim
+    dist, (nr, nc) = distance_transform(cov, cell_size)
+    near = lm[nr, nc]
+    seed = g[nr, nc]
+    d_edge = np.maximum(dist - cell_size, 0.0)
+    rim = ~cov & (d_edge > width - cell_size) & (d_edge <= width)
+    nl = len(pad)
+    need_fill = np.zeros(nl)
+    need_cut = np.zeros(nl)
+    np.maximum.at(need_fill, near[rim], (pad[near[rim]] - max_emb) - h[rim])
+    np.maximum.at(need_cut, near[rim], h[rim] - (pad[near[rim]] + max_emb))
+    w_fill = np.clip(need_fill, 0.0, max_wall)
+    w_cut = np.clip(need_cut, 0.0, max_wall)
+    lower = seed - w_fill[near] - t * d_edge
+    upper = seed + w_cut[near] + t * d_edge
+    r = max_emb / 6.0
+    graded = h + _soft(lower - h, r) - _soft(h - upper, r)
+    # beyond the band (where the limits could not be met) fade into the terrain
+    lam = np.clip((width + fade - d_edge) / fade, 0.0, 1.0)
+    graded = h + np.where(d_edge <= width, 1.0, lam) * (graded - h)
+    graded = np.where(cov, g, graded)
+    changed = ~cov & (graded != h)
+    bw = changed.astype(np.int8)
+    bw[changed & (d_edge > width)] = 3
+    # wings: steps steeper than the slope between cells of different lots' embankments
+    lim = t * cell_size * (1 + 1e-9)
+    for sa, sb in (((slice(None), slice(None, -1)), (slice(None), slice(1, None))),
+                   ((slice(None, -1), slice(None)), (slice(1, None), slice(None)))):
+        wing = (near[sa] != near[sb]) & (np.abs(graded[sa] - graded[sb]) > lim) & \
+            (changed[sa] | changed[sb]) & ~(cov[sa] & cov[sb])
+        for s_ in (sa, sb):
+            sub = bw[s_]
+            sub[wing & ~cov[s_] & (sub == 1)] = 2
+    # embankment height: vertical distance from the embankment's top (the pad edge, or the top
+    # or foot of the outline wall) to each of its cells
+    top_f = seed - w_fill[near]
+    top_c = seed + w_cut[near]
+    eh = np.where(graded < top_f, top_f - graded, np.where(graded > top_c, graded - top_c, 0.0))
+    info["embankment_height"][win] = np.where(changed, eh, emb_h)
+    out[win] = graded
+    band[win] = bw
+    info["wall_fill"] = w_fill
+    info["wall_cut"] = w_cut
+    nearest = np.zeros(lot_mask.shape, dtype=np.int32)
+    nearest[win] = near
+    info["nearest_lot"] = nearest
+    info["band_width"] = float(width)
+    return out, band, win, info
+
+
+def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
+               origin: tuple[float, float], cell_size: float, min_height: float) -> list[dict]:
+    """Walls off the shared lot edges: every cell side with a cell outside the lots on one
+    side and a step above ``min_height`` (outline walls and wings).
+
+    Parameters
+    ----------
+    graded : (M, N) ndarray
+        Terrace heightfield.
+    lot_mask, nearest : (M, N) ndarray of int
+        Lot per cell, and the nearest lot of each outside cell (:func:`grade_limited`).
+    origin : (float, float)
+        North-west corner of the grid.
+    cell_size : float
+    min_height : float
+        Smallest step that is a wall (at least what the steepest embankment rises over one
+        cell).
+
+    Returns
+    -------
+    list of dict
+        As :func:`terrace_foundation.walls.find_walls`; ``on`` is ``"outline"`` (a pad or
+        its embankment against its own embankment or the terrain) or ``"wing"`` (two lots'
+        embankments meeting in a face); ``lot_a`` is the lower side's lot.
+    """
+    from .walls import _merge
+    owner = np.where(lot_mask > 0, lot_mask, nearest)
+    x0, y0 = origin
+    segs, lo_l, hi_l, lo_h, hi_h = [], [], [], [], []
+    for axis in (0, 1):
+        a = (slice(None, -1), slice(None)) if axis == 0 else (slice(None), slice(None, -1))
+        b = (slice(1, None), slice(None)) if axis == 0 else (slice(None), slice(1, None))
+        step = np.abs(graded[a] - graded[b])
+        sel = (step > min_height) & ~((lot_mask[a] > 0) & (lot_mask[b] > 0)) & \
+            ((owner[a] > 0) | (owner[b] > 0))
+        r, c = np.nonzero(sel)
+        if axis == 0:
+            y = y0 - (r + 1) * cell_size
+            s = np.stack([np.column_stack([x0 + c * cell_size, y]),
+                          np.column_stack([x0 + (c + 1) * cell_size, y])], axis=1)
+        else:
+            x = x0 + (c + 1) * cell_size
+            s = np.stack([np.column_stack([x, y0 - r * cell_size]),
+                          np.column_stack([x, y0 - (r + 1) * cell_size])], axis=1)
+        ha, hb = graded[a][sel], graded[b][sel]
+        oa, ob = owner[a][sel], owner[b][sel]
+        oa = np.where(oa > 0, oa, ob)
+        ob = np.where(ob > 0, ob, oa)
+        low_a = ha <= hb
+        segs.append(s)
+        lo_l.append(np.where(low_a, oa, ob))
+        hi_l.append(np.where(low_a, ob, oa))
+        lo_h.append(np.minimum(ha, hb))
+        hi_h.append(np.maximum(ha, hb))
+    seg = np.concatenate(segs)
+    if len(seg) == 0:
+        return []
+    la, lb = np.concatenate(lo_l), np.concatenate(hi_l)
+    low, high = np.concatenate(lo_h), np.concatenate(hi_h)
+    o = np.asarray(origin, dtype=np.float64)
+    out = []
+    keys = np.column_stack([la, lb])
+    uniq, inv = np.unique(keys, axis=0, return_inverse=True)
+    inv = inv.ravel()
+    for k, (a_, b_) in enumerate(uniq):
+        sel = inv == k
+        tall = int(np.argmax(high[sel] - low[sel]))
+        out.append({
+            "lot_a": int(a_), "lot_b": int(b_),
+            "base_height": float(low[sel][tall]), "top_height": float(high[sel][tall]),
+            "height": float((high[sel] - low[sel])[tall]),
+            "length": float(sel.sum() * cell_size),
+            "lines": [line + o for line in _merge(seg[sel] - o, 1e-6 * cell_size)],
+            "on": "outline" if a_ == b_ else "wing",
+        })
+    return out
+
+
+def lot_pair_steps(graded: np.ndarray, lot_mask: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
+    """Steps (``|dh|``) across every cell side between two lots, grouped by lot pair
+    ``(a, b)``, ``a < b``."""
+    keys, steps = [], []
+    for x, y, hx, hy in ((lot_mask[:, :-1], lot_mask[:, 1:], graded[:, :-1], graded[:, 1:]),
+                         (lot_mask[:-1, :], lot_mask[1:, :], graded[:-1, :], graded[1:, :])):
+        m = (x != y) & (x > 0) & (y > 0)
+        keys.append(np.column_stack([np.minimum(x[m], y[m]), np.maximum(x[m], y[m])]))
+        steps.append(np.abs(hx[m] - hy[m]))
+    k = np.concatenate(keys)
+    s = np.concatenate(steps)
+    if len(k) == 0:
+        return {}
+    uniq, inv = np.unique(k, axis=0, return_inverse=True)
+    inv = inv.ravel()
+    order = np.argsort(inv, kind="stable")
+    bounds = np.searchsorted(inv[order], np.arange(len(uniq) + 1))
+    return {(int(a), int(b)): s[order[bounds[i]:bounds[i + 1]]]
+            for i, (a, b) in enumerate(uniq)}
+
+
+def grading_figures(before: np.ndarray, after: np.ndarray, lot_mask: np.ndarray,
+                    band: np.ndarray, lot_embankment: np.ndarray, nearest: np.ndarray,
+                    embankment_height: np.ndarray, cell_size: float, max_step: float,
+                    max_slope: float, n_lots: int) -> tuple[dict[str, np.ndarray], dict]:
+    """Walls, embankments and earthwork per lot and in total (over a window).
+
+    Wall faces are read off the heightfield: every cell side between two lots with a step
+    above ``max_step``, and every side with a cell outside the lots and a step above both
+    ``max_step`` and what the steepest embankment rises over one cell. A face between two lots
+    counts half to each; an outside face to the lot owning it (its own, or the nearest).
+
+    Parameters
+    ----------
+    before, after : (M, N) ndarray
+        Terrain and terrace heightfield.
+    lot_mask, nearest : (M, N) ndarray of int
+        Lot per cell, nearest lot per outside cell.
+    band, lot_embankment : (M, N) ndarray of bool
+        Embankment cells outside the lots and inside them.
+    embankment_height : (M, N) ndarray
+        From :func:`grade_limited`.
+    cell_size, max_step, max_slope (degrees) : float
+    n_lots : int
+
+    Returns
+    -------
+    per_lot : dict of (n_lots + 1,) arrays
+        ``wall_face_area``, ``tallest_wall``, ``wall_height_p95``, ``embankment_area``,
+        ``tallest_embankment``, ``earthwork_volume`` (cut plus fill on the lot and on its
+        band), ``volume_on_lot`` (cut plus fill on the lot's cells).
+    totals : dict
+        The same summed (maxima and p95 over all faces), plus ``earthwork_ratio``.
+    """
+    nl = n_lots + 1
+    owner = np.where(lot_mask > 0, lot_mask, nearest)
+    rise = np.tan(np.radians(max_slope)) * cell_size * (1 + 1e-9)
+    face_lot, face_h, face_w = [], [], []
+    for a, b in (((slice(None), slice(None, -1)), (slice(None), slice(1, None))),
+                 ((slice(None, -1), slice(None)), (slice(1, None), slice(None)))):
+        la, lb = lot_mask[a], lot_mask[b]
+        step = np.abs(after[a] - after[b])
+        between = (la > 0) & (lb > 0) & (la != lb) & (step > max_step)
+        outside = ~((la > 0) & (lb > 0)) & (step > max(max_step, rise)) & \
+            ((owner[a] > 0) | (owner[b] > 0)) & ((after[a] != before[a]) | (after[b] != before[b]))
+        for lots_, w in ((la[between], 0.5), (lb[between], 0.5)):
+            face_lot.append(lots_)
+            face_h.append(step[between])
+            face_w.append(np.full(len(lots_), w))
+        oa, ob = owner[a][outside], owner[b][outside]
+        own = np.where(la[outside] > 0, la[outside], np.where(lb[outside] > 0, lb[outside],
+                                                                np.where(oa > 0, oa, ob)))
+        face_lot.append(own)
+        face_h.append(step[outside])
+        face_w.append(np.ones(len(own)))
+    fl = np.concatenate(face_lot).astype(np.int64)
+    fh = np.concatenate(face_h)
+    fw = np.concatenate(face_w)
+    area_faces = np.bincount(fl, fh * fw * cell_size, minlength=nl)
+    tallest = np.zeros(nl)
+    np.maximum.at(tallest, fl, fh)
+    p95 = np.zeros(nl)
+    if len(fl):
+        order = np.lexsort((fh, fl))
+        fl_s, fh_s = fl[order], fh[order]
+        starts = np.searchsorted(fl_s, np.arange(nl))
+        stops = np.searchsorted(fl_s, np.arange(nl), side="right")
+        has = stops > starts
+        idx = starts + np.floor(0.95 * (stops - starts - 1)).astype(np.int64)
+        p95[has] = fh_s[np.minimum(idx[has], len(fh_s) - 1)]
+    ca = cell_size * cell_size
+    emb_cells = (band & (lot_mask == 0)) | lot_embankment
+    emb_owner = owner[emb_cells]
+    emb_area = np.bincount(emb_owner, minlength=nl) * ca
+    tallest_emb = np.zeros(nl)
+    np.maximum.at(tallest_emb, emb_owner, embankment_height[emb_cells])
+    moved = np.abs(after - before)
+    touched = owner > 0
+    earth = np.bincount(owner[touched], moved[touched], minlength=nl) * ca
+    on_lot = np.bincount(lot_mask[lot_mask > 0], moved[lot_mask > 0], minlength=nl) * ca
+    per_lot = {"wall_face_area": area_faces, "tallest_wall": tallest, "wall_height_p95": p95,
+               "embankment_area": emb_area, "tallest_embankment": tallest_emb,
+               "earthwork_volume": earth, "volume_on_lot": on_lot}
+    total_earth = float(moved.sum() * ca)
+    total_on = float(on_lot.sum())
+    totals = {
+        "wall_face_area": float(area_faces.sum()),
+        "tallest_wall_face": float(fh.max()) if len(fh) else 0.0,
+        "wall_height_p95": float(np.percentile(fh, 95)) if len(fh) else 0.0,
+        "embankment_area": float(emb_area.sum()),
+        "tallest_embankment": float(embankment_height[emb_cells].max())
+        if emb_cells.any() else 0.0,
+        "earthwork_volume": total_earth,
+        "volume_moved_on_lots": total_on,
+        "earthwork_ratio": total_earth / total_on if total_on > 0 else None,
+    }
+    return per_lot, totals

@@ -1,0 +1,392 @@
+"""Retaining walls: the shared edges of neighbouring lots whose pads differ by more than a step.
+
+Shared edges are found on the lots' traced outlines: two outline segments are shared when they
+lie on one line (within a tolerance) and overlap; the overlap, in the lower lot's parameter,
+is the wall segment. Segments of one lot pair that join end to end are merged into one
+LineString.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..geometry import bbox_pairs
+from ..terrain.kernels import neighbour_pairs
+
+__all__ = ["shared_edges", "find_walls", "touching_lots", "grid_steps", "outline_walls",
+           "wing_walls"]
+
+
+def _segments(footprint) -> np.ndarray:
+    """All outline segments of a lot footprint, ``(S, 2, 2)``."""
+    segs = []
+    for poly in footprint:
+        for ring in poly:
+            segs.append(np.stack([ring, np.roll(ring, -1, axis=0)], axis=1))
+    return np.concatenate(segs) if segs else np.zeros((0, 2, 2))
+
+
+def shared_edges(seg_a: np.ndarray, seg_b: np.ndarray, tol: float) -> np.ndarray:
+    """Pieces of ``seg_a`` that lie on ``seg_b`` (collinear overlap), ``(K, 2, 2)``.
+
+    Parameters
+    ----------
+    seg_a, seg_b : (A, 2, 2) and (B, 2, 2) ndarray
+        Segments of two lots.
+    tol : float
+        Distance (world units) within which points count as on a line.
+    """
+    if len(seg_a) == 0 or len(seg_b) == 0:
+        return np.zeros((0, 2, 2))
+    p0 = seg_a[:, None, 0]
+    d = seg_a[:, None, 1] - p0
+    length = np.hypot(d[..., 0], d[..., 1])
+    u = d / np.where(length > 0, length, 1.0)[..., None]
+    q0 = seg_b[None, :, 0] - p0
+    q1 = seg_b[None, :, 1] - p0
+    # distances of b's end points from a's line, and their positions along it
+    off0 = np.abs(q0[..., 0] * u[..., 1] - q0[..., 1] * u[..., 0])
+    off1 = np.abs(q1[..., 0] * u[..., 1] - q1[..., 1] * u[..., 0])
+    s0 = (q0 * u).sum(-1)
+    s1 = (q1 * u).sum(-1)
+    lo = np.maximum(np.minimum(s0, s1), 0.0)
+    hi = np.minimum(np.maximum(s0, s1), length)
+    on = (off0 < tol) & (off1 < tol) & (hi - lo > tol)
+    ia, ib = np.nonzero(on)
+    if len(ia) == 0:
+        return np.zeros((0, 2, 2))
+    start = seg_a[ia, 0] + lo[ia, ib, None] * u[ia, 0]
+    end = seg_a[ia, 0] + hi[ia, ib, None] * u[ia, 0]
+    return np.stack([start, end], axis=1)
+
+
+def _merge(pieces: np.ndarray, tol: float) -> list[np.ndarray]:
+    """Join segments that meet end to end into polylines (either direction; O(segments)).
+
+    End points closer than ``tol`` (snapped to a ``tol`` grid) count as the same point.
+    Polylines start at points where the chain ends or branches; closed loops come last.
+    """
+    if len(pieces) == 0:
+        return []
+    keys = np.round(pieces / tol).astype(np.int64)
+    nodes: dict[tuple[int, int], list[int]] = {}
+    for k, (p, q) in enumerate(keys):
+        nodes.setdefault((int(p[0]), int(p[1])), []).append(k)
+        nodes.setdefault((int(q[0]), int(q[1])), []).append(k)
+    used = np.zeros(len(pieces), dtype=bool)
+
+    def walk(start: tuple[int, int], k: int) -> np.ndarray:
+        pts = []
+        node = start
+        while True:
+            used[k] = True
+            a = (int(keys[k, 0, 0]), int(keys[k, 0, 1]))
+            p, q = (pieces[k, 0], pieces[k, 1]) if a == node else (pieces[k, 1], pieces[k, 0])
+            if not pts:
+                pts.append(p)
+            pts.append(q)
+            far = keys[k, 1] if a == node else keys[k, 0]
+            node = (int(far[0]), int(far[1]))
+            nxt = [j for j in nodes[node] if not used[j]]
+            if len(nodes[node]) != 2 or not nxt:
+                return np.array(pts)
+            k = nxt[0]
+
+    lines = []
+    for node, ks in nodes.items():
+        if len(ks) != 2:
+            for k in ks:
+                if not used[k]:
+                    lines.append(walk(node, k))
+    for k in range(len(pieces)):
+        if not used[k]:
+            start = (int(keys[k, 0, 0]), int(keys[k, 0, 1]))
+            lines.append(walk(start, k))
+    return lines
+
+
+def grid_steps(lot_mask: np.ndarray, origin: tuple[float, float], cell_size: float
+               ) -> dict[tuple[int, int], np.ndarray]:
+    """Cell sides between cells of different lots, per lot pair (world segments).
+
+    Where three or four lots meet near a corner, two lots whose outlines touch only at a point
+    can still own two cells that share a side: the heightfield has a step there that no shared
+    outline edge describes.
+
+    Returns
+    -------
+    dict
+        ``(a, b)`` (lot ids, ``a < b``) -> ``(K, 2, 2)`` world segments of the shared sides.
+    """
+    x0, y0 = origin
+    out: dict[tuple[int, int], list[np.ndarray]] = {}
+    m = lot_mask
+    # vertical sides: between (r, c) and (r, c + 1), at x = x0 + (c + 1) cell
+    for (sa, sb, _), horizontal in zip(neighbour_pairs(m.shape, diagonals=False), (False, True)):
+        a, b = m[sa], m[sb]
+        sel = (a != b) & (a > 0) & (b > 0)
+        r, c = np.nonzero(sel)
+        if len(r) == 0:
+            continue
+        if horizontal:   # side between rows r and r + 1, at y = y0 - (r + 1) cell
+            y = y0 - (r + 1) * cell_size
+            seg = np.stack([np.column_stack([x0 + c * cell_size, y]),
+                            np.column_stack([x0 + (c + 1) * cell_size, y])], axis=1)
+        else:
+            x = x0 + (c + 1) * cell_size
+            seg = np.stack([np.column_stack([x, y0 - r * cell_size]),
+                            np.column_stack([x, y0 - (r + 1) * cell_size])], axis=1)
+        la, lb = a[sel], b[sel]
+        lo, hi = np.minimum(la, lb), np.maximum(la, lb)
+        order = np.lexsort((hi, lo))
+        lo, hi, seg = lo[order], hi[order], seg[order]
+        starts = np.r_[0, np.nonzero((lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1]))[0] + 1]
+        for s, e in zip(starts, np.r_[starts[1:], len(lo)]):
+            out.setdefault((int(lo[s]), int(hi[s])), []).append(seg[s:e])
+    return {k: np.concatenate(v) for k, v in out.items()}
+
+
+def touching_lots(lots, tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """Lot id pairs ``(a, b)``, ``a < b``, whose outline bounding boxes touch (candidates)."""
+    lo = np.array([np.min([r.min(axis=0) for p in l.footprint for r in p], axis=0)
+                   for l in lots])
+    hi = np.array([np.max([r.max(axis=0) for p in l.footprint for r in p], axis=0)
+                   for l in lots])
+    pad = tol * np.maximum(1.0, np.abs(lo).max())
+    lo, hi = lo - pad, hi + pad
+    i, j = bbox_pairs(lo, hi, lo, hi)
+    keep = i < j
+    ids = np.array([l.lot_id for l in lots])
+    return ids[i[keep]], ids[j[keep]]
+
+
+def find_walls(lots, neighbours: tuple[np.ndarray, np.ndarray], max_step: float,
+               tol: float, origin=(0.0, 0.0),
+               grid_sides: dict[tuple[int, int], np.ndarray] | None = None) -> list[dict]:
+    """Walls between neighbouring lots whose pads differ by more than ``max_step``.
+
+    Parameters
+    ----------
+    lots : list of Lot
+        With flat pads (``pad_height``) and traced ``footprint``.
+    neighbours : (a, b)
+        Candidate lot id pairs (``a < b``), for example :func:`touching_lots`.
+    max_step : float
+        Largest step that is not a wall.
+    tol : float
+        Geometric tolerance, world units (applied in a frame centred on ``origin``).
+    origin : (float, float)
+        A point near the lots; the comparison runs relative to it to keep precision.
+    grid_sides : dict, optional
+        :func:`grid_steps`: lot pairs that share cell sides in the heightfield. A pair with a
+        step above ``max_step`` but no shared outline edge (lots meeting at a point) becomes a
+        wall along those cell sides, so every step in the heightfield is a reported wall.
+
+    Returns
+    -------
+    list of dict
+        ``lot_a``, ``lot_b`` (``lot_a`` is the lower pad), ``base_height``, ``top_height``,
+        ``height``, ``length``, ``lines`` (list of (K, 2) polylines) and ``on`` (``"edge"``
+        for a shared outline edge, ``"grid"`` for cell sides only).
+    """
+    by_id = {lot.lot_id: lot for lot in lots}
+    o = np.asarray(origin, dtype=np.float64)
+    segs = {}
+    walls = []
+    found = set()
+
+    def add(low, high, lines, on):
+        length = float(sum(np.hypot(*np.diff(line, axis=0).T).sum() for line in lines))
+        walls.append({
+            "lot_a": int(low.lot_id), "lot_b": int(high.lot_id),
+            "base_height": float(low.pad_height), "top_height": float(high.pad_height),
+            "height": float(high.pad_height - low.pad_height), "length": length,
+            "lines": lines, "on": on,
+        })
+        found.add((min(low.lot_id, high.lot_id), max(low.lot_id, high.lot_id)))
+
+    def ordered(la, lb):
+        return (la, lb) if la.pad_height <= lb.pad_height else (lb, la)
+
+    for a, b in zip(*neighbours):
+        la, lb = by_id[int(a)], by_id[int(b)]
+        if abs(la.pad_height - lb.pad_height) <= max_step:
+            continue
+        for lot in (la, lb):
+            if lot.lot_id not in segs:
+                segs[lot.lot_id] = _segments(lot.footprint) - o
+        pieces = shared_edges(segs[la.lot_id], segs[lb.lot_id], tol)
+        if len(pieces):
+            add(*ordered(la, lb), [line + o for line in _merge(pieces, tol)], "edge")
+    for (a, b), sides in sorted((grid_sides or {}).items()):
+        if (a, b) in found:
+            continue
+        la, lb = by_id[a], by_id[b]
+        if abs(la.pad_height - lb.pad_height) <= max_step:
+            continue
+        add(*ordered(la, lb), [line + o for line in _merge(sides - o, tol)], "grid")
+    walls.sort(key=lambda w: (w["lot_a"], w["lot_b"]))
+    return walls
+
+
+def outline_walls(lots, regions, terrain, max_step: float, tol: float,
+                  origin=(0.0, 0.0), spacing: float = 1.0) -> list[dict]:
+    """Walls on the region outline (``boundary="wall"``): each lot against the terrain outside.
+
+    Parameters
+    ----------
+    lots : list of Lot
+    regions : list of Region
+        In world coordinates (the lots' ``region_id`` indexes them by ``region_id``).
+    terrain : callable(x, y) -> heights
+        The original terrain (for example ``Heightfield.sample``).
+    max_step : float
+        Walls lower than this everywhere are left out.
+    tol : float
+        Geometric tolerance in the frame centred on ``origin``.
+    spacing : float
+        Distance between terrain samples along the wall, world units.
+
+    Returns
+    -------
+    list of dict
+        As :func:`find_walls`, with ``lot_b = 0`` (outside), ``on = "outline"``, ``base_height``
+        and ``top_height`` the lowest and highest of pad and terrain along the wall, and
+        ``height`` the largest difference between them.
+    """
+    o = np.asarray(origin, dtype=np.float64)
+    edges = {}
+    for reg in regions:
+        a, b = reg.edges()
+        edges[reg.region_id] = np.stack([a, b], axis=1) - o
+    walls = []
+    for lot in lots:
+        pieces = shared_edges(_segments(lot.footprint) - o, edges[lot.region_id], tol)
+        if len(pieces) == 0:
+            continue
+        lines = [line + o for line in _merge(pieces, tol)]
+        pts = []
+        for line in lines:
+            for p, q in zip(line[:-1], line[1:]):
+                n = max(2, int(np.ceil(np.hypot(*(q - p)) / spacing)) + 1)
+                t = np.linspace(0.0, 1.0, n)[:, None]
+                pts.append(p + t * (q - p))
+        pts = np.concatenate(pts)
+        h = np.asarray(terrain(pts[:, 0], pts[:, 1]))
+        step = np.abs(h - lot.pad_height)
+        if step.max() <= max_step:
+            continue
+        walls.append({
+            "lot_a": int(lot.lot_id), "lot_b": 0,
+            "base_height": float(min(h.min(), lot.pad_height)),
+            "top_height": float(max(h.max(), lot.pad_height)),
+            "height": float(step.max()),
+            "length": float(sum(np.hypot(*np.diff(line, axis=0).T).sum() for line in lines)),
+            "lines": lines, "on": "outline",
+        })
+    return walls
+
+
+def wing_walls(heights: np.ndarray, wing: np.ndarray, graded: np.ndarray, lot_mask: np.ndarray,
+               walls: list[dict], origin: tuple[float, float], cell_size: float,
+               max_step: float, max_rise: float) -> list[dict]:
+    """The wings: where a wall between two pads runs on outside the region.
+
+    A wing's face is every cell side with a wing cell on at least one side and a graded cell
+    (pad, embankment or wing) on the other, not two pad cells, and a step above both
+    ``max_step`` and ``max_rise`` (what an embankment may rise over one cell side): the sides
+    where the two pads' slopes meet in a vertical face. Each face side goes to the wall whose
+    end is nearest (the wall the wing continues).
+
+    Parameters
+    ----------
+    heights : (M, N) ndarray
+        Terrace heightfield.
+    wing : (M, N) ndarray of bool
+        Wing cells (see :func:`terrace_foundation.presets.grading.grade_heightfield`).
+    graded : (M, N) ndarray of bool
+        Cells the grading set: pads, embankment and wing cells.
+    lot_mask : (M, N) ndarray of int
+    walls : list of dict
+        Walls between lots (:func:`find_walls`).
+    origin, cell_size
+        The grid's north-west corner and cell size.
+    max_step : float
+    max_rise : float
+        ``tan(max_slope) * cell_size``.
+
+    Returns
+    -------
+    list of dict
+        One per continued wall: ``lot_a``, ``lot_b`` as the wall's, ``on = "wing"``,
+        ``base_height`` and ``top_height`` the lowest and highest cell along the face,
+        ``height`` the tallest step, ``length`` and ``lines`` (the face's cell sides).
+    """
+    if not wing.any() or not walls:
+        return []
+    # only the box around the wing cells (one cell of margin) can hold a face
+    rows = np.nonzero(wing.any(axis=1))[0]
+    cols = np.nonzero(wing.any(axis=0))[0]
+    r0, c0 = max(rows[0] - 1, 0), max(cols[0] - 1, 0)
+    box = (slice(r0, rows[-1] + 2), slice(c0, cols[-1] + 2))
+    heights, wing, graded, lot_mask = heights[box], wing[box], graded[box], lot_mask[box]
+    x0 = origin[0] + c0 * cell_size
+    y0 = origin[1] - r0 * cell_size
+    segs, lows, highs = [], [], []
+    # the sides between columns first, then between rows (as neighbour_pairs yields them)
+    for (a, b, _), axis in zip(neighbour_pairs(heights.shape, diagonals=False), (1, 0)):
+        step = np.abs(heights[a] - heights[b])
+        sel = ((wing[a] & graded[b]) | (wing[b] & graded[a])) & (step > max(max_step, max_rise))
+        sel &= ~((lot_mask[a] > 0) & (lot_mask[b] > 0))
+        r, c = np.nonzero(sel)
+        if axis == 0:   # between rows r and r + 1
+            y = y0 - (r + 1) * cell_size
+            s = np.stack([np.column_stack([x0 + c * cell_size, y]),
+                          np.column_stack([x0 + (c + 1) * cell_size, y])], axis=1)
+        else:           # between columns c and c + 1
+            x = x0 + (c + 1) * cell_size
+            s = np.stack([np.column_stack([x, y0 - r * cell_size]),
+                          np.column_stack([x, y0 - (r + 1) * cell_size])], axis=1)
+        segs.append(s)
+        lows.append(np.minimum(heights[a][sel], heights[b][sel]))
+        highs.append(np.maximum(heights[a][sel], heights[b][sel]))
+    # rows' sides first: the order the faces are merged and reported in
+    seg = np.concatenate(segs[::-1])
+    if len(seg) == 0:
+        return []
+    low, high = np.concatenate(lows[::-1]), np.concatenate(highs[::-1])
+    o = np.asarray(origin, dtype=np.float64)
+    ends = np.array([[line[0], line[-1]] for wl in walls for line in wl["lines"]]).reshape(-1, 2)
+    owner = np.repeat(np.array([k for k, wl in enumerate(walls) for _ in wl["lines"]]), 2)
+    # a wing continues a wall that reaches the outline: keep the wall ends with a cell outside
+    # the lots among the 3 x 3 cells around them
+    rr = np.floor((y0 - ends[:, 1]) / cell_size).astype(np.int64)
+    cc = np.floor((ends[:, 0] - x0) / cell_size).astype(np.int64)
+    outer = np.zeros(len(ends), dtype=bool)
+    for dr in (-1, 0, 1):
+        for dc in (-1, 0, 1):
+            r, c = rr + dr, cc + dc
+            ok = (r >= 0) & (r < lot_mask.shape[0]) & (c >= 0) & (c < lot_mask.shape[1])
+            outer[ok] |= lot_mask[r[ok], c[ok]] == 0
+    if outer.any():
+        ends, owner = ends[outer], owner[outer]
+    ends = ends - o
+    mid = seg.mean(axis=1) - o
+    near = np.empty(len(mid), dtype=np.intp)
+    step = max(1, 2_000_000 // len(ends))
+    for s0 in range(0, len(mid), step):
+        d = ((mid[s0:s0 + step, None, :] - ends[None]) ** 2).sum(axis=2)
+        near[s0:s0 + step] = owner[np.argmin(d, axis=1)]
+    out = []
+    for k in np.unique(near):
+        sel = near == k
+        wl = walls[int(k)]
+        out.append({
+            "lot_a": wl["lot_a"], "lot_b": wl["lot_b"],
+            "base_height": float(low[sel].min()), "top_height": float(high[sel].max()),
+            "height": float((high[sel] - low[sel]).max()),
+            "length": float(sel.sum() * cell_size),
+            "lines": [line + o for line in _merge(seg[sel] - o, 1e-6 * cell_size)],
+            "on": "wing",
+        })
+    return out

@@ -1,0 +1,192 @@
+"""Grid kernels shared by the stages, the presets and the report.
+
+Small pure functions on ``(M, N)`` grids (row 0 north, square cells of ``cell_size`` world
+units), vectorised with numpy: slopes (:func:`slope_tangent`, :func:`slope_degrees`), aligned
+slices of neighbouring cells (:func:`neighbour_pairs`), neighbouring lots
+(:func:`lot_adjacency`) and the octagonal distance transform behind the embankments
+(:func:`cone_envelope`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["slope_tangent", "slope_degrees", "neighbour_pairs", "lot_adjacency",
+           "cone_envelope", "OCTAGON_STRETCH"]
+
+#: Octagonal distance scale: 1 / cos(22.5 deg), the half-length of the unit octagon's sides.
+OCTAGON_STRETCH = 1.0 / np.cos(np.pi / 8)
+
+
+def slope_degrees(heights: np.ndarray, cell_size: float) -> np.ndarray:
+    """Steepest slope of each cell in degrees (central differences, one-sided at edges).
+
+    ``degrees(arctan(slope_tangent(heights, cell_size)))``.
+    """
+    t = slope_tangent(heights, cell_size)
+    np.arctan(t, out=t)
+    return np.degrees(t, out=t)
+
+
+def slope_tangent(heights: np.ndarray, cell_size: float) -> np.ndarray:
+    """Gradient magnitude (rise over run) of each cell: the tangent of its slope.
+
+    The same differences as ``numpy.gradient`` (first order at the edges), computed in place;
+    cheaper than degrees when only some cells need converting.
+
+    Parameters
+    ----------
+    heights : (M, N) ndarray
+    cell_size : float
+        World units per cell.
+
+    Returns
+    -------
+    (M, N) ndarray of float64
+    """
+    h = np.asarray(heights, dtype=np.float64)
+    m, n = h.shape
+    gx = np.zeros((m, n))
+    gy = np.zeros((m, n))
+    # a window one cell wide (a lot smaller than a cell) has no slope across that axis
+    if n >= 2:
+        np.subtract(h[:, 2:], h[:, :-2], out=gx[:, 1:-1])
+        gx[:, 1:-1] *= 0.5
+        np.subtract(h[:, 1], h[:, 0], out=gx[:, 0])
+        np.subtract(h[:, -1], h[:, -2], out=gx[:, -1])
+    if m >= 2:
+        np.subtract(h[2:], h[:-2], out=gy[1:-1])
+        gy[1:-1] *= 0.5
+        np.subtract(h[1], h[0], out=gy[0])
+        np.subtract(h[-1], h[-2], out=gy[-1])
+    np.hypot(gx, gy, out=gx)
+    gx *= 1.0 / cell_size
+    return gx
+
+
+def neighbour_pairs(shape: tuple[int, int], diagonals: bool = True):
+    """Every pair of neighbouring cells of a grid, as aligned slices.
+
+    Yields
+    ------
+    a, b : (slice, slice)
+        ``grid[a]`` and ``grid[b]`` are neighbours cell by cell (right, down and, with
+        ``diagonals``, the two diagonals).
+    distance : float
+        Their centre distance in cells (1 or sqrt(2)).
+    """
+    m, n = shape
+    steps = ((0, 1), (1, 0), (1, 1), (1, -1)) if diagonals else ((0, 1), (1, 0))
+    for dr, dc in steps:
+        yield ((slice(0, m - dr), slice(max(-dc, 0), n - max(dc, 0))),
+               (slice(dr, m), slice(max(dc, 0), n + min(dc, 0))), float(np.hypot(dr, dc)))
+
+
+def lot_adjacency(lot_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pairs of lots whose cells touch (4-neighbours), with the number of touching cell sides.
+
+    Returns
+    -------
+    a, b : (P,) ndarray of int
+        Lot ids, ``a < b``.
+    sides : (P,) ndarray of int
+        Cell sides shared (times the cell size: shared edge length on the grid).
+    """
+    pairs = []
+    for x, y in ((lot_mask[:, :-1], lot_mask[:, 1:]), (lot_mask[:-1, :], lot_mask[1:, :])):
+        m = (x != y) & (x > 0) & (y > 0)
+        pairs.append(np.column_stack([np.minimum(x[m], y[m]), np.maximum(x[m], y[m])]))
+    p = np.concatenate(pairs)
+    if len(p) == 0:
+        e = np.zeros(0, dtype=np.int64)
+        return e, e, e
+    uniq, count = np.unique(p, axis=0, return_counts=True)
+    return uniq[:, 0], uniq[:, 1], count
+
+
+def _row_cones(v: np.ndarray, lab: np.ndarray | None, cost: float, ramp: np.ndarray) -> None:
+    """In place along the last axis: ``v[i] = max_j v[j] - cost * |i - j|`` (and labels)."""
+    fwd = v + ramp
+    np.maximum.accumulate(fwd, axis=-1, out=fwd)
+    fwd -= ramp
+    bwd = v[..., ::-1] + ramp
+    np.maximum.accumulate(bwd, axis=-1, out=bwd)
+    bwd -= ramp
+    bwd = bwd[..., ::-1]
+    if lab is not None:
+        n = v.shape[-1]
+        idx = np.arange(n)
+        pos = np.where(v + ramp >= fwd + ramp, idx, 0)
+        np.maximum.accumulate(pos, axis=-1, out=pos)
+        lf = np.take_along_axis(lab, pos, axis=-1)
+        posb = np.where((v + ramp[::-1]) >= (bwd + ramp[::-1]), idx, n - 1)
+        posb = np.minimum.accumulate(posb[..., ::-1], axis=-1)[..., ::-1]
+        lb = np.take_along_axis(lab, posb, axis=-1)
+        lab[...] = np.where(bwd > fwd, lb, lf)
+    np.maximum(fwd, bwd, out=v)
+
+
+def cone_envelope(seed: np.ndarray, label: np.ndarray | None, slope: float,
+                  cell_size: float) -> tuple[np.ndarray, np.ndarray | None]:
+    """Upper envelope of downward cones ``max_k seed_k - slope * d(x, k)``.
+
+    ``d`` is the octagonal path distance of 8-neighbour steps (axial steps cost
+    ``cell / s``, diagonal ones ``sqrt(2) cell / s`` with ``s = 1 / cos(22.5 deg)``): its unit
+    ball is the regular octagon of inradius 1, so ``d`` never exceeds the Euclidean distance
+    and the result is never steeper than ``slope``. Computed exactly by two raster sweeps
+    (down, then up), each row finished by a two-way cumulative maximum; Python loops over rows
+    only, every row is one vectorised step.
+
+    Parameters
+    ----------
+    seed : (..., M, N) ndarray
+        Cone apex heights; ``-inf`` where there is no apex. Leading axes are independent
+        fields processed together.
+    label : (..., M, N) ndarray of int, optional
+        A label per apex, carried to the cells each cone wins (skipped when None: faster).
+    slope : float
+        Rise per world unit (``tan`` of the slope angle).
+    cell_size : float
+
+    Returns
+    -------
+    value : (..., M, N) ndarray
+    source : (..., M, N) ndarray of int or None
+        Label of the winning apex.
+    """
+    v = np.array(seed, dtype=np.float64)
+    lab = None if label is None else np.where(np.isfinite(v), label, 0)
+    wa = slope * cell_size / OCTAGON_STRETCH
+    wd = wa * np.sqrt(2.0)
+    m, n = v.shape[-2:]
+    ramp = wa * np.arange(n, dtype=np.float64)
+    seeded = np.nonzero(np.isfinite(v).reshape(-1, m, n).any(axis=(0, 2)))[0]
+    if len(seeded) == 0:
+        return v, lab
+    # rows before the first apex (down sweep) and after the last (up sweep) stay -inf
+    for rows in (range(seeded[0], m), range(seeded[-1], -1, -1)):
+        prev = None
+        for r in rows:
+            cur = v[..., r, :]
+            if prev is not None:
+                pv = v[..., prev, :]
+                cand = pv - wa
+                diag_l = pv[..., :-1] - wd
+                diag_r = pv[..., 1:] - wd
+                if lab is None:
+                    np.maximum(cur, cand, out=cur)
+                    np.maximum(cur[..., 1:], diag_l, out=cur[..., 1:])
+                    np.maximum(cur[..., :-1], diag_r, out=cur[..., :-1])
+                else:
+                    cl = lab[..., r, :]
+                    pl = lab[..., prev, :]
+                    for sl_cur, val, sl_src in (
+                            ((Ellipsis, slice(None)), cand, (Ellipsis, slice(None))),
+                            ((Ellipsis, slice(1, None)), diag_l, (Ellipsis, slice(None, -1))),
+                            ((Ellipsis, slice(None, -1)), diag_r, (Ellipsis, slice(1, None)))):
+                        better = val > cur[sl_cur]
+                        cur[sl_cur] = np.where(better, val, cur[sl_cur])
+                        cl[sl_cur] = np.where(better, pl[sl_src], cl[sl_cur])
+            _row_cones(cur, None if lab is None else lab[..., r, :], wa, ramp)
+            prev = r
+    return v, lab

@@ -1,0 +1,24 @@
+"""mypy over the hou-using modules, against the types-houdini stubs."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+from terrace_testkit import REPO as ROOT
+from terrace_testkit import needs
+
+
+def test_mypy_passes_on_houdini_modules():
+    needs("mypy")
+    if importlib.util.find_spec("hou-stubs") is None and \
+            not any((Path(p) / "hou-stubs").is_dir() for p in sys.path if p):
+        needs("hou-stubs")    # types-houdini: a stub-only package, not importable
+    cmd = [sys.executable, "-m", "mypy", "--config-file", "mypy.ini",
+           "python3.10libs/terrace_foundation/houdini", "scripts/build_hda.py", "scripts/cook.py",
+           # the hython tests too: every hou call they make is checked against the stubs
+           "tests/conftest.py", "tests/houdini_scenes.py", "tests/houdini/test_assets.py"]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -1,0 +1,234 @@
+"""Output writers and the atomic output folder, on hand-made lots and results."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from terrace_testkit import needs
+
+from terrace_foundation import Heightfield, Lot, TerraceParams, TerraceResult
+from terrace_foundation.io import (WRITERS, OutputContext, output_folder, register_writer,
+                                   write_outputs, write_slices_geojson, write_slices_obj)
+from terrace_foundation.io.writers.report_json import to_json_value, write_report
+
+
+def square_lot(lot_id, x0, y0, size, h, region_id=0):
+    """A square lot as two CCW triangles at slice height ``h``."""
+    ring = np.array([[x0, y0], [x0 + size, y0], [x0 + size, y0 + size], [x0, y0 + size]])
+    v = np.column_stack([ring, np.full(4, h)])
+    tri = np.array([[0, 1, 2], [0, 2, 3]])
+    return Lot(lot_id, region_id, [[ring]], size * size, v, np.full(4, h - 1.0), tri, h)
+
+
+def two_part_lot():
+    a = np.array([[0.0, 0.0], [10.0, 0.0], [10.0, 10.0], [0.0, 10.0]])
+    b = a + [20.0, 0.0]
+    hole = np.array([[2.0, 2.0], [2.0, 4.0], [4.0, 4.0], [4.0, 2.0]])   # clockwise
+    v = np.column_stack([np.vstack([a, b]), np.full(8, 5.0)])
+    tri = np.array([[0, 1, 2], [0, 2, 3], [4, 5, 6], [4, 6, 7]])
+    return Lot(7, 2, [[a, hole], [b]], 196.0, v, np.full(8, 4.0), tri, 5.0)
+
+
+def fake_result(rows=30, cols=40, lots=None):
+    h = np.add.outer(np.arange(rows, dtype=float)[::-1], np.arange(cols, dtype=float))
+    src = Heightfield(h, 10.0, (0.0, rows * 10.0))
+    mask = np.zeros((rows, cols), np.int32)
+    mask[5:10, 5:10] = 1
+    mask[5:10, 10:15] = 2
+    lots = lots if lots is not None else [square_lot(1, 50, 200, 50, 30.0),
+                                          square_lot(2, 100, 200, 50, 35.0)]
+    return TerraceResult(src.with_heights(h + 0.5), src, lots, mask, TerraceParams(),
+                         {"lots": [{"lot_id": 1}, {"lot_id": 2}]}, {"total": 0.1}, [])
+
+
+# --------------------------------------------------------------------------- GeoJSON
+
+def test_geojson_polygon_and_multipolygon(tmp_path):
+    from shapely.geometry import shape
+
+    lots = [square_lot(1, 0, 0, 10, 3.0), two_part_lot()]
+    [path] = write_slices_geojson(lots, tmp_path / "s.geojson", crs="EPSG:2056")
+    fc = json.loads(path.read_text())
+    assert fc["crs"]["properties"]["name"] == "urn:ogc:def:crs:EPSG::2056"
+    f1, f2 = fc["features"]
+    assert f1["geometry"]["type"] == "Polygon" and f2["geometry"]["type"] == "MultiPolygon"
+    assert f2["properties"] == {"lot_id": 7, "region_id": 2, "pad_height": 5.0, "area": 196.0}
+    for f in fc["features"]:
+        g = shape(f["geometry"])
+        assert g.is_valid and g.area == pytest.approx(f["properties"]["area"])
+    for poly in f2["geometry"]["coordinates"]:
+        for ring in poly:
+            assert ring[0] == ring[-1]                       # closed rings
+    # right-hand rule: exterior CCW, hole CW
+    from shapely.geometry import LinearRing
+    ext, hole = f2["geometry"]["coordinates"][0]
+    assert LinearRing(ext).is_ccw and not LinearRing(hole).is_ccw
+
+
+def test_geojson_without_crs(tmp_path):
+    [path] = write_slices_geojson([square_lot(1, 0, 0, 10, 3.0)], tmp_path / "s.geojson")
+    assert "crs" not in json.loads(path.read_text())
+
+
+# --------------------------------------------------------------------------- OBJ
+
+def test_obj_y_up_mapping_and_groups(tmp_path):
+    trimesh = needs("trimesh")
+    lots = [square_lot(1, 100, 200, 10, 3.0), square_lot(4, 120, 200, 10, 6.0)]
+    [path] = write_slices_obj(lots, tmp_path / "s.obj", header=["CRS: EPSG:2056"])
+    text = path.read_text()
+    assert "# CRS: EPSG:2056" in text
+    assert [ln for ln in text.splitlines() if ln[:2] in ("o ", "g ")] == [
+        "o lot_1", "g lot_1", "o lot_4", "g lot_4"]
+    v = np.array([ln.split()[1:] for ln in text.splitlines() if ln.startswith("v ")], float)
+    np.testing.assert_allclose(v[0], [100.0, 3.0, -200.0])          # v x h -y
+    f = np.array([ln.split()[1:] for ln in text.splitlines() if ln.startswith("f ")], int)
+    assert f.min() == 1 and f.max() == 8                             # 1-based, global indices
+    mesh = trimesh.load(path, process=False, force="mesh")
+    assert len(mesh.faces) == 4
+    assert (mesh.face_normals[:, 1] > 0.999).all()                   # facing up (+Y)
+
+
+# --------------------------------------------------------------------------- report
+
+def test_report_converts_numpy_and_is_strict(tmp_path):
+    data = {"a": np.float32(1.5), "b": np.int64(3), "c": np.arange(3), "d": (1, 2),
+            "e": np.bool_(True), "p": TerraceParams()}
+    out = to_json_value(data)
+    assert out["a"] == 1.5 and out["b"] == 3 and out["c"] == [0, 1, 2] and out["e"] is True
+    assert out["p"]["min_lot_size"] == 7000.0
+    json.dumps(out, allow_nan=False)
+    with pytest.raises(ValueError, match=r"report\.lots\[1\]\.cut is nan"):
+        to_json_value({"lots": [{"cut": 1.0}, {"cut": np.nan}]})
+    with pytest.raises(TypeError, match="report.x"):
+        to_json_value({"x": object()})
+
+
+def test_report_extra_keys_do_not_override(tmp_path):
+    [p] = write_report({"params": {"seed": 1}}, tmp_path / "r.json",
+                       {"params": {"seed": 99}, "inputs": {"heightfield": "a.tif"}})
+    data = json.loads(p.read_text())
+    assert data == {"params": {"seed": 1}, "inputs": {"heightfield": "a.tif"}}
+
+
+# --------------------------------------------------------------------------- folder, registry
+
+def test_write_outputs_all_default_files(tmp_path):
+    out = tmp_path / "out"
+    files = write_outputs(fake_result(), out, OutputContext(heightfield_format="npy"))
+    names = {p.name for p in files}
+    assert names == {"terrace_heightfield.npy", "terrace_heightfield.json",
+                     "terrace_slices.geojson", "terrace_slices.obj", "preview.png", "preview.html",
+                     "report.json"}
+    assert {p.name for p in out.iterdir()} == names
+    report = json.loads((out / "report.json").read_text())
+    assert set(report["outputs"]) == names
+    assert report["params"]["seed"] == 0 and "timings" not in report   # byte-identical reruns
+    assert report["warnings"] == []
+
+
+@pytest.fixture
+def temp_writer():
+    added = []
+
+    def add(name, func, **kw):
+        register_writer(name, **kw)(func)
+        added.append(name)
+
+    yield add
+    for name in added:
+        WRITERS.pop(name, None)
+
+
+def test_failing_writer_leaves_nothing(tmp_path, temp_writer):
+    def boom(result, folder, context):
+        (folder / "half.bin").write_bytes(b"xx")
+        raise OSError(28, "No space left on device")
+
+    temp_writer("boom", boom, default=False)
+    out = tmp_path / "deep" / "er" / "out"
+    with pytest.raises(OSError):
+        write_outputs(fake_result(), out, OutputContext(heightfield_format="npy"),
+                      extra=["boom"])
+    assert list(tmp_path.iterdir()) == []            # not even the parents we created
+
+
+def test_failed_overwrite_keeps_old_folder(tmp_path, temp_writer):
+    out = tmp_path / "out"
+    write_outputs(fake_result(), out, OutputContext(heightfield_format="npy"))
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def boom(result, folder, context):
+        raise RuntimeError("writer bug")
+
+    temp_writer("boom", boom, default=False)
+    with pytest.raises(RuntimeError):
+        write_outputs(fake_result(), out, OutputContext(heightfield_format="npy"),
+                      overwrite=True, extra=["boom"])
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_extra_writer_is_one_function(tmp_path, temp_writer):
+    """What an --export format needs: one function, one registry entry."""
+    def write_lot_count(result, folder, context):
+        path = folder / "lots.txt"
+        path.write_text(f"{len(result.lots)}\n")
+        return [path]
+
+    def write_in_subfolder(result, folder, context):
+        (folder / "engine").mkdir()
+        path = folder / "engine" / "import.json"
+        path.write_text("{}")
+        return [path]
+
+    temp_writer("lot-count", write_lot_count, default=False, description="lot count")
+    temp_writer("sub", write_in_subfolder, default=False)
+    out = tmp_path / "out"
+    write_outputs(fake_result(), out, OutputContext(heightfield_format="npy"),
+                  extra=["lot-count", "sub"])
+    assert (out / "lots.txt").read_text() == "2\n"
+    listed = json.loads((out / "report.json").read_text())["outputs"]
+    assert "lots.txt" in listed and "engine/import.json" in listed
+    out2 = tmp_path / "out2"
+    write_outputs(fake_result(), out2, OutputContext(heightfield_format="npy"))
+    assert not (out2 / "lots.txt").exists()
+
+
+def test_unknown_extra_writer(tmp_path):
+    from terrace_foundation import TerraceInputError
+
+    with pytest.raises(TerraceInputError, match="unknown output 'nope'"):
+        write_outputs(fake_result(), tmp_path / "o", extra=["nope"])
+    assert not (tmp_path / "o").exists()
+
+
+def test_optional_writer_skipped_with_warning(tmp_path, temp_writer, monkeypatch):
+    from terrace_foundation.io import MissingDependencyError
+    from terrace_foundation.io.writers.output_folder import OutputWriter
+
+    def no_pillow(result, folder, context):
+        raise MissingDependencyError("pillow is needed to write preview.png")
+
+    monkeypatch.setitem(WRITERS, "preview", OutputWriter("preview", no_pillow, True, True,
+                                                         "", 40))
+    ctx = OutputContext(heightfield_format="npy")
+    write_outputs(fake_result(), tmp_path / "o", ctx)
+    assert not (tmp_path / "o" / "preview.png").exists()
+    assert ctx.warnings and "pillow" in ctx.warnings[0]
+    report = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert any("preview skipped" in w for w in report["warnings"])
+
+
+def test_output_folder_permissions_follow_umask(tmp_path):
+    import os
+    import stat
+
+    with output_folder(tmp_path / "o") as tmp:
+        (tmp / "x").write_text("1")
+    mode = stat.S_IMODE(os.stat(tmp_path / "o").st_mode)
+    mask = os.umask(0)
+    os.umask(mask)
+    assert mode == 0o777 & ~mask

@@ -1,0 +1,176 @@
+"""Lot geometry: the lots partition their region (shapely as the oracle), sizes, Voronoi."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from terrace_testkit import needs
+
+shapely = needs("shapely")
+from shapely.geometry import MultiPolygon, Polygon
+
+import terrace_foundation as tf
+from terrace_foundation.lots.fracture import decompose_region, voronoi_cells
+from terrace_foundation.geometry import clip_halfplane, polygon_area
+from terrace_foundation.pipeline import fracture_region
+from terrace_foundation.lots.scatter import region_rng, scatter_points
+
+from terrace_testkit import flower_region, mountain
+
+
+def _shape(footprint):
+    return MultiPolygon([Polygon(p[0], p[1:]) for p in footprint])
+
+
+@pytest.fixture(scope="module")
+def run():
+    hf = mountain()
+    reg = flower_region(hf)
+    res = tf.generate(hf, [reg], seed=3, scatter_count=20, min_lot_size=2000.0)
+    return hf, reg, res
+
+
+def test_lots_partition_region(run):
+    hf, reg, res = run
+    ox, oy = hf.origin
+    shapes = [shapely.affinity.translate(_shape(l.footprint), -ox, -oy) for l in res.lots]
+    region = shapely.affinity.translate(Polygon(reg.exterior, reg.holes), -ox, -oy)
+    assert all(s.is_valid for s in shapes)
+    total = sum(s.area for s in shapes)
+    assert total == pytest.approx(region.area, rel=1e-9)
+    # the engine's own lot areas agree with the traced outlines
+    np.testing.assert_allclose([l.area for l in res.lots], [s.area for s in shapes], rtol=1e-9)
+    # no overlaps: every pairwise intersection has (numerically) no area
+    tree = shapely.STRtree(shapes)
+    left, right = tree.query(shapes, predicate="intersects")
+    pairs = left < right
+    overlap = sum(shapes[i].intersection(shapes[j]).area for i, j in zip(left[pairs], right[pairs]))
+    assert overlap < 1e-9 * region.area
+    # nothing outside the region, nothing of it missed
+    assert shapely.union_all(shapes).symmetric_difference(region).area < 1e-9 * region.area
+
+
+def test_every_lot_at_most_min_lot_size(run):
+    _, _, res = run
+    areas = np.array([l.area for l in res.lots])
+    assert areas.max() <= 2000.0
+    assert len(res.lots) >= region_lower_bound(run)
+
+
+def region_lower_bound(run):
+    _, reg, _ = run
+    return int(np.ceil(reg.area / 2000.0))
+
+
+def test_lot_iterations_limit_splitting():
+    hf = mountain()
+    reg = flower_region(hf, hole=False)
+    none = tf.generate(hf, [reg], scatter_count=5, lot_iterations=0, min_lot_size=100.0)
+    one = tf.generate(hf, [reg], scatter_count=5, lot_iterations=1, min_lot_size=100.0)
+    assert len(none.lots) == 5
+    assert len(one.lots) == 10
+
+
+def test_slab_decomposition_is_exact():
+    hf = mountain()
+    reg = flower_region(hf)
+    traps = decompose_region(reg)
+    union = shapely.union_all([Polygon(t).buffer(0) for t in traps])
+    ref = Polygon(reg.exterior, reg.holes)
+    assert polygon_area(traps).sum() == pytest.approx(ref.area, rel=1e-12)
+    assert union.symmetric_difference(ref).area < 1e-6 * ref.area
+
+
+def test_voronoi_matches_shapely():
+    rng = np.random.default_rng(1)
+    pts = rng.random((60, 2)) * 100
+    cells, count = voronoi_cells(pts, (0.0, 0.0, 100.0, 100.0), neighbours=4)
+    ref = shapely.voronoi_polygons(shapely.MultiPoint(pts))
+    box = shapely.box(0, 0, 100, 100)
+    for i in range(len(pts)):
+        mine = Polygon(cells[i, :count[i]])
+        theirs = next(g for g in ref.geoms if g.contains(shapely.Point(pts[i]))).intersection(box)
+        assert mine.symmetric_difference(theirs).area < 1e-9 * theirs.area
+
+
+def test_clip_halfplane_hand_case():
+    square = np.array([[[0, 0], [2, 0], [2, 2], [0, 2]]], dtype=float)
+    poly, count = clip_halfplane(square, np.array([4]), np.array([1.0, 0.0]), np.array(0.5))
+    assert count[0] == 4
+    assert polygon_area(poly)[0] == pytest.approx(1.0)
+
+
+def test_scatter_is_inside_and_seeded():
+    hf = mountain()
+    reg = flower_region(hf)
+    a = scatter_points(reg, 200, region_rng(7, 0))
+    b = scatter_points(reg, 200, region_rng(7, 0))
+    c = scatter_points(reg, 200, region_rng(8, 0))
+    poly = Polygon(reg.exterior, reg.holes)
+    assert np.array_equal(a, b) and not np.array_equal(a, c)
+    assert all(poly.contains(shapely.Point(p)) for p in a)
+
+
+def test_region_partly_outside_is_clipped_with_warning():
+    hf = mountain()
+    x0, y0, x1, y1 = hf.extent
+    ring = np.array([[x0 - 50, y0 + 100], [x0 + 300, y0 + 100], [x0 + 300, y0 + 400],
+                     [x0 - 50, y0 + 400]])
+    with pytest.warns(tf.TerraceWarning, match="clipped"):
+        res = tf.generate(hf, [ring], scatter_count=4)
+    inside = shapely.box(*hf.extent).intersection(Polygon(ring))
+    assert sum(l.area for l in res.lots) == pytest.approx(inside.area, rel=1e-9)
+    assert res.warnings
+
+
+def test_region_wholly_outside_is_an_error():
+    hf = mountain()
+    x0, y0, x1, y1 = hf.extent
+    ring = np.array([[x1 + 10, y0], [x1 + 100, y0], [x1 + 100, y0 + 90]])
+    with pytest.raises(tf.TerraceInputError, match="wholly outside"):
+        tf.generate(hf, [ring])
+
+
+@pytest.mark.parametrize("ring, problem", [
+    ([[0, 0], [1, 1], [0, 0], [1, 1]], "fewer than 3 distinct points"),
+    ([[0, 0], [1, 1], [2, 2], [3, 3]], "zero area"),
+    ([[0, 0], [2, 2], [2, 0], [0, 2]], "intersects itself"),
+])
+def test_bad_polygons(ring, problem):
+    with pytest.raises(tf.TerraceInputError, match=problem):
+        tf.Region.from_rings(ring, source="city.geojson")
+    with pytest.raises(tf.TerraceInputError, match="city.geojson"):
+        tf.Region.from_rings(ring, source="city.geojson")
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("ring, holes", [
+    ([[100, 100], [500, 100], [500, 400], [100, 400]], []),
+    ([[0, 0], [600, 0], [600, 600], [0, 600]], [[[200, 200], [300, 200], [300, 300], [200, 300]]]),
+    ([[-50, 100], [300, 100], [300, 650], [-50, 650]], []),  # partly outside: clipped
+])
+def test_axis_aligned_outlines_partition(seed, ring, holes):
+    """Lot outlines on the region's own (axis-aligned) edges are traced once, not twice."""
+    hf = tf.Heightfield(np.zeros((60, 60)), 10.0, (0.0, 600.0))
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", tf.TerraceWarning)
+        res = tf.generate(hf, [[np.array(ring, float)] + [np.array(h, float) for h in holes]],
+                          seed=seed, remesh_size=20)
+    region = shapely.box(0, 0, 600, 600).intersection(Polygon(ring, holes))
+    shapes = [_shape(l.footprint) for l in res.lots]
+    assert all(s.is_valid for s in shapes)
+    np.testing.assert_allclose([s.area for s in shapes], [l.area for l in res.lots], rtol=1e-9)
+    assert sum(s.area for s in shapes) == pytest.approx(region.area, rel=1e-9)
+
+
+def test_nest_rings_finds_holes_and_islands():
+    from terrace_foundation.region import nest_rings
+
+    def square(x, y, s):
+        return np.array([[x, y], [x + s, y], [x + s, y + s], [x, y + s]], float)
+
+    rings = [square(0, 0, 100), square(10, 10, 30), square(15, 15, 10), square(200, 0, 50),
+             square(60, 60, 20)]
+    # 0 holds holes 1 and 4; 2 is an island inside hole 1; 3 stands alone
+    assert nest_rings(rings) == [(0, [1, 4]), (2, []), (3, [])]

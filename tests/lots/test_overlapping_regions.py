@@ -1,0 +1,87 @@
+"""Overlapping regions (issue 15, defect 4): later regions lose the overlap, with a warning.
+
+Oracle: shapely. Lot areas add up to the ground that exists (the union of the regions on the
+grid), lots never overlap, and the report's per-lot cell counts are those of the lot mask.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from terrace_testkit import needs
+
+_geometry = needs("shapely.geometry")
+Polygon, box = _geometry.Polygon, _geometry.box
+unary_union = needs("shapely.ops").unary_union
+
+from terrace_foundation import generate
+from terrace_foundation.errors import TerraceWarning
+from terrace_foundation.heightfield import Heightfield
+from terrace_foundation.lots.overlap import resolve_overlaps
+from terrace_foundation.region import Region
+
+
+def sq(x, y, w, h=None):
+    h = w if h is None else h
+    return np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]], dtype=float)
+
+
+@pytest.fixture
+def hf():
+    rng = np.random.default_rng(0)
+    return Heightfield(rng.normal(size=(60, 60)).cumsum(0) + 100, 5.0, (0.0, 300.0))
+
+
+CASES = {
+    "corner overlap": [sq(10, 10, 100), sq(60, 60, 100)],
+    "later inside earlier": [sq(10, 10, 100), sq(30, 30, 20)],
+    "earlier inside later (a hole)": [sq(30, 30, 20), sq(10, 10, 100)],
+    "strip across (two parts)": [sq(10, 10, 100), sq(50, 5, 20, 200)],
+    "identical": [sq(10, 10, 100), sq(10, 10, 100)],
+    "three-way": [sq(10, 10, 100), sq(60, 60, 100), sq(40, 80, 100, 50)],
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_later_regions_lose_the_overlap(hf, name):
+    rings = CASES[name]
+    regions = [Region.from_rings(r, region_id=k) for k, r in enumerate(rings)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = generate(hf, regions, min_lot_size=800.0)
+    assert any(issubclass(w.category, TerraceWarning) and "later regions lose the overlap"
+               in str(w.message) for w in caught)
+    grid = box(*hf.extent)
+    union = unary_union([Polygon(r) for r in rings]).intersection(grid)
+    assert sum(lot.area for lot in res.lots) == pytest.approx(union.area, rel=1e-9)
+    # each region keeps what no earlier region holds
+    for k, ring in enumerate(rings):
+        mine = Polygon(ring).difference(unary_union([Polygon(r) for r in rings[:k]])) \
+            if k else Polygon(ring)
+        got = sum(lot.area for lot in res.lots if lot.region_id == k)
+        assert got == pytest.approx(mine.intersection(grid).area, rel=1e-9, abs=1e-9)
+    # lots do not overlap
+    polys = [Polygon(p[0], p[1:]) for lot in res.lots for p in lot.footprint]
+    assert sum(p.area for p in polys) == pytest.approx(unary_union(polys).area, rel=1e-9)
+    # report figures follow the lot mask
+    cells = np.bincount(res.lot_mask.ravel(), minlength=len(res.lots) + 1)
+    for row in res.report["lots"]:
+        assert row["cells"] == cells[row["lot_id"]]
+
+
+def test_touching_regions_are_left_alone():
+    a, b = Region.from_rings(sq(0, 0, 10)), Region.from_rings(sq(10, 0, 10), region_id=1)
+    out, notes = resolve_overlaps([a, b])
+    assert out == [a, b] and notes == []
+
+
+def test_difference_with_a_hole_is_valid():
+    a = Region.from_rings(sq(30, 30, 20))
+    b = Region.from_rings(sq(10, 10, 100), region_id=1)
+    out, notes = resolve_overlaps([a, b])
+    assert len(out) == 2 and len(out[1].holes) == 1
+    poly = Polygon(out[1].exterior, out[1].holes)
+    assert poly.is_valid and poly.area == pytest.approx(10000 - 400)
+    assert "loses 400" in notes[0]

@@ -1,0 +1,49 @@
+"""Smoke test of scripts/compare_presets.py: its case builders and measurements (synthetic only,
+a few seconds)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import numpy as np
+import pytest
+from terrace_testkit import REPO
+
+SCRIPT = REPO / "scripts" / "compare_presets.py"
+
+
+@pytest.fixture(scope="module")
+def cp():
+    spec = importlib.util.spec_from_file_location("compare_presets", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_cases_are_defined_once_with_unique_names(cp):
+    names = [c.name for c in cp.cases()]
+    assert len(names) == len(set(names))
+    assert {"interlaken", "bigtujunga", "plane10", "plane20", "plane30", "ridge"} <= set(names)
+    # the real-DEM outlines start with the ones tests/test_grading.py draws
+    assert cp.TOWNS["interlaken_dhm25"][:2] == [(0.35, 0.12, 700, 400, True),
+                                                 (0.55, 0.75, 500, 350, False)]
+
+
+@pytest.mark.parametrize("deg", [10, 30])
+def test_plane_has_the_slope_it_names(cp, deg):
+    hf = cp.plane(deg)
+    gy, gx = np.gradient(hf.heights, hf.cell_size)
+    assert np.degrees(np.arctan(np.hypot(gx, gy))) == pytest.approx(deg, abs=1e-9)
+
+
+def test_measure_on_a_synthetic_case(cp, tmp_path):
+    case = next(c for c in cp.cases() if c.name == "plane10")
+    rows = cp.run_case(case, presets=cp.PRESETS[:2])
+    ref, grd = rows
+    assert grd["pad_range_m"] <= 0.01 and grd["pad_slope_deg"] <= 0.5
+    assert grd["change_outside_band_m"] == 0.0
+    assert ref["pad_range_m"] > 1.0 and ref["fill_m3"] > ref["cut_m3"]
+    table = cp.markdown(rows, cp.EARTH_COLUMNS)
+    assert table.count("\n") == 3 and "grading/mean" in table

@@ -1,0 +1,43 @@
+"""The exact Euclidean distance transform (Felzenszwalb-Huttenlocher) against scipy's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from terrace_testkit import needs
+
+ndimage = needs("scipy.ndimage")
+
+from terrace_foundation.terrain.edt import distance_transform, envelope_1d
+
+
+@pytest.mark.parametrize("shape, share, seed", [
+    ((7, 9), 0.1, 0), ((50, 60), 0.02, 1), ((120, 90), 0.001, 2), ((1, 17), 0.2, 3),
+    ((17, 1), 0.2, 4), ((64, 64), 0.5, 5), ((33, 45), 0.0, 6)])
+def test_distance_matches_scipy_and_points_at_a_nearest_feature(shape, share, seed):
+    rng = np.random.default_rng(seed)
+    feat = rng.random(shape) < share
+    feat[shape[0] // 2, shape[1] // 3] = True
+    dist, (r, c) = distance_transform(feat, 2.5)
+    ref = ndimage.distance_transform_edt(~feat) * 2.5
+    np.testing.assert_allclose(dist, ref, rtol=1e-12, atol=1e-12)
+    assert feat[r, c].all()
+    rows, cols = np.indices(shape)
+    np.testing.assert_allclose(np.hypot(r - rows, c - cols) * 2.5, ref, rtol=1e-12, atol=1e-12)
+
+
+def test_no_feature_is_infinite_and_input_not_modified():
+    feat = np.zeros((4, 5), dtype=bool)
+    dist, (r, c) = distance_transform(feat)
+    assert np.isinf(dist).all() and not r.any() and not c.any()
+    feat[1, 1] = True
+    keep = feat.copy()
+    distance_transform(feat)
+    assert (feat == keep).all()
+
+
+def test_envelope_hand_case():
+    # parabolas (x - q)^2 + f(q) with f = [inf, 4, inf, 0, inf]: x=0 -> min(1+4, 9+0) = 5
+    d, arg = envelope_1d(np.array([[np.inf, 4.0, np.inf, 0.0, np.inf]]))
+    np.testing.assert_allclose(d[0], [5.0, 4.0, 1.0, 0.0, 1.0])
+    assert list(arg[0]) == [1, 1, 3, 3, 3]

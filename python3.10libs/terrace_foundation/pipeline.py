@@ -357,7 +357,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         # outline walls, wings and tier walls inside the lots, read off the heightfield
         off_edges = step_walls(terrace, lot_mask, ginfo["nearest_lot"], hf.origin,
                                hf.cell_size, max(p.max_step, np.tan(np.radians(p.max_slope))
-                                                 * hf.cell_size * (1 + 1e-9)))
+                                                 * hf.cell_size * (1 + 1e-9)), hf.heights)
         walls += [w for w in off_edges if p.boundary != "wall" or w["on"] == "tier"]
         if p.boundary == "wall":
             walls += outline_walls(lots, [r.translated(shift) for r in regs], hf.sample,

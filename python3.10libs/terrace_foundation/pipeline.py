@@ -24,7 +24,8 @@ from .lots.scatter import region_rng, relax_points, scatter_points
 from .lots.subdivide import LotSet, subdivide_lots
 from .params import TerraceParams
 from .presets.grading import balanced_pads, cell_pad_heights
-from .presets.limits import grade_limited, grading_figures, limit_pads, lot_pair_steps, step_walls
+from .presets.limits import (GradeInfo, grade_limited, grading_figures, limit_pads,
+                             lot_pair_steps, step_walls)
 from .presets.walls import find_walls, grid_steps, outline_walls, touching_lots
 from .region import Region, simplify_region
 from .report import _num, build_report, lot_extras, lot_statistics
@@ -299,6 +300,8 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
             p.max_wall_height, p.max_embankment_height)
         pads = limited[1:]
         sliced = pads[mesh.vertex_lot]
+        ginfo: GradeInfo | None
+        gflags: dict | None
         terrace, band, window, ginfo = grade_limited(
             hf.heights, lot_mask, limited, hf.cell_size, p.max_slope, p.max_wall_height,
             p.max_embankment_height, p.boundary)
@@ -343,6 +346,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
                 w["top_height"] -= half
                 w["height"] = new
         if p.boundary != "wall":
+            assert ginfo is not None                       # set by the grading branch
             walls += step_walls(terrace, lot_mask, ginfo["nearest_lot"], hf.origin,
                                 hf.cell_size, max(p.max_step, np.tan(np.radians(p.max_slope))
                                                   * hf.cell_size * (1 + 1e-9)))

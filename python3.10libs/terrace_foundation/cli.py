@@ -87,11 +87,33 @@ def output_parent() -> argparse.ArgumentParser:
                        help="Comma list of extra outputs: ue (Unreal PNG/.r16), unity (RAW),"
                        " glb (slices), masks (lot id GeoTIFF, 8-bit PNG). Import settings are"
                        " printed on stdout and written to <engine>/import.json.")
+    tiles = parent.add_argument_group("tiles (maps bigger than memory; the result is the same)")
+    tiles.add_argument("--tile-size", dest="tile_size", metavar="CELLS", type=_tile_size,
+                       default=None, help="Run the raster stages in tiles of CELLS a side (a "
+                       "multiple of 64; 0 = one tile). Default: 2048 (a map up to 2560 a side "
+                       "is one tile). The outputs are byte-identical whatever the tiling.")
+    tiles.add_argument("--scheduler", metavar="WHERE", default=None,
+                       help="Run the tiles as Dask tasks: threads, processes or the address of a "
+                       "dask.distributed scheduler (tcp://host:8786); needs pip install "
+                       "'.[dask]'. Default: serial.")
     group.add_argument("--no-viewer", dest="no_viewer", action="store_true",
                        help="Do not write preview.html, the self-contained 3D viewer (written"
                        " by default; about 5 MB for a grid of a million cells or more, at"
                        " most 25 MB).")
     return parent
+
+
+def _tile_size(text: str) -> int:
+    """``--tile-size`` value: 0 or a positive multiple of 64."""
+    from .terrain.tiles import CHUNK
+
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of cells") from None
+    if v < 0 or v % CHUNK:
+        raise argparse.ArgumentTypeError(f"{v} is not 0 or a positive multiple of {CHUNK}")
+    return v
 
 
 def _export_list(text: str) -> list[str]:
@@ -215,6 +237,14 @@ class Progress:
             self.stage = None
 
 
+def _tile_progress(progress: "Progress"):
+    """Tiles done / total and throughput on stderr (a tiled run)."""
+    def show(done: int, total: int, cells: int, seconds: float) -> None:
+        rate = cells / seconds if seconds > 0 else 0.0
+        progress.message(f"tiles {done}/{total} ({rate / 1e6:.2f} million cells/s)")
+    return show
+
+
 def _error(text: str) -> int:
     line = " ".join(str(text).split())  # one line, always
     sys.stderr.write(f"{PROG}: error: {line}\n")
@@ -238,6 +268,8 @@ def _params_from(args: argparse.Namespace) -> dict:
 def _name_input(err: TerraceInputError, inputs: dict) -> TerraceInputError:
     """The engine names its inputs "regions"/"heightfield"; say which files they were."""
     src = err.source or ""
+    if src in PARAMETERS:                    # an estimate refused a parameter: name the flag
+        return TerraceInputError(err.problem, _flag(src))
     for role in ("regions", "heightfield"):
         if src.startswith(role) and inputs.get(role) and not src.startswith(inputs[role]):
             return TerraceInputError(err.problem, inputs[role] + src[len(role):])
@@ -283,17 +315,30 @@ def _run(hf, regions, args: argparse.Namespace, context, protect: Sequence[str])
 
     params = _params_from(args)
     progress = Progress(sys.stderr, enabled=not args.quiet)
-    with warnings.catch_warnings(record=True) as caught:
+    seen: set[str] = set()
+
+    def show(message, category, *rest, **kw) -> None:
+        # engine warnings show when they arise (a size warning before the long stage)
+        text = str(message)
+        if issubclass(category, TerraceWarning) and text not in seen:
+            seen.add(text)
+            progress.end()
+            _warn(text)
+
+    with warnings.catch_warnings():
         warnings.simplefilter("always", TerraceWarning)
+        warnings.showwarning = show
         try:
-            result = generate(hf, regions, progress=progress, **params)
+            result = generate(hf, regions, progress=progress,
+                              tile_size=getattr(args, "tile_size", None),
+                              scheduler=getattr(args, "scheduler", None),
+                              tile_progress=None if args.quiet else _tile_progress(progress),
+                              **params)
         except TerraceInputError as e:
             progress.end()
             raise _name_input(e, context.inputs) from None
     progress.end()
-    seen = set()
-    for text in [*result.warnings, *(str(w.message) for w in caught
-                                     if issubclass(w.category, TerraceWarning))]:
+    for text in result.warnings:
         if text not in seen:
             seen.add(text)
             _warn(text)
@@ -418,6 +463,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write(f"\n{PROG}: interrupted; nothing was written\n")
         return 130
+    except MemoryError:
+        return _error("out of memory; crop the heightfield to the regions or raise"
+                      " --remesh-size / --min-lot-size (the run's estimate is checked against"
+                      " TERRACE_MEMORY_BUDGET)")
     except Terminated:
         sys.stderr.write(f"\n{PROG}: terminated (SIGTERM); nothing was written\n")
         return 128 + 15

@@ -91,7 +91,8 @@ def time_outputs(res, repeat: int = 5) -> dict:
     return out
 
 
-def run_one(size: int, preset: str | None, outputs: bool = False) -> dict:
+def run_one(size: int, preset: str | None, outputs: bool = False,
+            tile_size: int | None = None, scheduler: str | None = None) -> dict:
     import numpy as np  # noqa: F401
 
     import terrace_foundation as tf
@@ -103,8 +104,9 @@ def run_one(size: int, preset: str | None, outputs: bool = False) -> dict:
     if preset:
         params["preset"] = preset
     t0 = time.perf_counter()
-    res = tf.generate(hf, regions, **params)
+    res = tf.generate(hf, regions, tile_size=tile_size, scheduler=scheduler, **params)
     total = time.perf_counter() - t0
+    from terrace_foundation.terrain.tiles import plan_tiles
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     extra = {"outputs": time_outputs(res)} if outputs else {}
     return {**extra,
@@ -112,6 +114,8 @@ def run_one(size: int, preset: str | None, outputs: bool = False) -> dict:
         "region_share": area / ((x1 - x0) * (y1 - y0)),
         "triangles": int(sum(len(l.triangles) for l in res.lots)),
         "seconds": total, "stages": res.timings, "peak_mb": peak_mb,
+        "tiles": len(plan_tiles(hf.shape, tile_size)), "scheduler": scheduler,
+        "cells_per_second": size * size / total,
     }
 
 
@@ -122,10 +126,15 @@ def main(argv=None) -> int:
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
     ap.add_argument("--outputs", action="store_true",
                     help="also time preview.png and preview.html (min of 5 interleaved runs)")
+    ap.add_argument("--tile-size", type=int, default=None,
+                    help="tile side for the raster stages (0 = one tile; default: the engine's)")
+    ap.add_argument("--scheduler", default=None,
+                    help="run the tiles as Dask tasks: threads, processes or a scheduler address")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
-        print(json.dumps(run_one(args.one, args.preset, args.outputs)))
+        print(json.dumps(run_one(args.one, args.preset, args.outputs, args.tile_size,
+                                 args.scheduler)))
         return 0
     rows = []
     for size in args.sizes:
@@ -134,6 +143,10 @@ def main(argv=None) -> int:
             cmd += ["--preset", args.preset]
         if args.outputs:
             cmd += ["--outputs"]
+        if args.tile_size is not None:
+            cmd += ["--tile-size", str(args.tile_size)]
+        if args.scheduler:
+            cmd += ["--scheduler", args.scheduler]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         row = json.loads(out.strip().splitlines()[-1])
         rows.append(row)

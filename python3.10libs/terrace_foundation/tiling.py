@@ -24,14 +24,14 @@ from typing import Callable
 
 import numpy as np
 
-from .heightfield import Heightfield
+from .heightfield import Heightfield, release_pages
 from .report import _grouped, edge_slopes, inner_cells
 from .terrain.blend import box_blur
 from .terrain.kernels import cone_envelope, slope_tangent
 from .terrain.project import rasterize_triangles
 from .terrain.tiles import PartialSums, Window, box_dilate, grow, halo_cells, plan_tiles
 
-__all__ = ["ReferenceJob", "TileFigures", "ArraySource", "ArraySink", "terrace_tile",
+__all__ = ["ReferenceJob", "TileFigures", "ArraySource", "ArraySink", "TeeSink", "terrace_tile",
            "run_tiles", "tile_progress_printer"]
 
 #: Slopes up to this many degrees count as buildable (as :func:`report.lot_extras`).
@@ -50,7 +50,9 @@ class ArraySource:
 
     def read(self, win: Window) -> np.ndarray:
         r0, r1, c0, c1 = win
-        return np.array(self.heights[r0:r1, c0:c1], dtype=np.float64)
+        out = np.array(self.heights[r0:r1, c0:c1], dtype=np.float64)
+        release_pages(self.heights)       # a memory-mapped grid: drop the pages just read
+        return out
 
 
 class ArraySink:
@@ -68,6 +70,21 @@ class ArraySink:
 
     def close(self) -> None:
         pass
+
+
+class TeeSink:
+    """Every tile to several sinks (the in-memory result and files written window by window)."""
+
+    def __init__(self, *sinks) -> None:
+        self.sinks = sinks
+
+    def write(self, win: Window, terrace: np.ndarray, lot_mask: np.ndarray) -> None:
+        for s in self.sinks:
+            s.write(win, terrace, lot_mask)
+
+    def close(self) -> None:
+        for s in self.sinks:
+            s.close()
 
 
 @dataclass

@@ -540,8 +540,9 @@ def _fit_and_absurd(hf, slopes, diff, touched, lots, walls, totals, reach, p, wa
         if flags["steep_slopes_created"]:
             n = int((deg_after[made] > CREATED_SLOPE_LIMIT).sum())
             _warn(warn, f"the terraces create slopes up to {created:.1f} degrees ({n} cells "
-                  f"steeper than {CREATED_SLOPE_LIMIT:g}): raise blur_radius (now "
-                  f"{reach[0]:g}) or min_lot_size")
+                  f"steeper than {CREATED_SLOPE_LIMIT:g}) at the lots' edges: "
+                  f"blur_radius {_round2(2 * reach[0]):g} (twice the {reach[0]:g} "
+                  "used) or a smaller min_lot_size softens them")
     if p.preset == "grading":
         tallest = totals["tallest_wall"]
         flags["tall_walls"] = tallest > WALL_HEIGHT_LIMIT

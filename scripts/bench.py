@@ -218,6 +218,8 @@ def write_synthetic_npy(size: int, path: str, band: int = 512) -> None:
     (never the whole grid in memory)."""
     import numpy as np
 
+    from terrace_foundation.heightfield import release_pages
+
     m = np.lib.format.open_memmap(path, mode="w+", dtype=np.float64, shape=(size, size))
     xs = np.arange(size, dtype=np.float32) / np.float32(size)
     for r0 in range(0, size, band):
@@ -229,6 +231,7 @@ def write_synthetic_npy(size: int, path: str, band: int = 512) -> None:
             h = h + amp * np.sin(2 * np.pi * fx * x + k) * np.cos(2 * np.pi * fy * y + 2 * k)
         m[r0:r1] = h
         m.flush()
+        release_pages(m)           # written pages leave this process's resident set
     del m
 
 
@@ -243,6 +246,7 @@ def run_stream(size: int, folder: str, tile_size: int | None, scheduler: str | N
     from terrace_foundation.io.windows import GeoTiffSink
     from terrace_foundation.terrain.tiles import plan_tiles
 
+    os.environ.setdefault("GDAL_CACHEMAX", "256")      # MB: GDAL's block cache, not the map
     src = os.path.join(folder, f"bench_{size}.npy")
     t0 = time.perf_counter()
     write_synthetic_npy(size, src)

@@ -398,7 +398,8 @@ def regions_from_polygons(polys, source: str, strict: bool = False):
     """
     from ...region import Region
 
-    regions, repairs = [], []
+    regions: list = []
+    repairs: list = []
     for rid, props, rings, feature in polys:
         parts, done = repair_polygon(rings, source, feature, strict)
         repairs.extend(done)

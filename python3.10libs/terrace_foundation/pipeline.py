@@ -16,7 +16,7 @@ from .errors import TerraceInputError, TerraceWarning
 from .geometry import polygon_area, widen_polygons
 from .heightfield import Heightfield, release_pages
 from .lot import Lot
-from .lots.footprint import lot_footprint
+from .lots.footprint import lot_footprint, pieces_outline
 from .lots.fracture import decompose_region, intersect_pieces, rectangle, voronoi_cells
 from .budget import check_budget
 from .lots.overlap import resolve_overlaps
@@ -28,7 +28,7 @@ from .presets.grading import balanced_pads, cell_pad_heights
 from .presets.limits import (GradeInfo, grade_limited, grading_figures, limit_pads,
                              lot_pair_steps, step_walls)
 from .presets.walls import find_walls, grid_steps, outline_walls, touching_lots
-from .region import Region, simplify_region
+from .region import Region, ring_area, simplify_region
 from .report import _num, build_report, lot_extras, lot_statistics
 from .result import TerraceResult
 from .terrain.blend import blur_halfwidth, blur_radius_used, blur_reach, box_blur
@@ -278,11 +278,19 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     for reg, ls in zip(regs, lot_sets):
         if ls.n_lots == 0:
             continue
-        ra, rb = reg.edges()
         areas = ls.areas()
+        # each lot's outline is the union of its pieces: exact, and its area is the lot's
+        order = np.argsort(ls.piece_lot, kind="stable")
+        bounds = np.searchsorted(ls.piece_lot[order], np.arange(ls.n_lots + 1))
+        ra, rb = reg.edges()
         for i in range(ls.n_lots):
-            fp = [[ring + shift for ring in poly]
-                  for poly in lot_footprint(ra, rb, ls.outline[i], int(ls.outline_count[i]))]
+            mine = order[bounds[i]:bounds[i + 1]]
+            polys = pieces_outline(ls.pieces[mine], ls.piece_count[mine])
+            got = sum(ring_area(r) for poly in polys for r in poly)
+            if not abs(got - areas[i]) <= 1e-9 * max(abs(areas[i]), 1e-300):
+                # pieces meeting on a non-vertical line (the contour layout's cuts): trace
+                polys = lot_footprint(ra, rb, ls.outline[i], int(ls.outline_count[i]))
+            fp = [[ring + shift for ring in poly] for poly in polys]
             lots_meta.append((reg.region_id, fp, float(areas[i])))
         pieces.append(widen_polygons(ls.pieces, ls.piece_count, width))
         piece_count.append(ls.piece_count)

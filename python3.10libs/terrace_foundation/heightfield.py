@@ -87,7 +87,8 @@ class Heightfield:
     @property
     def shape(self) -> tuple[int, int]:
         """Grid shape ``(rows, cols)``."""
-        return tuple(self.heights.shape)  # type: ignore[return-value]
+        rows, cols = self.heights.shape
+        return int(rows), int(cols)
 
     @property
     def extent(self) -> tuple[float, float, float, float]:

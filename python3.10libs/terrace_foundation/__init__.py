@@ -32,8 +32,8 @@ __all__ = [
 ]
 
 
-def generate(heightfield, regions, *, progress=None, **params) -> TerraceResult:
+def generate(heightfield, regions, *, params=None, progress=None, **values) -> TerraceResult:
     """Terrace ``regions`` into ``heightfield``; see :func:`terrace_foundation.pipeline.generate`."""
     from .pipeline import generate as _generate
 
-    return _generate(heightfield, regions, progress=progress, **params)
+    return _generate(heightfield, regions, params=params, progress=progress, **values)

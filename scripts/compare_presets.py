@@ -43,7 +43,7 @@ from terrace_foundation.demo import town_outline
 from terrace_foundation.report import inner_cells
 from terrace_foundation.terrain.kernels import cone_envelope, lot_adjacency, neighbour_pairs
 
-DATA = os.path.join(HERE, "..", "..", "shared", "data")
+DATA = os.environ.get("TERRACE_SHARED_DATA") or os.path.join(HERE, "..", "..", "shared", "data")
 
 ATTRIBUTION = {
     "interlaken_dhm25": "Source: Federal Office of Topography swisstopo (DHM25)",

@@ -71,7 +71,8 @@ def output_parent() -> argparse.ArgumentParser:
                        " printed on stdout and written to <engine>/import.json.")
     group.add_argument("--no-viewer", dest="no_viewer", action="store_true",
                        help="Do not write preview.html, the self-contained 3D viewer (written"
-                       " by default; about 1 MB for a 1025 x 1025 grid, at most 25 MB).")
+                       " by default; about 5 MB for a grid of a million cells or more, at"
+                       " most 25 MB).")
     return parent
 
 

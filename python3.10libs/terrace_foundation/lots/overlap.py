@@ -106,7 +106,7 @@ def region_difference(keep: Region, lose: list[Region]) -> list[Region]:
     mid = 0.5 * (sa + sb)
     normal = np.column_stack([-(sb - sa)[:, 1], (sb - sa)[:, 0]]) / ln[:, None]
     scale = max(1.0, float(np.abs(a).max()))
-    eps = np.maximum(1e-7 * ln, 1e-11 * scale)
+    eps = np.maximum(1e-10 * ln, 1e-14 * scale)   # a few ulps above the coordinates
     left, right = mid + eps[:, None] * normal, mid - eps[:, None] * normal
 
     def inside(p: np.ndarray) -> np.ndarray:

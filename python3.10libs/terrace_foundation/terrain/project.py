@@ -95,10 +95,10 @@ def rasterize_triangles(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: np
         out_val.append(va[t] * cc + vb[t] * rr + vk[t])
         out_cells.append(rr.astype(np.int64) * cols + cc.astype(np.int64))
         out_tri.append(t)
-    if not out_cells:
+    cells = np.concatenate(out_cells) if out_cells else np.zeros(0, dtype=np.int64)
+    if len(cells) == 0:
         e = np.zeros(0, dtype=np.int64)
         return e, np.zeros(0), tri_label[e]
-    cells = np.concatenate(out_cells)
     val = np.concatenate(out_val)
     tri = np.concatenate(out_tri)
     # one value per cell: the lowest triangle index wins (deterministic)

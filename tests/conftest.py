@@ -32,17 +32,20 @@ from terrace_foundation import Heightfield, Region
 
 # --------------------------------------------------------------------------- hypothesis
 
-try:
-    from hypothesis import HealthCheck, settings
-except ImportError:          # the tests that use it skip through terrace_testkit.needs
-    settings = None
-if settings is not None:
-    _common = dict(deadline=None, print_blob=True,
-                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                          HealthCheck.filter_too_much])
-    settings.register_profile("ci", max_examples=25, derandomize=True, **_common)
-    settings.register_profile("long", max_examples=3000, derandomize=False, **_common)
+def _hypothesis_profiles() -> None:
+    try:
+        from hypothesis import HealthCheck, settings
+    except ImportError:      # the tests that use it skip through terrace_testkit.needs
+        return
+    checks = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+    settings.register_profile("ci", max_examples=25, derandomize=True, deadline=None,
+                              print_blob=True, suppress_health_check=checks)
+    settings.register_profile("long", max_examples=3000, derandomize=False, deadline=None,
+                              print_blob=True, suppress_health_check=checks)
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+_hypothesis_profiles()
 
 
 # --------------------------------------------------------------------------- real data

@@ -144,8 +144,8 @@ def test_crop_panels_colour_cut_fill_outlines_and_walls():
     assert ((fill[:, 2] > fill[:, 0] + 50) & (fill[:, 2] > fill[:, 1])).all()  # blue: fill
     plain = block(pc, 9, 11, 10, 13)                            # untouched flat ground: grey
     assert (np.abs(plain[:, 0] - plain[:, 2]) <= 1).all()
-    # walls: yellow along the shared edge between rows 6 and 14, on after and change only
-    for panel, has_wall in ((pb, False), (pa, True), (pc, True)):
+    # walls: yellow along the shared edge between rows 6 and 14, on the after panel only
+    for panel, has_wall in ((pb, False), (pa, True), (pc, False)):
         yellow = np.all(panel == WALL, axis=-1)
         assert yellow.any() == has_wall
         if has_wall:

@@ -274,3 +274,29 @@ def test_viewer_in_chromium(browser, demo_out, demo_result):
     assert red.sum() + blue.sum() < 50
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors
+
+
+def test_viewer_assets_are_package_data():
+    """The page template and renderer ship in the wheel: pyproject's package-data globs cover
+    every file in viewer_assets/ (a moved or renamed asset must not silently drop out)."""
+    import fnmatch
+    from pathlib import Path
+
+    tomllib = needs("tomllib", "Python 3.11+ reads pyproject.toml")
+    from terrace_foundation.io.writers import viewer_html
+
+    repo = Path(__file__).resolve().parents[2]
+    data = tomllib.loads((repo / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"]
+    pkg_root = repo / "python3.10libs"
+    assets = sorted(viewer_html.ASSETS.iterdir())
+    assert {p.name for p in assets} >= {"viewer.html", "viewer.js"}
+    for path in assets:
+        rel = path.relative_to(pkg_root)
+        covered = False
+        for package, globs in data.items():
+            base = Path(*package.split("."))
+            if base in rel.parents:
+                inner = rel.relative_to(base).as_posix()
+                covered |= any(fnmatch.fnmatch(inner, g) for g in globs)
+        assert covered, f"{rel} is not package data in pyproject.toml"

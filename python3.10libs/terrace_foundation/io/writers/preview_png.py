@@ -12,7 +12,7 @@ The picture has two parts:
   before`` in metres on a diverging colour scale (:data:`DIVERGING`: red = cut/lowered, blue =
   fill/raised) shaded by the after relief. Lot outlines are thin dark lines blended over the
   colour (the slices' footprints as one-pixel lines), retaining walls (grading preset) are
-  yellow lines. A town larger than
+  yellow lines on the after panel. A town larger than
   :data:`MAX_CROP` cells is cropped around its centre (the overview shows both boxes).
 
 Every part is made from the engine's arrays with numpy and Pillow, on windows of the grid only
@@ -443,7 +443,7 @@ def crop_panels(before: np.ndarray, after: np.ndarray, lot_mask: np.ndarray, cel
     limit : float
         Change drawn in the end colours of :data:`DIVERGING`, metres.
     walls : iterable of (K, 2) ndarray
-        World polylines of the retaining walls (drawn on the after and change panels).
+        World polylines of the retaining walls (drawn on the after panel).
     origin : (float, float)
         North-west corner of the grid, world units.
     lots : sequence of Lot, optional
@@ -484,8 +484,8 @@ def crop_panels(before: np.ndarray, after: np.ndarray, lot_mask: np.ndarray, cel
     for k, p in enumerate(panels):
         p[edge] = (p[edge] * (1.0 - OUTLINE_ALPHA) + np.array(OUTLINE, float) * OUTLINE_ALPHA
                    + 0.5).astype(np.uint8)
-        if k > 0:
-            p[hit] = WALL
+        if k == 1:                                 # walls on the after panel only: the
+            p[hit] = WALL                          # change panel stays readable under them
         out.append(p)
     return out, change
 

@@ -180,17 +180,19 @@ uniform vec4 uColor;
 out vec4 outColor;
 void main() { outColor = uColor; }`;
 
-  const WALL_VS = `#version 300 es
-precision highp float;
+  // A wall is drawn where the terrace heightfield has its step: each piece of a wall line is a
+  // vertical quad from the lower to the higher of the heights just either side of the line.
+  const WALL_VS = COMMON + `
 uniform mat4 uMVP;
-uniform float uExag;
-uniform float uZmin;
-in vec3 aPos;
-in vec2 aNormal;
+in vec3 aPos;      // x, y, 0 = foot / 1 = crest
+in vec2 aNormal;   // unit normal of the wall line, x y
 out vec3 vNormal;
 void main() {
   vNormal = vec3(aNormal.x, 0.0, -aNormal.y);
-  gl_Position = uMVP * vec4(aPos.x, (aPos.z - uZmin) * uExag, -aPos.y, 1.0);
+  vec2 off = aNormal * 0.75 * uSpacing;
+  float a = bilinear(aPos.xy + off), b = bilinear(aPos.xy - off);
+  float h = aPos.z > 0.5 ? max(a, b) : min(a, b);
+  gl_Position = uMVP * vec4(aPos.x, h * uExag, -aPos.y, 1.0);
 }`;
 
   const WALL_FS = `#version 300 es
@@ -345,20 +347,24 @@ void main() {
     gl.vertexAttribPointer(aXY, 2, gl.FLOAT, false, 0, 0);
     gl.bindVertexArray(null);
 
-    // walls: one vertical quad per segment, from its base to its top height
+    // walls: each segment cut into pieces about one sample long, one vertical quad per piece
     const wseg = new Float32Array(qw.buffer, qw.byteOffset, data.wallCount * 6);
-    const wv = new Float32Array(data.wallCount * 6 * 5);
-    let w = 0;
+    const wl = [];
     for (let s = 0; s < data.wallCount; s++) {
       const x0 = wseg[6 * s], y0 = wseg[6 * s + 1], x1 = wseg[6 * s + 2], y1 = wseg[6 * s + 3];
-      const base = wseg[6 * s + 4], top = wseg[6 * s + 5];
       const l = Math.hypot(x1 - x0, y1 - y0) || 1, nx = (y1 - y0) / l, ny = -(x1 - x0) / l;
-      const corners = [[x0, y0, base], [x1, y1, base], [x1, y1, top],
-        [x0, y0, base], [x1, y1, top], [x0, y0, top]];
-      for (const c of corners) {
-        wv[w++] = c[0]; wv[w++] = c[1]; wv[w++] = c[2]; wv[w++] = nx; wv[w++] = ny;
+      const n = Math.max(1, Math.min(64, Math.ceil(l / spacing)));
+      for (let t = 0; t < n; t++) {
+        const ax = x0 + (x1 - x0) * t / n, ay = y0 + (y1 - y0) * t / n;
+        const bx = x0 + (x1 - x0) * (t + 1) / n, by = y0 + (y1 - y0) * (t + 1) / n;
+        for (const c of [[ax, ay, 0], [bx, by, 0], [bx, by, 1], [ax, ay, 0], [bx, by, 1],
+          [ax, ay, 1]]) {
+          wl.push(c[0], c[1], c[2], nx, ny);
+        }
       }
     }
+    const wv = new Float32Array(wl);
+    const wallVerts = wv.length / 5;
     const wallVao = gl.createVertexArray();
     gl.bindVertexArray(wallVao);
     gl.bindBuffer(gl.ARRAY_BUFFER, gl.createBuffer());
@@ -460,10 +466,9 @@ void main() {
       drawTerrain(mvp, false);
       if (state.showWalls && state.mode === "after" && data.wallCount) {
         setCommon(wallsProg, mvp);
-        gl.uniform1f(wallsProg.loc.uZmin, g.zmin);
         gl.disable(gl.CULL_FACE);
         gl.bindVertexArray(wallVao);
-        gl.drawArrays(gl.TRIANGLES, 0, data.wallCount * 6);
+        gl.drawArrays(gl.TRIANGLES, 0, wallVerts);
         gl.bindVertexArray(null);
       }
       if (state.showOutline && lineVerts.length) {

@@ -18,6 +18,7 @@ from .heightfield import Heightfield
 from .lot import Lot
 from .lots.footprint import lot_footprint
 from .lots.fracture import decompose_region, intersect_pieces, rectangle, voronoi_cells
+from .budget import check_budget
 from .lots.overlap import resolve_overlaps
 from .lots.remesh import remesh_lots
 from .lots.scatter import region_rng, relax_points, scatter_points
@@ -246,6 +247,9 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     local = hf.with_origin((0.0, 0.0))
     regs = [reg.translated(-shift) for reg in regs]
     regs = [_simplified(reg, p.remesh_size, warn) for reg in regs]
+    for note in check_budget(local, regs, p):     # refuse what cannot fit, before the work
+        warn.append(note)
+        _warnings.warn(note, TerraceWarning, stacklevel=2)
     regs, notes = resolve_overlaps(regs)          # later regions lose the overlap
     for note in notes:
         warn.append(note)

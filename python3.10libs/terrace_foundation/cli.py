@@ -251,7 +251,7 @@ def _name_input(err: TerraceInputError, inputs: dict) -> TerraceInputError:
     """The engine names its inputs "regions"/"heightfield"; say which files they were."""
     src = err.source or ""
     if src in PARAMETERS:                    # an estimate refused a parameter: name the flag
-        return TerraceInputError(err.problem, _flag(src))
+        return TerraceInputError(err.problem, PARAMETERS[src].flag)
     for role in ("regions", "heightfield"):
         if src.startswith(role) and inputs.get(role) and not src.startswith(inputs[role]):
             return TerraceInputError(err.problem, inputs[role] + src[len(role):])

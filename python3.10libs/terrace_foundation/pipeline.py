@@ -14,9 +14,9 @@ import numpy as np
 
 from .errors import TerraceInputError, TerraceWarning
 from .geometry import polygon_area, widen_polygons
-from .heightfield import Heightfield
+from .heightfield import Heightfield, release_pages
 from .lot import Lot
-from .lots.footprint import lot_footprint
+from .lots.footprint import lot_footprint, pieces_outline
 from .lots.fracture import decompose_region, intersect_pieces, rectangle, voronoi_cells
 from .budget import check_budget
 from .lots.overlap import resolve_overlaps
@@ -25,9 +25,10 @@ from .lots.scatter import region_rng, relax_points, scatter_points
 from .lots.subdivide import LotSet, subdivide_lots
 from .params import TerraceParams
 from .presets.grading import balanced_pads, cell_pad_heights
-from .presets.limits import grade_limited, grading_figures, limit_pads, lot_pair_steps, step_walls
+from .presets.limits import (GradeInfo, grade_limited, grading_figures, limit_pads,
+                             lot_pair_steps, step_walls)
 from .presets.walls import find_walls, grid_steps, outline_walls, touching_lots
-from .region import Region, simplify_region
+from .region import Region, ring_area, simplify_region
 from .report import _num, build_report, lot_extras, lot_statistics
 from .result import TerraceResult
 from .terrain.blend import blur_halfwidth, blur_radius_used, blur_reach, box_blur
@@ -35,7 +36,7 @@ from .terrain.heights import pad_heights, slice_heights, vertex_degrees
 from .terrain.kernels import lot_adjacency, neighbour_pairs, slope_tangent
 from .terrain.project import rasterize_triangles
 from .tiling import (CREATED_SLOPE_LIMIT, CREATED_SLOPE_MARGIN, ArraySink, ArraySource,
-                     ReferenceJob, run_tiles)
+                     ReferenceJob, TeeSink, run_tiles)
 
 __all__ = ["generate", "as_regions", "fracture_region"]
 
@@ -180,7 +181,7 @@ def _check_overlap(region: Region, extent: tuple[float, float, float, float],
 def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
              params: TerraceParams | None = None, progress: ProgressFn | None = None,
              tile_size: int | None = None, scheduler: str | None = None, tile_progress=None,
-             **values) -> TerraceResult:
+             sinks=(), in_memory: bool = True, **values) -> TerraceResult:
     """Terrace ``regions`` into ``heightfield``.
 
     Parameters
@@ -203,6 +204,15 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         scheduler address (needs ``pip install ".[dask]"``).
     tile_progress : callable(done, total, cells, seconds), optional
         Called after each tile of a tiled run.
+    sinks : sequence of sinks, optional
+        Also write each tile of the terrace heightfield and the lot mask to these (for
+        example :class:`~terrace_foundation.io.windows.GeoTiffSink`: files written window by
+        window); each is closed at the end of the run. Reference preset only.
+    in_memory : bool
+        False: the terrace heightfield and lot mask go to ``sinks`` only, and the result's
+        ``terrace_heightfield`` and ``lot_mask`` are None. With a heightfield memory-mapped
+        from a float64 ``.npy`` (``numpy.load(path, mmap_mode="r")``), memory is then set by
+        the tile size and the lots, not by the map (reference preset).
     **values
         Any field of :class:`~terrace_foundation.params.TerraceParams`, over ``params``.
 
@@ -273,11 +283,19 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     for reg, ls in zip(regs, lot_sets):
         if ls.n_lots == 0:
             continue
-        ra, rb = reg.edges()
         areas = ls.areas()
+        # each lot's outline is the union of its pieces: exact, and its area is the lot's
+        order = np.argsort(ls.piece_lot, kind="stable")
+        bounds = np.searchsorted(ls.piece_lot[order], np.arange(ls.n_lots + 1))
+        ra, rb = reg.edges()
         for i in range(ls.n_lots):
-            fp = [[ring + shift for ring in poly]
-                  for poly in lot_footprint(ra, rb, ls.outline[i], int(ls.outline_count[i]))]
+            mine = order[bounds[i]:bounds[i + 1]]
+            polys = pieces_outline(ls.pieces[mine], ls.piece_count[mine])
+            got = sum(ring_area(r) for poly in polys for r in poly)
+            if not abs(got - areas[i]) <= 1e-9 * max(abs(areas[i]), 1e-300):
+                # pieces meeting on a non-vertical line (the contour layout's cuts): trace
+                polys = lot_footprint(ra, rb, ls.outline[i], int(ls.outline_count[i]))
+            fp = [[ring + shift for ring in poly] for poly in polys]
             lots_meta.append((reg.region_id, fp, float(areas[i])))
         pieces.append(widen_polygons(ls.pieces, ls.piece_count, width))
         piece_count.append(ls.piece_count)
@@ -291,6 +309,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
 
     stage("heights", 0.5)
     terrain = local.sample(mesh.vertices[:, 0], mesh.vertices[:, 1])
+    release_pages(hf.heights)             # a memory-mapped grid: drop the pages sampled
     degree = vertex_degrees(mesh.triangles, len(mesh.vertices))
     pads = pad_heights(terrain, degree, mesh.vertex_lot, n_lots)
     sliced = slice_heights(terrain, pads[mesh.vertex_lot], p.blend)
@@ -312,6 +331,8 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
             p.max_wall_height, p.max_embankment_height)
         pads = limited[1:]
         sliced = pads[mesh.vertex_lot]
+        ginfo: GradeInfo | None
+        gflags: dict | None
         terrace, band, window, ginfo = grade_limited(
             hf.heights, lot_mask, limited, hf.cell_size, p.max_slope, p.max_wall_height,
             p.max_embankment_height, p.boundary)
@@ -327,10 +348,18 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
                            mesh.triangle_lot + 1, h, blur_reach(h), n_lots)
         del tri_xy
         stage("blend", 0.75)
-        terrace = np.empty(hf.shape)
-        lot_mask = np.zeros(hf.shape, dtype=np.int32)
-        figs = run_tiles(job, hf.shape, ArraySource(hf.heights), ArraySink(terrace, lot_mask),
-                         tile_size, scheduler=scheduler, progress=tile_progress)
+        if in_memory:
+            terrace = np.empty(hf.shape)
+            lot_mask = np.zeros(hf.shape, dtype=np.int32)
+            sink = TeeSink(ArraySink(terrace, lot_mask), *sinks)
+        else:
+            if not sinks:
+                raise ValueError("in_memory=False needs sinks to write the tiles to")
+            terrace = lot_mask = None
+            sink = TeeSink(*sinks)
+        figs = run_tiles(job, hf.shape, _source(hf.heights, scheduler), sink, tile_size,
+                         scheduler=scheduler, progress=tile_progress)
+        sink.close()
         _warn_empty(figs.lot_count["cells"], warn)
         reach = (radius, blur_reach(h))
         band = window = None
@@ -365,6 +394,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
                 w["top_height"] -= half
                 w["height"] = new
         # outline walls, wings and tier walls inside the lots, read off the heightfield
+        assert ginfo is not None                           # set by the grading branch
         off_edges = step_walls(terrace, lot_mask, ginfo["nearest_lot"], hf.origin,
                                hf.cell_size, max(p.max_step, np.tan(np.radians(p.max_slope))
                                                  * hf.cell_size * (1 + 1e-9)))
@@ -383,8 +413,19 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     timings["report"] += now - tick
     if progress is not None:
         progress("done", 1.0)
-    return TerraceResult(hf.with_heights(terrace), hf, lots, lot_mask, p, report, timings, warn,
+    return TerraceResult(None if terrace is None else hf.with_heights(terrace), hf, lots,
+                         lot_mask, p, report, timings, warn,
                          walls)
+
+
+def _source(heights, scheduler):
+    """Where tiles read the terrain: the array, or (for Dask workers) the ``.npy`` file a
+    memory-mapped grid comes from, so workers read their own windows."""
+    name = getattr(heights, "filename", None)
+    if scheduler is not None and isinstance(heights, np.memmap) and str(name).endswith(".npy"):
+        from .io.windows import NpySource
+        return NpySource(name)
+    return ArraySource(heights)
 
 
 def _warn_empty(cells_per_lot: np.ndarray, warn: list[str]) -> None:
@@ -629,8 +670,9 @@ def _fit_and_absurd(hf, created, n_steep, lots, walls, totals, reach, p, warn) -
                                              and created > CREATED_SLOPE_LIMIT)
         if flags["steep_slopes_created"]:
             _warn(warn, f"the terraces create slopes up to {created:.1f} degrees ({n_steep} cells "
-                  f"steeper than {CREATED_SLOPE_LIMIT:g}): raise blur_radius (now "
-                  f"{reach[0]:g}) or min_lot_size")
+                  f"steeper than {CREATED_SLOPE_LIMIT:g}) at the lots' edges: "
+                  f"blur_radius {_round2(2 * reach[0]):g} (twice the {reach[0]:g} "
+                  "used) or a smaller min_lot_size softens them")
     if p.preset == "grading":
         tallest = totals["tallest_wall"]
         flags["tall_walls"] = tallest > WALL_HEIGHT_LIMIT

@@ -57,6 +57,83 @@ def synthetic_case(size: int, cell: float = 1.0):
     return hf, regions
 
 
+def lot_heavy_case(size: int, n_regions: int, lots_per_region: int = 40, cell: float = 1.0):
+    """Many small regions (town blocks) on a lattice over a ``size`` x ``size`` mountain.
+
+    Each region is a wobbly octagon-ish blob of about ``lots_per_region`` lots: the parameters
+    returned set ``min_lot_size`` to the blob's area over ``lots_per_region`` and the scatter to
+    as many points, so the lot count is about ``n_regions * lots_per_region`` (a few more where
+    a Voronoi piece is split again).
+
+    Returns
+    -------
+    hf : Heightfield
+    regions : list of Region
+    params : dict
+        Engine parameters that give the lot count.
+    """
+    import numpy as np
+
+    from terrace_foundation import Region
+
+    hf, _ = synthetic_case(size, cell)
+    x0, y0, x1, y1 = hf.extent
+    w = x1 - x0
+    side = int(np.ceil(np.sqrt(n_regions)))
+    pitch = w / side
+    radius = 0.3 * pitch
+    t = np.linspace(0, 2 * np.pi, 24, endpoint=False)
+    rng = np.random.default_rng(7)
+    regions = []
+    for k in range(n_regions):
+        i, j = divmod(k, side)
+        cx = x0 + (j + 0.5) * pitch + rng.uniform(-0.1, 0.1) * pitch
+        cy = y0 + (i + 0.5) * pitch + rng.uniform(-0.1, 0.1) * pitch
+        rr = radius * (1 + 0.15 * np.sin(rng.integers(3, 7) * t + rng.uniform(0, 6)))
+        regions.append(Region.from_rings(
+            np.column_stack([cx + rr * np.cos(t), cy + rr * np.sin(t)]), region_id=k))
+    area = float(np.mean([r.area for r in regions]))
+    params = {"seed": 1, "scatter_count": lots_per_region,
+              "min_lot_size": area / lots_per_region * 1.3}
+    return hf, regions, params
+
+
+def town_case(rows: int = 300, cols: int = 330, n_buildings: int = 1000, cell: float = 2.0):
+    """A town given as building footprints: ``n_buildings`` small rectangles on a small grid.
+
+    With ``--scatter-mode fixed --scatter-count 48`` every building becomes about 48 lots
+    (48 000 lots for 1000 buildings), the case of a user handing the tool a building layer.
+
+    Returns
+    -------
+    hf : Heightfield
+    regions : list of (K, 2) ndarray
+        Outer rings in world coordinates.
+    """
+    import numpy as np
+
+    from terrace_foundation import Heightfield
+
+    y, x = np.mgrid[0:rows, 0:cols].astype(np.float64)
+    h = 50.0 + 20.0 * np.sin(x / 40.0) * np.cos(y / 55.0) + 0.05 * x
+    hf = Heightfield(h, cell, (500000.0, 4200000.0 + rows * cell))
+    x0, y0, x1, y1 = hf.extent
+    side = int(np.ceil(np.sqrt(n_buildings)))
+    px, py = (x1 - x0) / side, (y1 - y0) / side
+    rng = np.random.default_rng(3)
+    rings = []
+    for k in range(n_buildings):
+        i, j = divmod(k, side)
+        cx, cy = x0 + (j + 0.5) * px, y0 + (i + 0.5) * py
+        hw, hh = rng.uniform(0.25, 0.4) * px, rng.uniform(0.25, 0.4) * py
+        a = rng.uniform(-0.3, 0.3)
+        c, s = np.cos(a), np.sin(a)
+        corners = np.array([[-hw, -hh], [hw, -hh], [hw, hh], [-hw, hh]])
+        rings.append(np.column_stack([cx + c * corners[:, 0] - s * corners[:, 1],
+                                      cy + s * corners[:, 0] + c * corners[:, 1]]))
+    return hf, rings
+
+
 def run_one(size: int, preset: str | None) -> dict:
     import numpy as np  # noqa: F401
 

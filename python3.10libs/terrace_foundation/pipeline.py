@@ -16,7 +16,7 @@ from .errors import TerraceInputError, TerraceWarning
 from .geometry import polygon_area, widen_polygons
 from .heightfield import Heightfield
 from .lot import Lot
-from .lots.footprint import lot_footprint
+from .lots.footprint import lot_footprints
 from .lots.fracture import decompose_region, intersect_pieces, rectangle, voronoi_cells
 from .lots.overlap import resolve_overlaps
 from .lots.remesh import remesh_lots
@@ -253,10 +253,8 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
             continue
         ra, rb = reg.edges()
         areas = ls.areas()
-        for i in range(ls.n_lots):
-            fp = [[ring + shift for ring in poly]
-                  for poly in lot_footprint(ra, rb, ls.outline[i], int(ls.outline_count[i]))]
-            lots_meta.append((reg.region_id, fp, float(areas[i])))
+        fps = lot_footprints(ra, rb, ls.outline, ls.outline_count, shift)
+        lots_meta.extend(zip([reg.region_id] * ls.n_lots, fps, areas.tolist()))
         pieces.append(widen_polygons(ls.pieces, ls.piece_count, width))
         piece_count.append(ls.piece_count)
         piece_lot.append(ls.piece_lot + offset)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import polygon_halfplanes
+from ..geometry import bbox_pairs, polygon_halfplanes
 from ..region import points_in_edges, ring_area
 
-__all__ = ["lot_footprint"]
+__all__ = ["lot_footprint", "lot_footprints"]
 
 
 def _crossing_t(a: np.ndarray, b: np.ndarray, normal: np.ndarray, offset: np.ndarray) -> np.ndarray:
@@ -115,6 +115,97 @@ def lot_footprint(ra: np.ndarray, rb: np.ndarray, outline: np.ndarray, count: in
     length = np.hypot(*(seg[:, 1] - seg[:, 0]).T)
     seg = seg[length > tol * scale]
     return _chain(seg)
+
+
+def lot_footprints(ra: np.ndarray, rb: np.ndarray, outline: np.ndarray, count: np.ndarray,
+                   shift: np.ndarray | None = None, tol: float = 1e-9) -> list[list[list[np.ndarray]]]:
+    """:func:`lot_footprint` of every lot of one region, batched.
+
+    A lot whose outline's bounding box meets no region edge lies wholly inside the region
+    (lots are cut from it), so its footprint is its outline without zero-length and collinear
+    edges: these lots are found and traced together (bounding boxes by sort and sweep, one
+    point-in-region test per lot), exactly as :func:`lot_footprint` traces them. The others
+    (the lots on the region's boundary) are traced one by one.
+
+    Parameters
+    ----------
+    ra, rb : (E, 2) ndarray
+        Directed region edges (inside on the left).
+    outline : (L, K, 2) ndarray
+        Padded convex outlines (slots past ``count`` repeat the first vertex).
+    count : (L,) ndarray of int
+    shift : (2,) ndarray, optional
+        Added to every ring (the local frame's origin in world coordinates).
+
+    Returns
+    -------
+    list of L lists of polygons
+        As :func:`lot_footprint`, per lot.
+    """
+    n, k = outline.shape[:2]
+    shift = np.zeros(2) if shift is None else np.asarray(shift, dtype=np.float64)
+    fast = np.zeros(n, dtype=bool)
+    out: list = [None] * n
+    if n:
+        slot = np.arange(k)[None, :]
+        used = slot < count[:, None]
+        lo = np.where(used[..., None], outline, np.inf).min(axis=1)
+        hi = np.where(used[..., None], outline, -np.inf).max(axis=1)
+        scale = np.maximum(1.0, np.where(used[..., None], np.abs(outline), 0.0).max(axis=(1, 2)))
+        nxt_slot = (slot + 1) % np.maximum(count, 1)[:, None]
+        nxt = np.take_along_axis(outline, nxt_slot[..., None], axis=1)
+        e = nxt - outline
+        live = used & ((e[..., 0] != 0) | (e[..., 1] != 0))
+        # 1. lots whose box meets a region edge's box go the exact way
+        near = np.zeros(n, dtype=bool)
+        if len(ra):
+            i, _ = bbox_pairs(lo, hi, np.minimum(ra, rb), np.maximum(ra, rb))
+            near[i] = True
+        # 2. every live outline edge kept whole: longer than the tolerance
+        length = np.hypot(e[..., 0], e[..., 1])
+        short = (live & ~(length > tol * scale[:, None])).any(axis=1)
+        fast = ~near & ~short & (live.sum(axis=1) >= 3) & (count >= 3)
+        # 3. inside the region (one point per lot: no region edge crosses its box)
+        idx = np.nonzero(fast)[0]
+        if len(idx):
+            first = np.argmax(live[idx], axis=1)
+            a = outline[idx, first]
+            b = nxt[idx, first]
+            mid = a + 0.5 * (b - a)
+            fast[idx] = points_in_edges(mid[:, 0], mid[:, 1], ra, rb)
+        idx = np.nonzero(fast)[0]
+        if len(idx):
+            # the ring: live vertices in order, without collinear ones (as _drop_collinear)
+            rows, slots = np.nonzero(live[idx])
+            ring = outline[idx[rows], slots]
+            cnt = np.bincount(rows, minlength=len(idx))
+            start = np.cumsum(cnt) - cnt
+            pos = np.arange(len(rows)) - start[rows]
+            prev = ring[start[rows] + (pos - 1) % cnt[rows]]
+            after = ring[start[rows] + (pos + 1) % cnt[rows]]
+            cross = (ring[:, 0] - prev[:, 0]) * (after[:, 1] - prev[:, 1]) - \
+                    (ring[:, 1] - prev[:, 1]) * (after[:, 0] - prev[:, 0])
+            sc = np.hypot(after[:, 0] - prev[:, 0], after[:, 1] - prev[:, 1]) ** 2
+            keep = np.abs(cross) > 1e-12 * np.maximum(sc, 1e-300)
+            kept = np.bincount(rows, keep, minlength=len(idx)).astype(np.intp)
+            # signed area (relative to the first vertex, as ring_area) clearly positive; the
+            # collinear vertices dropped do not change it
+            x = ring[:, 0] - ring[start[rows], 0]
+            y = ring[:, 1] - ring[start[rows], 1]
+            xn = after[:, 0] - ring[start[rows], 0]
+            yn = after[:, 1] - ring[start[rows], 1]
+            area2 = np.bincount(rows, x * yn - xn * y, minlength=len(idx))
+            ext = (hi[idx] - lo[idx]).max(axis=1)
+            ok = (kept >= 3) & (area2 > 1e-9 * np.maximum(ext * ext, 1e-300))
+            fast[idx[~ok]] = False
+            sel = ok[rows] & keep
+            rings = np.split(ring[sel] + shift, np.cumsum(kept[ok])[:-1])
+            for i, r in zip(idx[ok], rings):
+                out[i] = [[r]]
+    for i in np.nonzero(~fast)[0]:
+        out[i] = [[r + shift for r in poly]
+                  for poly in lot_footprint(ra, rb, outline[i], int(count[i]), tol)]
+    return out
 
 
 def _on_edges(p: np.ndarray, a: np.ndarray, b: np.ndarray, tol: float) -> np.ndarray:

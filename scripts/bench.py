@@ -7,6 +7,7 @@ Usage::
     python scripts/bench.py                 # 1025, 2049, 4097
     python scripts/bench.py --sizes 1025 --preset grading
     python scripts/bench.py --markdown      # the table for README
+    python scripts/bench.py --sizes 2049 4097 --outputs   # + preview.png / preview.html
 
 The terrain is a fractal-ish mountain (sum of sines plus ridges) with 1 m cells; the regions are
 three city outlines (one with a hole) covering about a quarter of the map, 120 scatter
@@ -134,7 +135,40 @@ def town_case(rows: int = 300, cols: int = 330, n_buildings: int = 1000, cell: f
     return hf, rings
 
 
-def run_one(size: int, preset: str | None) -> dict:
+#: the picture outputs ``--outputs`` times (registered writer names)
+PICTURES = ("preview", "viewer")
+
+
+def time_outputs(res, repeat: int = 5) -> dict:
+    """Seconds (minimum of ``repeat`` runs; wall clock and CPU time) and bytes of each of
+    :data:`PICTURES`, and of the heightfield writer for scale, written side by side into a
+    temporary folder."""
+    import tempfile
+    from pathlib import Path
+
+    from terrace_foundation.io import OutputContext
+    from terrace_foundation.io.outputs import WRITERS
+
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        wall = {n: [] for n in ("heightfield", *PICTURES)}
+        cpu = {n: [] for n in wall}
+        size = {}
+        for _ in range(repeat):                       # interleaved: the same load for each
+            for name in wall:
+                t0, c0 = time.perf_counter(), time.process_time()
+                paths = WRITERS[name].write(res, folder, OutputContext(heightfield_format="npy"))
+                wall[name].append(time.perf_counter() - t0)
+                cpu[name].append(time.process_time() - c0)
+                size[name] = sum(Path(p).stat().st_size for p in paths)
+        for name in wall:
+            out[name] = {"seconds": min(wall[name]), "cpu_seconds": min(cpu[name]),
+                         "bytes": size[name]}
+    return out
+
+
+def run_one(size: int, preset: str | None, outputs: bool = False) -> dict:
     import numpy as np  # noqa: F401
 
     import terrace_foundation as tf
@@ -149,7 +183,8 @@ def run_one(size: int, preset: str | None) -> dict:
     res = tf.generate(hf, regions, **params)
     total = time.perf_counter() - t0
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    return {
+    extra = {"outputs": time_outputs(res)} if outputs else {}
+    return {**extra,
         "size": size, "cells": size * size, "lots": len(res.lots),
         "region_share": area / ((x1 - x0) * (y1 - y0)),
         "triangles": int(sum(len(l.triangles) for l in res.lots)),
@@ -162,16 +197,20 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", type=int, nargs="+", default=[1025, 2049, 4097])
     ap.add_argument("--preset", default=None, help="engine preset (default: the reference)")
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    ap.add_argument("--outputs", action="store_true",
+                    help="also time preview.png and preview.html (min of 5 interleaved runs)")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
-        print(json.dumps(run_one(args.one, args.preset)))
+        print(json.dumps(run_one(args.one, args.preset, args.outputs)))
         return 0
     rows = []
     for size in args.sizes:
         cmd = [sys.executable, os.path.abspath(__file__), "--one", str(size)]
         if args.preset:
             cmd += ["--preset", args.preset]
+        if args.outputs:
+            cmd += ["--outputs"]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         row = json.loads(out.strip().splitlines()[-1])
         rows.append(row)
@@ -180,7 +219,19 @@ def main(argv=None) -> int:
             print(f"{size}^2: {row['lots']} lots, {row['triangles']} triangles, "
                   f"regions {row['region_share']:.0%} of map, {row['seconds']:.2f} s, "
                   f"peak {row['peak_mb']:.0f} MB  [{stages}]", flush=True)
-    if args.markdown:
+            for name, o in row.get("outputs", {}).items():
+                print(f"    {name}: {o['seconds']:.3f} s (cpu {o['cpu_seconds']:.3f} s),"
+                      f" {o['bytes'] / 1e6:.2f} MB", flush=True)
+    if args.markdown and args.outputs:
+        print("| grid | " + " | ".join(f"{n} s (cpu s) | {n} MB" for n in
+                                        ("heightfield", *PICTURES)) + " |")
+        print("|---" * (1 + 2 * (1 + len(PICTURES))) + "|")
+        for r in rows:
+            o = r["outputs"]
+            print(f"| {r['size']}² | " + " | ".join(
+                f"{o[n]['seconds']:.2f} ({o[n]['cpu_seconds']:.2f}) | {o[n]['bytes'] / 1e6:.1f}"
+                for n in ("heightfield", *PICTURES)) + " |")
+    elif args.markdown:
         stages = list(rows[0]["stages"])
         print("| grid | lots | triangles | " + " | ".join(stages) + " | total s | peak MB |")
         print("|---" * (len(stages) + 5) + "|")

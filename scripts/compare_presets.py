@@ -43,7 +43,7 @@ from terrace_foundation.demo import town_outline
 from terrace_foundation.report import inner_cells
 from terrace_foundation.terrain.kernels import cone_envelope, lot_adjacency, neighbour_pairs
 
-DATA = os.path.join(HERE, "..", "..", "shared", "data")
+DATA = os.environ.get("TERRACE_SHARED_DATA") or os.path.join(HERE, "..", "..", "shared", "data")
 
 ATTRIBUTION = {
     "interlaken_dhm25": "Source: Federal Office of Topography swisstopo (DHM25)",
@@ -451,7 +451,7 @@ def _panel(res: tf.TerraceResult, win: tuple[slice, slice], scale: float, diff_s
     draw = ImageDraw.Draw(img)
     ox, oy = res.source.origin
     r0, c0 = win[0].start, win[1].start
-    lw = max(2, round(scale * 0.4))
+    lw = max(1, round(scale * 0.4))
     for w in res.walls:
         for line in w["lines"]:
             xy = [((x - ox) / cell - c0) * scale for x in line[:, 0]]
@@ -546,16 +546,261 @@ def markdown(rows: list[dict], columns=SHAPE_COLUMNS) -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------- layouts and limits (issue 14)
+
+#: the four grading runs compared per case: (label, parameters); "before" has the limits out
+#: of reach (the unlimited grading rules), "after" the defaults (4 m walls, 6 m embankments)
+UNLIMITED = {"max_wall_height": 1e6, "max_embankment_height": 1e6}
+LAYOUT_VARIANTS: list[tuple[str, dict]] = [
+    ("voronoi/before", {"lot_layout": "voronoi", **UNLIMITED}),
+    ("voronoi/after", {"lot_layout": "voronoi"}),
+    ("contour/before", {"lot_layout": "contour", **UNLIMITED}),
+    ("contour/after", {"lot_layout": "contour"}),
+]
+
+
+def upsampled_town(folder: str, town: tuple, cell: float = 2.0, margin: float = 250.0,
+                   data_dir: str = DATA) -> tuple[tf.Heightfield, list[tf.Region]]:
+    """A real DEM cropped around one town (outline plus ``margin``) and resampled to ``cell``
+    (cubic spline, scipy.ndimage.zoom), with that town's outline.
+
+    The spline adds no detail the DEM does not have: at 2 m the terrain is as smooth as the
+    25-30 m source between its samples.
+    """
+    from scipy import ndimage
+
+    hf = load_dem(folder, data_dir)
+    region = town_outline(hf, *town, region_id=0)
+    x0, y0, x1, y1 = region.bounds
+    ox, oy = hf.origin
+    c = hf.cell_size
+    c0 = max(int(np.floor((x0 - margin - ox) / c)), 0)
+    c1 = min(int(np.ceil((x1 + margin - ox) / c)), hf.shape[1])
+    r0 = max(int(np.floor((oy - (y1 + margin)) / c)), 0)
+    r1 = min(int(np.ceil((oy - (y0 - margin)) / c)), hf.shape[0])
+    crop = hf.heights[r0:r1, c0:c1].astype(np.float64)
+    factor = c / cell
+    fine = ndimage.zoom(crop, factor, order=3, mode="nearest", grid_mode=True)
+    out = tf.Heightfield(fine, cell, (ox + c0 * c, oy - r0 * c), hf.crs)
+    return out, [region]
+
+
+def layout_cases() -> list[Case]:
+    """The cases of the layout and limits comparison: every one at 2 m cells."""
+    lots = {"seed": 2, "min_lot_size": 4000.0}
+    out = [
+        Case("interlaken2m", "Interlaken DHM25, Unterseen/Interlaken at the foot of the Harder, "
+             "resampled to 2 m", lambda: upsampled_town("interlaken_dhm25",
+                                                       TOWNS["interlaken_dhm25"][0]),
+             lots, ATTRIBUTION["interlaken_dhm25"]),
+        Case("bigtujunga2m", "Big Tujunga SRTM, the ridge town, resampled to 2 m",
+             lambda: upsampled_town("bigtujunga_srtm30", TOWNS["bigtujunga_srtm30"][1]),
+             lots, ATTRIBUTION["bigtujunga_srtm30"]),
+    ]
+    for deg in (10, 20, 30):
+        out.append(Case(f"plane{deg}_2m", f"plane {deg} deg (500x500 @ 2 m)",
+                        _synthetic(lambda d=deg: plane(d, 500, 2.0)), lots))
+    out.append(Case("ridge2m", "ridge (500x500 @ 2 m)",
+                    _synthetic(lambda: ridge(500, 2.0)), lots))
+    return out
+
+
+def lot_count(hf: tf.Heightfield, regions: list[tf.Region], params: dict) -> int:
+    """Lots the subdivision makes (steps 1-2 only, no terracing)."""
+    from terrace_foundation.pipeline import fracture_region
+
+    p = tf.TerraceParams(**{"preset": "grading", **params}).validated()
+    local = hf.with_origin((0.0, 0.0))
+    shift = np.array(hf.origin, dtype=np.float64)
+    return sum(fracture_region(r.translated(-shift), p, local.extent, local.sample).n_lots
+               for r in regions)
+
+
+def matched_min_lot_size(hf, regions, params: dict, target: int, steps: int = 30) -> float:
+    """``min_lot_size`` at which the layout in ``params`` makes ``target`` lots (bisection on
+    a log scale; the closest count found when none is exact)."""
+    lo, hi = params["min_lot_size"] / 8.0, params["min_lot_size"] * 8.0
+    best = (abs(lot_count(hf, regions, params) - target), params["min_lot_size"])
+    for _ in range(steps):
+        mid = float(np.sqrt(lo * hi))
+        n = lot_count(hf, regions, {**params, "min_lot_size": mid})
+        best = min(best, (abs(n - target), mid))
+        if n == target:
+            break
+        if n > target:
+            lo = mid
+        else:
+            hi = mid
+    return best[1]
+
+
+def measure_limits(res: tf.TerraceResult, seconds: float) -> dict:
+    """The figures of the layout and limits comparison (totals from the report, plus pad
+    flatness and embankment pair slopes recomputed here)."""
+    t = res.report["totals"]
+    p = res.params
+    cell = res.source.cell_size
+    before, after = res.source.heights, res.terrace_heightfield.heights
+    lots = res.lot_mask > 0
+    rows = res.report["lots"]
+    pad_range = [r["pad_height_range"] for r in rows if r["pad_height_range"] is not None]
+    pad_slope = [r["pad_max_slope_deg"] for r in rows if r["pad_max_slope_deg"] is not None]
+    band = (after != before) & ~lots
+    rise = np.tan(np.radians(p.max_slope)) * cell * (1 + 1e-9)
+    faces = np.zeros(after.shape, dtype=bool)        # cells on a wall face (either side)
+    for a, b in (((slice(None), slice(None, -1)), (slice(None), slice(1, None))),
+                 ((slice(None, -1), slice(None)), (slice(1, None), slice(None)))):
+        f = np.abs(after[a] - after[b]) > max(p.max_step, rise)
+        faces[a] |= f
+        faces[b] |= f
+    emb = _pairs(after, band & ~faces, (band | lots) & ~faces, cell)
+    return {
+        "lots": len(res.lots),
+        "min_lot_size": p.min_lot_size,
+        "pad_range_m": max(pad_range, default=None),
+        "pad_slope_deg": max(pad_slope, default=None),
+        "pad_share": t.get("pad_share"),
+        "wall_face_m2": t["wall_face_area"],
+        "tallest_wall_m": t["tallest_wall_face"],
+        "wall_p95_m": t["wall_height_p95"],
+        "emb_area_m2": t["embankment_area"],
+        "tallest_emb_m": t["tallest_embankment"],
+        "emb_pair_max_deg": float(emb.max()) if emb.size else None,
+        "emb_pairs_within": float(np.mean(emb <= p.max_slope + 1e-6)) if emb.size else None,
+        "earthwork_m3": t["earthwork_volume"],
+        "on_lots_m3": t["volume_moved_on_lots"],
+        "ratio": t["earthwork_ratio"],
+        "pads_moved": t["lots_pad_moved"],
+        "conflicts": t["lots_limit_conflict"],
+        "breach_cells": t["limit_breach_cells"],
+        "band_reach_m": _reach(res),
+        "lot_balance_err": max((_imbalance(r["cut_volume"], r["fill_volume"]) for r in rows
+                                if max(r["cut_volume"], r["fill_volume"]) > 0), default=0.0),
+        "seconds": seconds,
+    }
+
+
+def _reach(res: tf.TerraceResult) -> float:
+    """Largest Euclidean distance from a lot cell to a changed cell outside the lots."""
+    from scipy import ndimage
+
+    lots = res.lot_mask > 0
+    changed = (res.terrace_heightfield.heights != res.source.heights) & ~lots
+    if not changed.any():
+        return 0.0
+    return float((ndimage.distance_transform_edt(~lots) * res.source.cell_size)[changed].max())
+
+
+def run_layouts(case: Case, pictures: str | None = None,
+                progress: Callable[[str], None] | None = None) -> list[dict]:
+    """The four grading variants of one case at the same lot count (the Voronoi layout's);
+    with ``pictures`` one 2 x 2 PNG at full resolution (rows voronoi / contour, columns
+    before / after)."""
+    hf, regions = case.build()
+    base = {"preset": "grading", **case.params}
+    target = lot_count(hf, regions, {**base, "lot_layout": "voronoi"})
+    contour_size = matched_min_lot_size(hf, regions, {**base, "lot_layout": "contour"}, target)
+    out, results = [], {}
+    for label, extra in LAYOUT_VARIANTS:
+        params = {**base, **extra}
+        if extra["lot_layout"] == "contour":
+            params["min_lot_size"] = contour_size
+        t0 = time.perf_counter()
+        res = tf.generate(hf, regions, **params)
+        seconds = time.perf_counter() - t0
+        results[label] = res
+        out.append({"case": case.name, "variant": label, **measure_limits(res, seconds)})
+        if progress:
+            progress(f"{case.name} {label}: {len(res.lots)} lots, {seconds:.2f} s")
+    if pictures:
+        out[0]["picture"] = render_grid(results, os.path.join(pictures, f"{case.name}_layouts.png"),
+                                        case.label)
+    return out
+
+
+def render_grid(results: dict, path: str, title: str, gap: int = 8) -> str:
+    """Four runs as a 2 x 2 picture at one pixel per cell (rows: voronoi, contour; columns:
+    before, after), each over the window of all four runs' changes."""
+    from PIL import Image, ImageDraw
+
+    runs = [results[k] for k, _ in LAYOUT_VARIANTS]
+    boxes = [picture_windows(r, 12) for r in runs]
+    r0 = min(b[0][0].start for b in boxes)
+    r1 = max(b[-1][0].stop for b in boxes)
+    c0 = min(min(w[1].start for w in b) for b in boxes)
+    c1 = max(max(w[1].stop for w in b) for b in boxes)
+    r0 = min(min(w[0].start for w in b) for b in boxes)
+    r1 = max(max(w[0].stop for w in b) for b in boxes)
+    win = (slice(r0, r1), slice(c0, c1))
+    panels = [_panel(r, win, 1.0, 20.0) for r in runs]
+    w, h = panels[0].width, panels[0].height
+    img = Image.new("RGB", (2 * w + gap, 2 * h + gap + 18), (255, 255, 255))
+    draw = ImageDraw.Draw(img)
+    draw.text((4, 3), f"{title}: left before (no limits), right after (4 m walls, 6 m "
+              "embankments); top voronoi, bottom contour", fill=(0, 0, 0))
+    for k, p in enumerate(panels):
+        img.paste(p, ((k % 2) * (w + gap), 18 + (k // 2) * (h + gap)))
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = path + ".tmp.png"
+    img.quantize(colors=128, method=Image.Quantize.FASTOCTREE).save(tmp, optimize=True)
+    os.replace(tmp, path)
+    return path
+
+
+LIMIT_COLUMNS = [
+    ("case", "case", "{}"),
+    ("variant", "variant", "{}"),
+    ("lots", "lots", "{}"),
+    ("pad_range_m", "pad range m", "{:.3g}"),
+    ("pad_slope_deg", "pad slope °", "{:.2f}"),
+    ("pad_share", "pad share", "{:.0%}"),
+    ("wall_face_m2", "wall face m²", "{:,.0f}"),
+    ("tallest_wall_m", "tallest wall m", "{:.2f}"),
+    ("wall_p95_m", "wall p95 m", "{:.2f}"),
+    ("tallest_emb_m", "tallest emb. m", "{:.2f}"),
+    ("emb_area_m2", "emb. area m²", "{:,.0f}"),
+    ("emb_pairs_within", "emb. pairs ≤ max slope", "{:.1%}"),
+    ("earthwork_m3", "earthwork m³", "{:,.0f}"),
+    ("on_lots_m3", "on lots m³", "{:,.0f}"),
+    ("ratio", "ratio", "{:.2f}"),
+    ("band_reach_m", "band reach m", "{:,.0f}"),
+    ("pads_moved", "pads moved", "{}"),
+    ("conflicts", "conflict lots", "{}"),
+    ("breach_cells", "fade cells", "{}"),
+    ("seconds", "time s", "{:.2f}"),
+]
+
+
+def contour_gains(rows: list[dict]) -> list[dict]:
+    """Contour against Voronoi (after) per case: the reductions the issue asks for."""
+    out = []
+    for case in dict.fromkeys(r["case"] for r in rows):
+        by = {r["variant"]: r for r in rows if r["case"] == case}
+        v, c = by.get("voronoi/after"), by.get("contour/after")
+        if not v or not c:
+            continue
+        out.append({"case": case, "lots": f"{v['lots']} / {c['lots']}",
+                    "on_lots_drop": 1 - c["on_lots_m3"] / v["on_lots_m3"],
+                    "wall_face_drop": 1 - c["wall_face_m2"] / v["wall_face_m2"]})
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     all_cases = cases()
-    ap.add_argument("--cases", nargs="+", choices=[c.name for c in all_cases],
+    ap.add_argument("--cases", nargs="+",
+                    choices=[c.name for c in all_cases] + [c.name for c in layout_cases()],
                     help="run only these cases (default: all)")
     ap.add_argument("--pictures", metavar="DIR", help="write one PNG per case and preset here")
     ap.add_argument("--json", metavar="PATH", help="also write every figure as JSON")
     ap.add_argument("--repeat", type=int, default=1, metavar="N",
                     help="run each case N times and keep the fastest time (default 1)")
+    ap.add_argument("--layouts", action="store_true",
+                    help="the layout and limits comparison instead (2 m cases: voronoi and "
+                         "contour, before and after the wall and embankment limits)")
     args = ap.parse_args(argv)
+    if args.layouts:
+        return _main_layouts(args)
     chosen = [c for c in all_cases if not args.cases or c.name in args.cases]
     rows = []
     t0 = time.perf_counter()
@@ -571,6 +816,32 @@ def main(argv=None) -> int:
     print(f"\n{len(rows)} runs in {time.perf_counter() - t0:.1f} s")
     used = [c.attribution for c in chosen if c.attribution]
     for a in dict.fromkeys(used):
+        print(f"\n{a}")
+    if args.json:
+        tmp = args.json + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(rows, f, indent=1)
+        os.replace(tmp, args.json)
+    return 0
+
+
+def _main_layouts(args) -> int:
+    chosen = [c for c in layout_cases() if not args.cases or c.name in args.cases]
+    rows = []
+    t0 = time.perf_counter()
+    for case in chosen:
+        try:
+            rows += run_layouts(case, pictures=args.pictures,
+                                progress=lambda s: print(s, file=sys.stderr, flush=True))
+        except FileNotFoundError as e:
+            print(f"compare_presets: skipping {case.name}: {e}", file=sys.stderr)
+    print(markdown(rows, LIMIT_COLUMNS))
+    print()
+    print(markdown(contour_gains(rows), [("case", "case", "{}"), ("lots", "lots v / c", "{}"),
+                                         ("on_lots_drop", "volume on lots drop", "{:.0%}"),
+                                         ("wall_face_drop", "wall face drop", "{:.0%}")]))
+    print(f"\n{len(rows)} runs in {time.perf_counter() - t0:.1f} s")
+    for a in dict.fromkeys(c.attribution for c in chosen if c.attribution):
         print(f"\n{a}")
     if args.json:
         tmp = args.json + ".tmp"

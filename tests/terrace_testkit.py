@@ -38,7 +38,7 @@ SHARED_DATA = Path(os.environ.get("TERRACE_SHARED_DATA") or SHARED / "data")
 #: Import names of the libraries ``.ci/run`` installs (pyproject's ``test`` extra): under
 #: ``CI=true`` a test that needs one of them fails when it is missing.
 CI_LIBRARIES = {"shapely", "scipy", "rasterio", "PIL", "trimesh", "pygltflib", "OpenEXR",
-                "fiona", "mypy", "hou-stubs", "selenium", "hypothesis"}
+                "fiona", "mypy", "hou-stubs", "selenium", "hypothesis", "dask", "distributed"}
 
 
 def in_ci() -> bool:

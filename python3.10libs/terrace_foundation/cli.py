@@ -87,10 +87,33 @@ def output_parent() -> argparse.ArgumentParser:
                        help="Comma list of extra outputs: ue (Unreal PNG/.r16), unity (RAW),"
                        " glb (slices), masks (lot id GeoTIFF, 8-bit PNG). Import settings are"
                        " printed on stdout and written to <engine>/import.json.")
+    tiles = parent.add_argument_group("tiles (maps bigger than memory; the result is the same)")
+    tiles.add_argument("--tile-size", dest="tile_size", metavar="CELLS", type=_tile_size,
+                       default=None, help="Run the raster stages in tiles of CELLS a side (a "
+                       "multiple of 64; 0 = one tile). Default: 2048 (a map up to 2560 a side "
+                       "is one tile). The outputs are byte-identical whatever the tiling.")
+    tiles.add_argument("--scheduler", metavar="WHERE", default=None,
+                       help="Run the tiles as Dask tasks: threads, processes or the address of a "
+                       "dask.distributed scheduler (tcp://host:8786); needs pip install "
+                       "'.[dask]'. Default: serial.")
     group.add_argument("--no-viewer", dest="no_viewer", action="store_true",
                        help="Do not write preview.html, the self-contained 3D viewer (written"
-                       " by default; about 1 MB for a 1025 x 1025 grid, at most 25 MB).")
+                       " by default; about 5 MB for a grid of a million cells or more, at"
+                       " most 25 MB).")
     return parent
+
+
+def _tile_size(text: str) -> int:
+    """``--tile-size`` value: 0 or a positive multiple of 64."""
+    from .terrain.tiles import CHUNK
+
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of cells") from None
+    if v < 0 or v % CHUNK:
+        raise argparse.ArgumentTypeError(f"{v} is not 0 or a positive multiple of {CHUNK}")
+    return v
 
 
 def _export_list(text: str) -> list[str]:
@@ -214,6 +237,14 @@ class Progress:
             self.stage = None
 
 
+def _tile_progress(progress: "Progress"):
+    """Tiles done / total and throughput on stderr (a tiled run)."""
+    def show(done: int, total: int, cells: int, seconds: float) -> None:
+        rate = cells / seconds if seconds > 0 else 0.0
+        progress.message(f"tiles {done}/{total} ({rate / 1e6:.2f} million cells/s)")
+    return show
+
+
 def _error(text: str) -> int:
     line = " ".join(str(text).split())  # one line, always
     sys.stderr.write(f"{PROG}: error: {line}\n")
@@ -285,7 +316,11 @@ def _run(hf, regions, args: argparse.Namespace, context, protect: Sequence[str])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TerraceWarning)
         try:
-            result = generate(hf, regions, progress=progress, **params)
+            result = generate(hf, regions, progress=progress,
+                              tile_size=getattr(args, "tile_size", None),
+                              scheduler=getattr(args, "scheduler", None),
+                              tile_progress=None if args.quiet else _tile_progress(progress),
+                              **params)
         except TerraceInputError as e:
             progress.end()
             raise _name_input(e, context.inputs) from None

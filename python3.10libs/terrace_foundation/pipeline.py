@@ -29,11 +29,12 @@ from .presets.walls import find_walls, grid_steps, outline_walls, touching_lots
 from .region import Region, simplify_region
 from .report import _num, build_report, lot_extras, lot_statistics
 from .result import TerraceResult
-from .terrain.blend import (blend_difference, blur_halfwidth, blur_radius_used, blur_reach,
-                            box_blur)
+from .terrain.blend import blur_halfwidth, blur_radius_used, blur_reach, box_blur
 from .terrain.heights import pad_heights, slice_heights, vertex_degrees
 from .terrain.kernels import lot_adjacency, neighbour_pairs, slope_tangent
 from .terrain.project import rasterize_triangles
+from .tiling import (CREATED_SLOPE_LIMIT, CREATED_SLOPE_MARGIN, ArraySink, ArraySource,
+                     ReferenceJob, run_tiles)
 
 __all__ = ["generate", "as_regions", "fracture_region"]
 
@@ -176,7 +177,8 @@ def _check_overlap(region: Region, extent: tuple[float, float, float, float],
 
 
 def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
-             progress: ProgressFn | None = None, **params) -> TerraceResult:
+             progress: ProgressFn | None = None, tile_size: int | None = None,
+             scheduler: str | None = None, tile_progress=None, **params) -> TerraceResult:
     """Terrace ``regions`` into ``heightfield``.
 
     Parameters
@@ -187,6 +189,16 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         Range polygons in the heightfield's world coordinates.
     progress : callable(stage: str, fraction: float), optional
         Called when a stage starts (fraction of the run done so far).
+    tile_size : int, optional
+        Side of the tiles the raster stages run in, cells (a multiple of 64; default
+        :data:`~terrace_foundation.terrain.tiles.DEFAULT_TILE_SIZE`, 0 = one tile). The
+        result does not depend on it, bit for bit (:mod:`terrace_foundation.tiling`); the
+        grading preset runs as one tile.
+    scheduler : str, optional
+        Run the tiles as Dask tasks: ``threads``, ``processes`` or a ``dask.distributed``
+        scheduler address (needs ``pip install ".[dask]"``).
+    tile_progress : callable(done, total, cells, seconds), optional
+        Called after each tile of a tiled run.
     **params
         Any field of :class:`~terrace_foundation.params.TerraceParams`.
 
@@ -273,22 +285,13 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
 
     stage("project", 0.6)
     tri_xy = mesh.vertices[mesh.triangles]
-    cells, target, label = rasterize_triangles(tri_xy, sliced[mesh.triangles],
-                                               mesh.triangle_lot + 1, local)
-    lot_mask = np.zeros(hf.shape, dtype=np.int32)
-    lot_mask.ravel()[cells] = label
     lot_region = np.array([m[0] for m in lots_meta])
-    empty = np.bincount(label, minlength=n_lots + 1)[1:] == 0
-    if empty.any():
-        ids = np.nonzero(empty)[0] + 1
-        shown = ", ".join(str(i) for i in ids[:10]) + (", ..." if len(ids) > 10 else "")
-        msg = (f"{len(ids)} lot(s) cover no cell centre (lot {shown}): their pad height comes "
-               f"from the bilinear terrain heights at their slice vertices and they do not "
-               f"change the heightfield")
-        warn.append(msg)
-        _warnings.warn(msg, TerraceWarning, stacklevel=2)
-
     if p.preset == "grading":
+        cells, target, label = rasterize_triangles(tri_xy, sliced[mesh.triangles],
+                                                   mesh.triangle_lot + 1, local)
+        lot_mask = np.zeros(hf.shape, dtype=np.int32)
+        lot_mask.ravel()[cells] = label
+        _warn_empty(np.bincount(label, minlength=n_lots + 1), warn)
         stage("grade", 0.7)
         pads, sliced = _grading_pads(hf, lot_mask, pads, lot_region, lots_meta, mesh, p)
         rule_pads = pads
@@ -303,13 +306,22 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         reach = None
         gflags = {"pad_moved": pad_moved, "limit_conflict": pad_conflict,
                   "rule_pad": np.r_[np.nan, rule_pads]}
+        figs = None
     else:
-        stage("blend", 0.75)
+        # the raster stages tile by tile (one tile for a map that fits): tiling.py
         radius = blur_radius_used(p.blur_radius, hf.cell_size, p.min_blur_cells)
         h = blur_halfwidth(radius, hf.cell_size)
-        terrace, window = blend_difference(hf.heights, cells, target, h)
+        job = ReferenceJob(hf.shape, hf.cell_size, tri_xy, sliced[mesh.triangles],
+                           mesh.triangle_lot + 1, h, blur_reach(h), n_lots)
+        del tri_xy
+        stage("blend", 0.75)
+        terrace = np.empty(hf.shape)
+        lot_mask = np.zeros(hf.shape, dtype=np.int32)
+        figs = run_tiles(job, hf.shape, ArraySource(hf.heights), ArraySink(terrace, lot_mask),
+                         tile_size, scheduler=scheduler, progress=tile_progress)
+        _warn_empty(figs.lot_count["cells"], warn)
         reach = (radius, blur_reach(h))
-        band = None
+        band = window = None
         ginfo = gflags = None
 
     stage("lots", 0.85)
@@ -340,23 +352,94 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
                 w["base_height"] += half
                 w["top_height"] -= half
                 w["height"] = new
-        if p.boundary != "wall":
-            walls += step_walls(terrace, lot_mask, ginfo["nearest_lot"], hf.origin,
-                                hf.cell_size, max(p.max_step, np.tan(np.radians(p.max_slope))
-                                                  * hf.cell_size * (1 + 1e-9)))
+        # outline walls, wings and tier walls inside the lots, read off the heightfield
+        off_edges = step_walls(terrace, lot_mask, ginfo["nearest_lot"], hf.origin,
+                               hf.cell_size, max(p.max_step, np.tan(np.radians(p.max_slope))
+                                                 * hf.cell_size * (1 + 1e-9)))
+        walls += [w for w in off_edges if p.boundary != "wall" or w["on"] == "tier"]
         if p.boundary == "wall":
             walls += outline_walls(lots, [r.translated(shift) for r in regs], hf.sample,
                                    p.max_step, 1e-6, origin=shift, spacing=hf.cell_size)
 
     stage("report", 0.9)
-    report = _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_lots,
-                     ginfo, gflags)
+    if figs is not None:
+        report = _report_tiles(hf, figs, reach, lots, walls, p, warn, n_lots)
+    else:
+        report = _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn,
+                         n_lots, ginfo, gflags)
     now = time.perf_counter()
     timings["report"] += now - tick
     if progress is not None:
         progress("done", 1.0)
     return TerraceResult(hf.with_heights(terrace), hf, lots, lot_mask, p, report, timings, warn,
                          walls)
+
+
+def _warn_empty(cells_per_lot: np.ndarray, warn: list[str]) -> None:
+    """Warn about lots that cover no cell centre (``cells_per_lot`` indexed by lot id)."""
+    empty = cells_per_lot[1:] == 0
+    if empty.any():
+        ids = np.nonzero(empty)[0] + 1
+        shown = ", ".join(str(i) for i in ids[:10]) + (", ..." if len(ids) > 10 else "")
+        msg = (f"{len(ids)} lot(s) cover no cell centre (lot {shown}): their pad height comes "
+               f"from the bilinear terrain heights at their slice vertices and they do not "
+               f"change the heightfield")
+        warn.append(msg)
+        _warnings.warn(msg, TerraceWarning, stacklevel=3)
+
+
+def _report_tiles(hf, figs, reach, lots, walls, p, warn, n_lots):
+    """The report of a tiled run, from the tiles' combined figures (:class:`TileFigures`).
+
+    Minima, maxima and counts combine exactly; sums come from partial sums per row chunk
+    (:class:`~terrace_foundation.terrain.tiles.PartialSums`), so the figures do not depend on
+    the tiling.
+    """
+    area = hf.cell_area
+    n = n_lots + 1
+    stats = {
+        "cells": figs.lot_count["cells"],
+        "before_min": figs.lot_min["before"], "before_max": figs.lot_max["before"],
+        "after_min": figs.lot_min["after"], "after_max": figs.lot_max["after"],
+        "slope_before_max": figs.lot_max["slope_before"],
+        "slope_after_max": figs.lot_max["slope_after"],
+        "cut": figs.sums["cut"].totals(n), "fill": figs.sums["fill"].totals(n),
+    }
+    extra = {"pad_range": figs.lot_max["pad_h"] - figs.lot_min["pad_h"],
+             "pad_slope_max": figs.lot_max["pad_s"],
+             "buildable_cells": figs.lot_count["buildable"],
+             "embankment_slope_max": figs.lot_max["embankment"]}
+    lot_cells = figs.counts["lot_cells"]
+    emb = extra["embankment_slope_max"]
+    outside = figs.maxima["change_outside_band"]
+    totals = {
+        "regions": len({lot.region_id for lot in lots}),
+        "lots": len(lots),
+        "lot_area": float(sum(lot.area for lot in lots)),
+        "cut_volume": figs.sums["cut_total"].total() * area,
+        "fill_volume": figs.sums["fill_total"].total() * area,
+        "net_volume": figs.sums["net_total"].total() * area,
+        "cut_volume_lots": float(stats["cut"].sum()),
+        "fill_volume_lots": float(stats["fill"].sum()),
+        "changed_cells": figs.counts["changed"],
+        "band_cells": figs.counts["band"],
+        "wing_cells": 0,
+        "max_wing_step": 0.0,
+        "max_change_outside_band": float(outside) if np.isfinite(outside) else 0.0,
+        "buildable_share": float(extra["buildable_cells"].sum() / max(lot_cells, 1)),
+        "max_embankment_slope_deg": float(np.nanmax(emb)) if np.isfinite(emb).any() else None,
+        "walls": len(walls),
+        "wall_length": float(sum(w["length"] for w in walls)),
+        "tallest_wall": float(max((w["height"] for w in walls), default=0.0)),
+    }
+    created = figs.maxima["slope_created"]
+    created = float(created) if np.isfinite(created) else None
+    flags = _fit_and_absurd(hf, created, figs.counts["steep_created"], lots, walls, totals,
+                            reach, p, warn)
+    report = build_report(lots, stats, extra, walls, totals, p.to_dict(), warn, hf.shape,
+                          hf.cell_size)
+    report["flags"] = flags
+    return report
 
 
 def _grading_pads(hf, lot_mask, vertex_pads, lot_region, lots_meta, mesh, p):
@@ -444,8 +527,12 @@ def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_
         "wall_length": float(sum(w["length"] for w in walls)),
         "tallest_wall": float(max((w["height"] for w in walls), default=0.0)),
     }
-    flags = _fit_and_absurd(hf, slopes, diff, lots_in | band_w, lots, walls, totals, reach, p,
-                            warn)
+    sel = (lots_in | band_w) & (diff != 0)
+    deg_after = np.degrees(np.arctan(slopes[1][sel]))
+    made = deg_after > np.degrees(np.arctan(slopes[0][sel])) + CREATED_SLOPE_MARGIN
+    created = float(deg_after[made].max()) if made.any() else None
+    n_steep = int((deg_after[made] > CREATED_SLOPE_LIMIT).sum())
+    flags = _fit_and_absurd(hf, created, n_steep, lots, walls, totals, reach, p, warn)
     lot_more = None
     if ginfo is not None:
         lot_more, more = grading_figures(
@@ -478,18 +565,16 @@ def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_
 MIN_LOT_CELLS = 16.0
 #: Absurd results: earthworks (lots and band) above this multiple of the lots' own.
 EARTHWORK_RATIO_LIMIT = 5.0
-#: Absurd results: slopes the reference preset creates above this, degrees.
-CREATED_SLOPE_LIMIT = 60.0
-#: A slope counts as created where the run made it steeper by more than this, degrees.
-CREATED_SLOPE_MARGIN = 1.0
 #: Absurd results: retaining walls above this height, world units (metres).
 WALL_HEIGHT_LIMIT = 10.0
 
 
-def _fit_and_absurd(hf, slopes, diff, touched, lots, walls, totals, reach, p, warn) -> dict:
+def _fit_and_absurd(hf, created, n_steep, lots, walls, totals, reach, p, warn) -> dict:
     """Grid-fit and absurd-result figures (into ``totals``), warnings and flags.
 
-    Figures that cannot be measured are None, and so is their flag.
+    ``created`` is the steepest slope the run made steeper (degrees, None if none) and
+    ``n_steep`` the number of such cells above :data:`CREATED_SLOPE_LIMIT`. Figures that
+    cannot be measured are None, and so is their flag.
     """
     cell = hf.cell_size
     areas = np.array([lot.area for lot in lots])
@@ -526,18 +611,12 @@ def _fit_and_absurd(hf, slopes, diff, touched, lots, walls, totals, reach, p, wa
             _warn(warn, f"earthworks of {all_vol:.4g} are {ratio:.1f}x the {lots_vol:.4g} moved "
                   f"on the lots themselves (more than {EARTHWORK_RATIO_LIMIT:g}x): the "
                   "transition around the lots moves most of the ground")
-    # slopes the run made steeper (by more than CREATED_SLOPE_MARGIN), on the cells it changed
-    sel = touched & (diff != 0)
-    deg_after = np.degrees(np.arctan(slopes[1][sel]))
-    made = deg_after > np.degrees(np.arctan(slopes[0][sel])) + CREATED_SLOPE_MARGIN
-    created = float(deg_after[made].max()) if made.any() else None
     totals["max_slope_created_deg"] = created
     if p.preset == "reference":
         flags["steep_slopes_created"] = bool(created is not None
                                              and created > CREATED_SLOPE_LIMIT)
         if flags["steep_slopes_created"]:
-            n = int((deg_after[made] > CREATED_SLOPE_LIMIT).sum())
-            _warn(warn, f"the terraces create slopes up to {created:.1f} degrees ({n} cells "
+            _warn(warn, f"the terraces create slopes up to {created:.1f} degrees ({n_steep} cells "
                   f"steeper than {CREATED_SLOPE_LIMIT:g}): raise blur_radius (now "
                   f"{reach[0]:g}) or min_lot_size")
     if p.preset == "grading":

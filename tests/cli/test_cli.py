@@ -342,3 +342,26 @@ def test_module_entry_point_runs_without_install(tmp_path, small_npy, small_regi
                          capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
     assert bad.returncode == 1
     assert bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+
+
+def test_tiled_run_writes_the_same_files(cli, tmp_path, interlaken_run_npy, interlaken_npy,
+                                         interlaken_regions):
+    out = tmp_path / "tiled"
+    res = cli("generate", interlaken_npy, interlaken_regions, "--out", out, "--seed", "3",
+              "--tile-size", "64", *FAST)
+    assert res.code == 0, res.err
+    assert "tiles 1/" in res.err and "million cells/s" in res.err    # progress across tiles
+    names = sorted(p.name for p in interlaken_run_npy.iterdir() if p.is_file())
+    assert names == sorted(p.name for p in out.iterdir() if p.is_file())
+    for name in names:
+        if name != "report.json":
+            assert digest(out / name) == digest(interlaken_run_npy / name), name
+    a = json.loads((out / "report.json").read_text())
+    b = json.loads((interlaken_run_npy / "report.json").read_text())
+    a.pop("command", None), b.pop("command", None)
+    assert a == b
+
+
+def test_tile_size_must_be_a_multiple_of_64(cli, tmp_path):
+    res = cli("demo", "--out", tmp_path / "o", "--tile-size", "100")
+    assert res.code == 2 and "multiple of 64" in res.err

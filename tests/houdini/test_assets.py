@@ -258,8 +258,11 @@ def test_numpy_asset_error_is_one_line(installed, geo_net, inputs):
     node = geo_net.createNode(NUMPY.type_name, "terrace_broken")
     node.setInput(0, poly)
     node.setInput(1, empty)
-    with pytest.raises(hou.OperationFailed):
+    try:
         node.cook(force=True)
+    except hou.OperationFailed:
+        pass
     inner = node.node("terrace_numpy")
+    assert isinstance(inner, hou.OpNode)
     (message,) = inner.errors()
     assert "no volume named 'height'" in message and "Traceback" not in message

@@ -14,7 +14,8 @@ from terrace_testkit import shared_path
 
 from terrace_foundation import PARAMETERS, TerraceParams
 from terrace_foundation.houdini.network import (
-    ASSETS, ENGINE_ONLY_PARMS, GRADING_PARMS, NATIVE, NUMPY, TARGET_HOUDINI, Expr, Indirect, Src, parm_kind,
+    ASSETS, ENGINE_ONLY_PARMS, GRADING_PARMS, NATIVE, NUMPY, SLICES_GROUP, TARGET_HOUDINI, Expr,
+    Indirect, Src, parm_kind,
 )
 
 #: Node types the shared catalog lacks, read from the same Labs mirror (sources inside).
@@ -152,6 +153,33 @@ def test_regions_are_flattened_and_clipped_to_the_heightfield():
             sides[axis] = name
     assert len(sides) == 4
     assert n("foreach_region_begin").inputs == (Src("clip_south"),)
+
+
+def test_numpy_output_is_input_two_with_height_and_mask_overwritten():
+    """Defect 8: the Python SOP's geometry is a copy of input 2 plus the slices in a group;
+    the Blasts split by that group, so every other layer and attribute reaches output 2."""
+    import ast
+
+    n = NUMPY.node
+    only_slices, only_hf = n("slices_only"), n("heightfield_only")
+    assert only_slices.parms["group"] == only_hf.parms["group"] == SLICES_GROUP
+    assert only_slices.parms["grouptype"] == only_hf.parms["grouptype"] == "prims"
+    assert (only_slices.parms["negate"], only_hf.parms["negate"]) == (True, False)
+    # sop.cook starts from input 2 (clear + merge) and writes volumes only by name
+    tree = ast.parse((ROOT / "python3.10libs/terrace_foundation/houdini/sop.py").read_text())
+    cook = next(f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "cook")
+    def called(fn):
+        """Names of the calls in ``fn`` in source order."""
+        found = [(c.lineno, c.col_offset, getattr(c.func, "attr", getattr(c.func, "id", "")))
+                 for c in ast.walk(fn) if isinstance(c, ast.Call)]
+        return [name for _, _, name in sorted(found)]
+
+    calls = called(cook)
+    assert calls.index("clear") < calls.index("merge") < calls.index("write_result")
+    write = next(f for f in tree.body if isinstance(f, ast.FunctionDef)
+                 and f.name == "write_result")
+    made = called(write)
+    assert "createVolume" not in made and "clear" not in made and "_set_layer" in made
 
 
 def test_lots_are_draped_in_world_space():

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-
 from terrace_foundation import Lot
 from terrace_foundation.io.writers.preview_png import (DIVERGING, MAX_CROP, OUTLINE_ALPHA, WALL,
-                                           change_scale, crop_panels, diverging, hillshade,
-                                           lot_edges, outline_pixels, preview_image,
-                                           town_windows, write_preview)
+                                                       change_scale, crop_panels, diverging,
+                                                       footprint_pixels, hillshade, lot_edges,
+                                                       outline_pixels, preview_image,
+                                                       town_windows, write_preview)
 
 
 def square_lot(lot_id, x0, y0, size, h, region_id=0):
@@ -58,6 +58,21 @@ def test_outline_pixels_one_pixel_wide(zoom):
     # the interiors stay clear
     assert not e[3 * zoom + 1:7 * zoom, 2 * zoom + 1:6 * zoom].any()
     assert not e[:, :2 * zoom].any()
+
+
+def test_footprint_pixels_trace_the_lot_outline():
+    cell, origin = 2.0, (100.0, 300.0)
+    lot = square_lot(1, 110.0, 260.0, 20.0, 5.0)     # x 110..130, y 260..280: cols 5..15
+    e = footprint_pixels([lot], (60, 60), origin, cell, zoom=2)
+    rr, cc = np.nonzero(e)
+    # the square's edges at pixel x = (110 - 100) / 2 * 2 = 10 .. 30, y = (300 - 280) = 20 .. 40
+    assert rr.min() == 20 and rr.max() == 40 and cc.min() == 10 and cc.max() == 30
+    assert e[20, 10:31].all() and e[40, 10:31].all() and e[20:41, 10].all()
+    assert not e[22:39, 12:29].any()                 # inside: clear
+    assert e.sum() == 4 * 20                         # one pixel wide
+    # a lot outside the panel draws nothing
+    assert not footprint_pixels([square_lot(2, 500.0, 0.0, 10.0, 1.0)], (60, 60), origin,
+                                cell).any()
 
 
 def test_diverging_scale_ends_and_middle():
@@ -129,8 +144,8 @@ def test_crop_panels_colour_cut_fill_outlines_and_walls():
     assert ((fill[:, 2] > fill[:, 0] + 50) & (fill[:, 2] > fill[:, 1])).all()  # blue: fill
     plain = block(pc, 9, 11, 10, 13)                            # untouched flat ground: grey
     assert (np.abs(plain[:, 0] - plain[:, 2]) <= 1).all()
-    # walls: yellow along the shared edge between rows 6 and 14, on after and change only
-    for panel, has_wall in ((pb, False), (pa, True), (pc, True)):
+    # walls: yellow along the shared edge between rows 6 and 14, on the after panel only
+    for panel, has_wall in ((pb, False), (pa, True), (pc, False)):
         yellow = np.all(panel == WALL, axis=-1)
         assert yellow.any() == has_wall
         if has_wall:

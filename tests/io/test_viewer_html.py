@@ -92,7 +92,7 @@ def test_viewer_data_strides_big_grids():
     mask[1000:1200, 1000:1300] = 1
     mask[1000:1001, 1400:1401] = 2                    # one cell: lost by the stride
     res = TerraceResult(src.with_heights(h + (mask > 0)), src, [], mask, TerraceParams())
-    d = viewer_data(res, max_side=1000)
+    d = viewer_data(res, max_samples=1_000_000)
     assert d["grid"]["step"] == 3 and d["grid"]["samplesRows"] == 1000
     assert d["pickable"] == 0                         # no Lot objects here: nothing listed
     ids = unpack(d["ids"], np.uint16).reshape(1000, 1000)
@@ -216,10 +216,55 @@ def test_viewer_in_chromium(browser, demo_out, demo_result):
     assert red.sum() > 200 and blue.sum() > 200
     # every lot owning a cell answers with its own id where the test hook looks (top-down)
     assert browser.execute_script("return window.terraceViewer.countPickable()") == owned
-    # hover/click read the same figures the report has
-    lot = demo_result.lots[0]
-    info = browser.execute_script(f"return window.terraceViewer.lotInfo({lot.lot_id})")
-    assert info["pad"] == pytest.approx(lot.pad_height, abs=1e-3)
+    # hover and click with the mouse: the figures panel shows the lot under the pointer, with
+    # the figures of the run's report
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    browser.execute_script("window.terraceViewer.goto(0)")      # frame one town, lots large
+    time.sleep(0.3)
+    canvas = browser.find_element(By.ID, "view")
+    info = browser.find_element(By.ID, "info")
+    rep = {r["lot_id"]: r for r in demo_result.report["lots"]}
+    hovered = 0
+
+    def shows(text, timeout=10.0):
+        """Whether the figures panel shows ``text`` within ``timeout`` seconds (software
+        rendering can keep the page busy for a while after an event)."""
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout:
+            if text in info.text + "\n":
+                return True
+            time.sleep(0.1)
+        return False
+
+    for lot in sorted((l for l in demo_result.lots if l.region_id == 0),
+                      key=lambda l: -l.area)[:4]:
+        xy = browser.execute_script(f"return window.terraceViewer.screenOf({lot.lot_id})")
+        if xy is None:
+            continue
+        ActionChains(browser).move_to_element_with_offset(
+            canvas, int(xy[0] - canvas.size["width"] / 2),
+            int(xy[1] - canvas.size["height"] / 2)).perform()
+        if not shows(f"lot {lot.lot_id}\n"):
+            continue
+        hovered += 1
+        text = info.text
+        assert f"region {lot.region_id}" in text
+        shown = {k: float(v.replace(",", "")) for k, v in
+                 re.findall(r"(pad height|area|cut|fill) ([\d,.]+) m", text)}
+        assert shown["pad height"] == pytest.approx(lot.pad_height, abs=0.006)
+        assert shown["area"] == pytest.approx(lot.area, abs=0.6)
+        assert shown["cut"] == pytest.approx(rep[lot.lot_id]["cut_volume"], abs=0.6)
+        assert shown["fill"] == pytest.approx(rep[lot.lot_id]["fill_volume"], abs=0.6)
+        ActionChains(browser).click().perform()                  # click pins it
+        assert shows("pinned")
+        ActionChains(browser).click().perform()                  # and releases it
+        t0 = time.monotonic()
+        while "pinned" in info.text and time.monotonic() - t0 < 10:
+            time.sleep(0.1)
+    assert hovered >= 3, "hovering lots did not show their figures"
+    browser.execute_script("window.terraceViewer.goto(-1)")     # back to all towns
     # before: the change colouring is off
     browser.execute_script("window.terraceViewer.setMode('before')")
     time.sleep(0.5)
@@ -229,3 +274,29 @@ def test_viewer_in_chromium(browser, demo_out, demo_result):
     assert red.sum() + blue.sum() < 50
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors
+
+
+def test_viewer_assets_are_package_data():
+    """The page template and renderer ship in the wheel: pyproject's package-data globs cover
+    every file in viewer_assets/ (a moved or renamed asset must not silently drop out)."""
+    import fnmatch
+    from pathlib import Path
+
+    tomllib = needs("tomllib", "Python 3.11+ reads pyproject.toml")
+    from terrace_foundation.io.writers import viewer_html
+
+    repo = Path(__file__).resolve().parents[2]
+    data = tomllib.loads((repo / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"]
+    pkg_root = repo / "python3.10libs"
+    assets = sorted(viewer_html.ASSETS.iterdir())
+    assert {p.name for p in assets} >= {"viewer.html", "viewer.js"}
+    for path in assets:
+        rel = path.relative_to(pkg_root)
+        covered = False
+        for package, globs in data.items():
+            base = Path(*package.split("."))
+            if base in rel.parents:
+                inner = rel.relative_to(base).as_posix()
+                covered |= any(fnmatch.fnmatch(inner, g) for g in globs)
+        assert covered, f"{rel} is not package data in pyproject.toml"

@@ -37,7 +37,7 @@ __all__ = [
     "Expr", "Indirect", "Src", "ParmSpec", "FolderSpec", "NodeSpec", "NetBoxSpec", "AssetSpec",
     "NATIVE", "NUMPY", "ASSETS", "TARGET_HOUDINI", "asset_by_type", "GRADING_PARMS",
     "ENGINE_ONLY_PARMS",
-    "parm_kind",
+    "parm_kind", "SLICES_GROUP", "NATIVE_VS_ENGINE",
 ]
 
 #: Houdini versions the assets target (node parms must exist in the oldest).
@@ -379,6 +379,10 @@ vector plane = volumeindextopos(1, "height", {0, 0, 0});
 @P.y = plane.y - 20000.0;
 """
 
+#: Primitive group of the slices in the numpy asset's Python SOP geometry: everything else is
+#: input 2 (height and mask overwritten), so the two Blasts split the outputs by this group.
+SLICES_GROUP = "terrace_slices"
+
 #: Python SOP code of the numpy asset: a forwarder to the package (the algorithm lives there).
 PYTHON_SOP_CODE = """\
 node = hou.pwd()
@@ -566,10 +570,10 @@ _NUMPY_NODES = (
     # The Python SOP's geometry is input 2 (height and mask overwritten, every other layer and
     # attribute kept) plus the slices in the group terrace_slices (sop.SLICES_GROUP).
     NodeSpec("slices_only", "blast", {
-        "group": "terrace_slices", "grouptype": "prims", "negate": True,
+        "group": SLICES_GROUP, "grouptype": "prims", "negate": True,
     }, (Src("terrace_numpy"),), (0.0, -3.0), _BOX_NUMPY),
     NodeSpec("heightfield_only", "blast", {
-        "group": "terrace_slices", "grouptype": "prims", "negate": False,
+        "group": SLICES_GROUP, "grouptype": "prims", "negate": False,
     }, (Src("terrace_numpy"),), (3.0, -3.0), _BOX_NUMPY),
     NodeSpec("OUT_SLICES", "output", {"outputidx": 0}, (Src("slices_only"),), (0.0, -4.5),
              None, color=(0.3, 0.6, 0.3)),

@@ -47,15 +47,13 @@ from ..result import TerraceResult
 from .convert import (VolumeFrame, heightfield_from_voxels, ring_from_points, slice_points,
                       voxels_from_heights, walls_to_world)
 from .cookerror import one_line
-from .network import parm_kind
+from .network import SLICES_GROUP, parm_kind
 
 __all__ = ["cook", "read_heightfield", "read_regions", "read_params", "write_result",
            "write_walls", "volume_frame", "find_volume", "SLICES_GROUP"]
 
 #: Names of the output volumes (Houdini and Houdini Engine conventions).
 HEIGHT, MASK = "height", "mask"
-#: Primitive group holding the slices in the Python SOP's geometry (the Blasts split by it).
-SLICES_GROUP = "terrace_slices"
 
 _log = logging.getLogger(__name__)
 

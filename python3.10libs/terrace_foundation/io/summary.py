@@ -208,9 +208,14 @@ def _lot_table(lots: list[dict]) -> list[str]:
                      _num(_f(lot.get("pad_max_slope_deg")), 2), _num(cut), _num(fill),
                      _num(fill - cut), str(len(walls)), _num(max(heights) if heights else None, 2),
                      _num(_f(lot.get("max_embankment_slope_deg")), 1),
-                     "-" if share is None else f"{100 * share:.0f}%"])
+                     "-" if share is None else f"{100 * share:.0f}%",
+                     _num(_f(lot.get("wall_face_area"))), _num(_f(lot.get("wall_height_p95")), 2),
+                     _num(_f(lot.get("embankment_area"))), _num(_f(lot.get("earthwork_volume"))),
+                     _num(_f(lot.get("earthwork_ratio")), 2),
+                     "moved" if lot.get("pad_moved") else "-"])
     return _table(["lot", "area m2", "pad m", "pad range m", "pad slope", "cut m3", "fill m3",
-                   "net m3", "walls", "tallest m", "embankment", "buildable"], rows)
+                   "net m3", "walls", "tallest m", "embankment", "buildable", "wall face m2",
+                   "wall p95 m", "emb. m2", "earthwork m3", "ratio", "pad"], rows)
 
 
 def _verdict(flag: Any, bad: str) -> str:
@@ -246,6 +251,46 @@ def _checks(report: dict, grading: bool) -> list[str]:
     else:
         out.append(f"  tallest wall: {_num(_f(t.get('tallest_wall')), 2)} m (at most 10): "
                    + _verdict(flags.get("tall_walls"), "too tall"))
+    return out
+
+
+#: The grading limits' target for the earthworks: at most this multiple of the volume moved
+#: on the lots (issue 14).
+EARTHWORK_TARGET = 3.0
+
+
+def _earthworks(report: dict) -> list[str]:
+    """Walls, embankments and earthworks of a grading run with limits (older reports: none)."""
+    t, p = report.get("totals") or {}, _params(report)
+    if t.get("wall_face_area") is None:
+        return []
+    wall_lim, emb_lim = _f(p.get("max_wall_height")), _f(p.get("max_embankment_height"))
+    tallest, emb = _f(t.get("tallest_wall_face")), _f(t.get("tallest_embankment"))
+    ratio = _f(t.get("earthwork_ratio"))
+
+    def within(v, lim):
+        if v is None or lim is None:
+            return "not measured"
+        return "ok" if v <= lim + 1e-6 else "ABOVE the limit"
+
+    out = ["", f"Walls, embankments and earthworks (layout {p.get('lot_layout')}):",
+           f"  wall faces: {_num(_f(t.get('wall_face_area')))} m2, tallest "
+           f"{_num(tallest, 2)} m, 95th percentile {_num(_f(t.get('wall_height_p95')), 2)} m "
+           f"(limit {_num(wall_lim, 2)} m): {within(tallest, wall_lim)}",
+           f"  embankments: {_num(_f(t.get('embankment_area')))} m2, tallest "
+           f"{_num(emb, 2)} m (limit {_num(emb_lim, 2)} m): {within(emb, emb_lim)}",
+           f"  earthworks: {_num(_f(t.get('earthwork_volume')))} m3 for "
+           f"{_num(_f(t.get('volume_moved_on_lots')))} m3 moved on the lots = {_num(ratio, 2)} x "
+           f"(target at most {EARTHWORK_TARGET:g}): "
+           + ("not measured" if ratio is None else
+              "ok" if ratio <= EARTHWORK_TARGET else "ABOVE the target"),
+           f"  pads on their pad rule: {len(report.get('lots') or []) - int(t.get('lots_pad_moved') or 0)}"
+           f" lots; moved towards the terrain by the limits: {t.get('lots_pad_moved', 0)}; "
+           f"limits not met: {t.get('lots_limit_conflict', 0)} lots, "
+           f"{t.get('limit_breach_cells', 0)} cells of fade beyond the band"]
+    moved = [int(x["lot_id"]) for x in report.get("lots") or [] if x.get("pad_moved")]
+    if moved:
+        out.append(f"  lots with moved pads: {_ids(moved, False)}")
     return out
 
 
@@ -351,6 +396,7 @@ def report_summary(report: dict, *, all_lots: bool = False, per_lot: bool = Fals
             f"{len(b['tall_walls'])} lots: {_ids(b['tall_walls'], all_lots)}"
             if b["tall_walls"] else "none"))
     lines += _checks(report, grading)
+    lines += _earthworks(report)
     if per_lot:
         for r in rows:
             lines += ["", f"Region {r['region']}:"]

@@ -10,8 +10,9 @@ For every lot that is still too large, the dominant terrain gradient over the lo
 * **along the contour** (its normal is the gradient) while the lot is deep: its depth across
   the slope is more than ``1 / aspect`` of its length along it;
 * **across the contour** (along the gradient) once the lot is shallow enough;
-* on ground flatter than ``flat_slope`` the cut is the Voronoi layout's (across the lot's major
-  axis), so a flat town is cut like the default layout.
+* on ground flatter than ``flat_slope``, or where the ground rises less than ``FLAT_RELIEF``
+  across the lot, the cut is the Voronoi layout's (across the lot's major axis), so a flat
+  town (or the flat part of one) is cut into compact lots like the default layout.
 
 Cuts run through the whole lot (all its convex pieces), so the first cuts through a town are
 whole rows and the rows of neighbouring lots line up. The cut is shifted along its normal at
@@ -31,6 +32,9 @@ __all__ = ["lot_gradients", "contour_cut_normals", "CONTOUR_ASPECT", "FLAT_SLOPE
 CONTOUR_ASPECT = 4.0
 #: ground flatter than this (rise per run, about 1.1 degrees) is cut like the Voronoi layout
 FLAT_SLOPE = 0.02
+#: so is a lot whose ground rises less than this across it (world units): its cut and fill
+#: are small whatever its shape, so it is cut compact
+FLAT_RELIEF = 1.0
 
 Terrain = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -135,7 +139,7 @@ def contour_cut_normals(lots, which: np.ndarray, area: np.ndarray, centroid: np.
     cut_along_contour = depth * aspect > run
     normal = np.where(cut_along_contour[:, None], down, along)
     extent = np.where(cut_along_contour, depth, run)
-    flat = slope < flat_slope
+    flat = (slope < flat_slope) | (slope * depth < FLAT_RELIEF)
     normal[flat] = axis[which][flat]
     extent[flat] = length[which][flat]
     return normal, extent

@@ -5,28 +5,30 @@ grading engineer lays out a terraced site:
 
 * **Walls up to ``max_wall_height``.** Where neighbouring pads differ by more than the wall
   limit, a wall of exactly that height stands on their shared edge and the rest of the step
-  is split evenly between the two lots as embankments at ``max_slope``: a cut slope rising
-  from the wall's top into the higher lot and a fill slope falling from its foot into the
-  lower lot (each at most ``max_embankment_height``); the pads are the lot cells left flat.
+  is split evenly between the two lots: a cut slope rising from the wall's top into the
+  higher lot and a fill slope falling from its foot into the lower lot, each at
+  ``max_slope``; a side that needs more than ``max_embankment_height`` continues in tiers
+  (another wall of up to the limit, another embankment, ...: :func:`tier_drop`). The pads are
+  the lot cells left flat (their share of the lots is reported).
 * **Embankments up to ``max_embankment_height``.** Outside the region the embankment starts
   from the lot's edge, or from the top or foot of an outline wall of up to
   ``max_wall_height`` where the terrain at the band's outer edge is farther from the pad than
   an embankment can reach. The band is at most ``max_embankment_height / tan(max_slope)``
   wide (plus a fade where the limits cannot be met, see below).
 * **Pads moved towards the terrain (the stated rule).** Where even a full wall plus a full
-  embankment cannot reach the terrain, the pad is moved: each lot's pad is clamped into
-  ``[h_rim_max - H, h_rim_min + H]`` (``H = max_wall_height + max_embankment_height``,
-  ``h_rim`` the terrain on the band's outer edge around the lot) and neighbouring pads are
-  pulled together until they differ by at most ``max_wall_height + 2 max_embankment_height``
-  (alternating projections). The lots whose pads moved are flagged; where the constraints
-  still conflict, the band fades into the terrain over ``band / 2`` beyond its edge and the
-  cells of that fade are counted as limit breaches.
+  embankment cannot reach the terrain around a lot on the region's outline, its pad is
+  clamped into ``[h_rim_max - H, h_rim_min + H]`` (``H = max_wall_height +
+  max_embankment_height``, ``h_rim`` the terrain on the band's outer edge nearest to the
+  lot). The lots whose pads moved are flagged; where the rim spans more than ``2 H`` (the
+  interval is empty) the pad goes to its middle, the lot is flagged as a conflict and the
+  band fades into the terrain over ``band / 2`` beyond its edge; the cells of that fade are
+  counted as limit breaches.
 * **Smooth embankments.** Distances are exact Euclidean (:mod:`terrace_foundation.terrain.edt`); each
   outside cell takes the envelopes of its nearest lot cell, ``L = s - w_fill - t d`` and
   ``U = s + w_cut + t d`` (``s`` the graded height of that lot cell, ``d`` the distance from
   the first cell outside). Terrain between the envelopes keeps its height and detail; terrain
   outside them is moved onto them through a soft clip (a quadratic blend of half-width
-  ``max_embankment_height / 6`` around the toe), so the embankment meets the terrain without a
+  ``min(max_embankment_height / 6, tan(max_slope) * cell)`` around the toe), so the embankment meets the terrain without a
   crease and its gradient is a convex combination of the terrain's and the envelope's: never
   steeper than ``max_slope`` unless the terrain itself is.
 """
@@ -36,6 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..terrain.edt import distance_transform
+from ..terrain.kernels import cone_envelope
 
 __all__ = ["limit_pads", "grade_limited", "GradeInfo"]
 
@@ -54,6 +57,15 @@ def _pairs4(lot_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(out_a), np.concatenate(out_b)
 
 
+def _pairs8(shape):
+    """``(a, b, distance in cells)`` slices of the 8-neighbour pairs of a grid."""
+    m, n = shape
+    for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
+        a = (slice(0, m - dr), slice(max(-dc, 0), n - max(dc, 0)))
+        b = (slice(dr, m), slice(max(dc, 0), n + min(dc, 0)))
+        yield a, b, float(np.hypot(dr, dc))
+
+
 def _rim(heights, lot_mask, dist, near_lot, cell_size, width):
     """Outside cells on the band's outer edge (distance from the lots' edge in
     ``(width - cell, width]``) and their nearest lot."""
@@ -64,7 +76,8 @@ def _rim(heights, lot_mask, dist, near_lot, cell_size, width):
 
 def limit_pads(pad: np.ndarray, heights: np.ndarray, lot_mask: np.ndarray, cell_size: float,
                max_slope: float, max_wall: float, max_emb: float,
-               iterations: int = 200) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               iterations: int = 200,
+               pull_together: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Move pads towards the terrain where a wall plus an embankment cannot take the step.
 
     Parameters
@@ -109,7 +122,7 @@ def limit_pads(pad: np.ndarray, heights: np.ndarray, lot_mask: np.ndarray, cell_
     with np.errstate(invalid="ignore"):
         mid = np.where(feasible, p, 0.5 * (lo + hi))
     p = np.where(ok & feasible, np.clip(p, lo, hi), np.where(ok, mid, p))
-    for _ in range(iterations):
+    for _ in range(iterations if pull_together else 0):
         moved_any = False
         if len(a):
             diff = p[a] - p[b]
@@ -131,13 +144,41 @@ def limit_pads(pad: np.ndarray, heights: np.ndarray, lot_mask: np.ndarray, cell_
         if not moved_any:
             break
     conflict = ok & ~feasible
-    if len(a):
+    if len(a) and pull_together:
         over = np.abs(p[a] - p[b]) - gap > 1e-6
         conflict[a[over]] = True
         conflict[b[over]] = True
     conflict |= ok & ((p < lo - 1e-6) | (p > hi + 1e-6))
     moved = ok & (np.abs(p - pad) > 1e-9)
     return p, moved, conflict
+
+
+def tier_drop(e: np.ndarray, d: np.ndarray, t: float, max_wall: float,
+              max_emb: float) -> np.ndarray:
+    """How far below (or above) its pad a lot cell at distance ``d`` from a wall lies, when
+    ``e`` of the step is taken on this side: an embankment of at most ``max_emb`` at slope
+    ``t``, then (if more is needed) a wall of up to ``max_wall`` and the next embankment, and
+    so on (tiered walls with embankments between them; every wall and embankment within its
+    limit).
+
+    Parameters
+    ----------
+    e : ndarray
+        Height this side takes (the drop at ``d = 0``).
+    d : ndarray
+        Distance from the wall (from the first cell of the lot), world units.
+    t, max_wall, max_emb : float
+        ``tan(max_slope)`` and the limits.
+
+    Returns
+    -------
+    ndarray
+        The drop, ``e`` at ``d = 0`` falling to 0.
+    """
+    period = max_emb / t                          # horizontal run of one embankment
+    k = np.floor(d / period)                      # tiers passed
+    fall = k * (max_emb + max_wall) + t * (d - k * period)
+    return np.maximum(e - fall, 0.0)
 
 
 def _soft(x: np.ndarray, r: float) -> np.ndarray:
@@ -172,8 +213,9 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     -------
     graded : (M, N) ndarray
     band : (M, N) ndarray of int8
-        1 embankment cells outside the lots, 2 wing cells (outside cells next to a cell of
-        another lot's embankment with a step steeper than the slope limit between them), 3
+        1 embankment cells outside the lots, 2 wall-face cells (outside cells with a step
+        steeper than the slope limit to a neighbour: a wing where two lots' embankments meet,
+        or the foot or top of an outline wall), 3
         cells of the fade where the limits could not be met, 0 elsewhere.
     window : (slice, slice)
         Where the result may differ from ``heights``.
@@ -205,35 +247,50 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     cov = lm > 0
     g = np.where(cov, pad[lm], h)
     # 1. steps between pads above the wall limit: wall on the edge, the rest as embankments
-    #    inside the two lots (half each, at most max_emb each)
-    edge = np.zeros_like(cov)
-    across = np.full(lm.shape, np.nan)
+    #    inside the two lots (half each; tiered beyond max_emb). Cut into a lot from the
+    #    edges where its neighbour is lower and fill from those where it is higher are two
+    #    fields, each from its own nearest edge, added: so a lot with a higher neighbour on
+    #    one side and a lower one on the other rises and falls continuously between them.
+    e_down = np.zeros(lm.shape)
+    e_up = np.zeros(lm.shape)
     for sa, sb in (((slice(None), slice(None, -1)), (slice(None), slice(1, None))),
                    ((slice(None, -1), slice(None)), (slice(1, None), slice(None)))):
         for p_, q_ in ((sa, sb), (sb, sa)):
             la, lb = lm[p_], lm[q_]
-            step = np.where((la > 0) & (lb > 0) & (la != lb), np.abs(pad[la] - pad[lb]), 0.0)
-            big = step > max_wall
-            cur = across[p_]
-            better = big & (np.isnan(cur) | (step > np.abs(pad[la] - np.nan_to_num(cur))))
-            cur[better] = pad[lb][better]
-            edge[p_] |= big
-    lot_emb = np.zeros_like(cov)
-    if edge.any():
-        d, (er, ec) = distance_transform(edge, cell_size)
-        own = lm[er, ec]
-        same = own == lm
-        other = np.where(same, across[er, ec], pad[own])
-        d_e = np.where(same, d, np.maximum(d - cell_size, 0.0))
-        s = g - other
-        e = np.minimum(np.maximum(np.abs(s) - max_wall, 0.0) / 2.0, max_emb)
-        drop = np.maximum(e - t * d_e, 0.0)
-        sel = cov & np.isfinite(other) & (drop > 0)
-        g = np.where(sel, g - np.sign(s) * drop, g)
-        lot_emb = sel
-        emb_h = np.where(sel, e, 0.0)
-    else:
-        emb_h = np.zeros(lm.shape)
+            both = (la > 0) & (lb > 0) & (la != lb)
+            step = np.where(both, pad[la] - pad[lb], 0.0)
+            share = np.maximum(np.abs(step) - max_wall, 0.0) / 2.0
+            np.maximum(e_down[p_], np.where(step > 0, share, 0.0), out=e_down[p_])
+            np.maximum(e_up[p_], np.where(step < 0, share, 0.0), out=e_up[p_])
+    tier_wall = max(max_wall - t * cell_size, 0.0)
+    # (tier walls one cell's rise lower: the step between two cell centres, wall plus the
+    # embankment's rise over the cell, stays within the wall limit)
+    offset = np.zeros(lm.shape)
+    emb_h = np.zeros(lm.shape)
+    rows_i, cols_i = np.indices(lm.shape)
+    flat_i = rows_i * lm.shape[1] + cols_i
+    for e_edge, sign in ((e_down, -1.0), (e_up, 1.0)):
+        if not (e_edge > 0).any():
+            continue
+        feat = e_edge > 0
+        # the edge each cell takes: the one whose plain embankment reaches highest there
+        # (upper envelope of the cones e_b - t d, octagonal sweep with labels), so the offset
+        # is continuous where two edges' embankments meet; a cell whose winner lies in
+        # another lot takes its own lot's nearest edge (Euclidean distance transform)
+        _, win_idx = cone_envelope(np.where(feat, e_edge, -np.inf), flat_i, t, cell_size)
+        br, bc = np.divmod(win_idx, lm.shape[1])
+        own = feat[br, bc] & (lm[br, bc] == lm)
+        d_n, (nr, nc) = distance_transform(feat, cell_size)
+        br = np.where(own, br, nr)
+        bc = np.where(own, bc, nc)
+        d = np.hypot(br - rows_i, bc - cols_i) * cell_size
+        same = cov & (lm[br, bc] == lm)
+        e = np.where(same, e_edge[br, bc], 0.0)
+        part = tier_drop(e, d, t, tier_wall, max_emb)
+        offset += sign * part
+        emb_h = np.maximum(emb_h, np.where(part > 0, np.minimum(e, max_emb), 0.0))
+    lot_emb = cov & (offset != 0)
+    g = np.where(lot_emb, g + offset, g)
     info["lot_embankment"] = np.zeros_like(lots)
     info["lot_embankment"][win] = lot_emb
     info["pad_cells"] = lots & ~info["lot_embankment"]
@@ -257,7 +314,8 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     w_cut = np.clip(need_cut, 0.0, max_wall)
     lower = seed - w_fill[near] - t * d_edge
     upper = seed + w_cut[near] + t * d_edge
-    r = max_emb / 6.0
+    # half-width of the soft toe: a sixth of the embankment limit, at most a cell's rise
+    r = min(max_emb / 6.0, t * cell_size)
     graded = h + _soft(lower - h, r) - _soft(h - upper, r)
     # beyond the band (where the limits could not be met) fade into the terrain
     lam = np.clip((width + fade - d_edge) / fade, 0.0, 1.0)
@@ -267,10 +325,10 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     bw = changed.astype(np.int8)
     bw[changed & (d_edge > width)] = 3
     # wings: steps steeper than the slope between cells of different lots' embankments
-    lim = t * cell_size * (1 + 1e-9)
-    for sa, sb in (((slice(None), slice(None, -1)), (slice(None), slice(1, None))),
-                   ((slice(None, -1), slice(None)), (slice(1, None), slice(None)))):
-        wing = (near[sa] != near[sb]) & (np.abs(graded[sa] - graded[sb]) > lim) & \
+    for sa, sb, dist in _pairs8(lm.shape):
+        # (and the foot or top of an outline wall: a face, not an embankment)
+        lim = t * cell_size * dist * (1 + 1e-9)
+        wing = (np.abs(graded[sa] - graded[sb]) > lim) & \
             (changed[sa] | changed[sb]) & ~(cov[sa] & cov[sb])
         for s_ in (sa, sb):
             sub = bw[s_]
@@ -314,8 +372,9 @@ def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
     -------
     list of dict
         As :func:`terrace_foundation.walls.find_walls`; ``on`` is ``"outline"`` (a pad or
-        its embankment against its own embankment or the terrain) or ``"wing"`` (two lots'
-        embankments meeting in a face); ``lot_a`` is the lower side's lot.
+        its embankment against its own embankment or the terrain), ``"wing"`` (two lots'
+        embankments meeting in a face) or ``"tier"`` (a tier wall inside one lot, between two
+        of its embankments); ``lot_a`` is the lower side's lot.
     """
     from .walls import _merge
     owner = np.where(lot_mask > 0, lot_mask, nearest)
@@ -325,7 +384,8 @@ def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
         a = (slice(None, -1), slice(None)) if axis == 0 else (slice(None), slice(None, -1))
         b = (slice(1, None), slice(None)) if axis == 0 else (slice(None), slice(1, None))
         step = np.abs(graded[a] - graded[b])
-        sel = (step > min_height) & ~((lot_mask[a] > 0) & (lot_mask[b] > 0)) & \
+        two_lots = (lot_mask[a] > 0) & (lot_mask[b] > 0)
+        sel = (step > min_height) & (~two_lots | (lot_mask[a] == lot_mask[b])) & \
             ((owner[a] > 0) | (owner[b] > 0))
         r, c = np.nonzero(sel)
         if axis == 0:
@@ -341,6 +401,9 @@ def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
         oa = np.where(oa > 0, oa, ob)
         ob = np.where(ob > 0, ob, oa)
         low_a = ha <= hb
+        tier = (lot_mask[a][sel] > 0) & (lot_mask[b][sel] > 0)
+        oa = np.where(tier, -oa, oa)        # a tier wall inside a lot: marked by the sign
+        ob = np.where(tier, -ob, ob)
         segs.append(s)
         lo_l.append(np.where(low_a, oa, ob))
         hi_l.append(np.where(low_a, ob, oa))
@@ -358,6 +421,8 @@ def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
     inv = inv.ravel()
     for k, (a_, b_) in enumerate(uniq):
         sel = inv == k
+        on = "tier" if a_ < 0 else "outline" if a_ == b_ else "wing"
+        a_, b_ = abs(a_), abs(b_)
         tall = int(np.argmax(high[sel] - low[sel]))
         out.append({
             "lot_a": int(a_), "lot_b": int(b_),
@@ -365,7 +430,7 @@ def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
             "height": float((high[sel] - low[sel])[tall]),
             "length": float(sel.sum() * cell_size),
             "lines": [line + o for line in _merge(seg[sel] - o, 1e-6 * cell_size)],
-            "on": "outline" if a_ == b_ else "wing",
+            "on": on,
         })
     return out
 
@@ -398,8 +463,9 @@ def grading_figures(before: np.ndarray, after: np.ndarray, lot_mask: np.ndarray,
     """Walls, embankments and earthwork per lot and in total (over a window).
 
     Wall faces are read off the heightfield: every cell side between two lots with a step
-    above ``max_step``, and every side with a cell outside the lots and a step above both
-    ``max_step`` and what the steepest embankment rises over one cell. A face between two lots
+    above ``max_step``, and every other side (a cell outside the lots, or both in one lot: a
+    tier wall) with a step above both ``max_step`` and what the steepest embankment rises over
+    one cell. A face between two lots
     counts half to each; an outside face to the lot owning it (its own, or the nearest).
 
     Parameters
@@ -433,7 +499,7 @@ def grading_figures(before: np.ndarray, after: np.ndarray, lot_mask: np.ndarray,
         la, lb = lot_mask[a], lot_mask[b]
         step = np.abs(after[a] - after[b])
         between = (la > 0) & (lb > 0) & (la != lb) & (step > max_step)
-        outside = ~((la > 0) & (lb > 0)) & (step > max(max_step, rise)) & \
+        outside = (~((la > 0) & (lb > 0)) | (la == lb)) & (step > max(max_step, rise)) & \
             ((owner[a] > 0) | (owner[b] > 0)) & ((after[a] != before[a]) | (after[b] != before[b]))
         for lots_, w in ((la[between], 0.5), (lb[between], 0.5)):
             face_lot.append(lots_)

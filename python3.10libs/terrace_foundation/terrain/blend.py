@@ -21,6 +21,8 @@ import math
 
 import numpy as np
 
+from .tiles import _along, window_sums
+
 __all__ = ["blur_radius_used", "blur_halfwidth", "blur_reach", "box_blur", "blend_difference"]
 
 
@@ -47,23 +49,30 @@ def blur_reach(h: float) -> int:
 def _box_pass(a: np.ndarray, h: float, axis: int, offset: int, full: int) -> np.ndarray:
     """Weighted mean over ``|d| <= h`` along ``axis`` of the in-grid cells (the two cells at
     ``|d| = floor(h) + 1`` weigh ``h - floor(h)``); ``a`` is a window of the full axis starting
-    at ``offset``; cells outside the window are zero."""
+    at ``offset``; cells outside the window are zero.
+
+    The sums are a fixed tree of additions per cell (:func:`~.tiles.window_sums`), not a
+    cumulative sum, so a cell's value does not depend on where the window starts: a tile
+    computed with a halo equals the untiled result bit for bit.
+    """
     n = int(math.floor(h))
     f = h - n
     k = n + 1 if f > 0 else n          # cells reached on each side
-    a = np.moveaxis(a, axis, -1)
-    m = a.shape[-1]
-    cs = np.zeros(a.shape[:-1] + (m + 2 * k + 1,))
-    padded = np.pad(a, [(0, 0)] * (a.ndim - 1) + [(k, k)])
-    np.cumsum(padded, axis=-1, out=cs[..., 1:])
+    m = a.shape[axis]
+    pad = [(0, 0)] * a.ndim
+    pad[axis] = (k, k)
+    padded = np.pad(a, pad)
     # full-weight cells |d| <= n: padded[i + k - n .. i + k + n]
-    s = cs[..., k + n + 1:k + n + 1 + m] - cs[..., k - n:k - n + m]
+    s = window_sums(_along(padded, axis, k - n, k + n + m), 2 * n + 1, axis)
     i = offset + np.arange(m)
     count = (np.minimum(i + n, full - 1) - np.maximum(i - n, 0) + 1).astype(np.float64)
     if f > 0:
-        s = s + f * (padded[..., :m] + padded[..., 2 * k:2 * k + m])
+        s += f * (_along(padded, axis, 0, m) + _along(padded, axis, 2 * k, 2 * k + m))
         count += f * ((i - k >= 0).astype(np.float64) + (i + k <= full - 1))
-    return np.moveaxis(s / count, -1, axis)
+    shape = [1] * a.ndim
+    shape[axis] = m
+    s /= count.reshape(shape)
+    return s
 
 
 def box_blur(a: np.ndarray, h: float, window_offset: tuple[int, int] = (0, 0),

@@ -105,13 +105,19 @@ def lot_adjacency(lot_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 
 def _row_cones(v: np.ndarray, lab: np.ndarray | None, cost: float, ramp: np.ndarray) -> None:
-    """In place along the last axis: ``v[i] = max_j v[j] - cost * |i - j|`` (and labels)."""
+    """In place along the last axis: ``v[i] = max_j v[j] - cost * |i - j|`` (and labels).
+
+    ``ramp`` is ``cost`` times the global column of each cell: both sweeps are anchored on the
+    global grid (the backward one on ``-ramp``), so a window computes what the grid does.
+    """
     fwd = v + ramp
     np.maximum.accumulate(fwd, axis=-1, out=fwd)
     fwd -= ramp
-    bwd = v[..., ::-1] + ramp
+    back = -ramp                      # the backward sweep's ramp, unreversed
+    rb = back[::-1]
+    bwd = v[..., ::-1] + rb
     np.maximum.accumulate(bwd, axis=-1, out=bwd)
-    bwd -= ramp
+    bwd -= rb
     bwd = bwd[..., ::-1]
     if lab is not None:
         n = v.shape[-1]
@@ -119,7 +125,7 @@ def _row_cones(v: np.ndarray, lab: np.ndarray | None, cost: float, ramp: np.ndar
         pos = np.where(v + ramp >= fwd + ramp, idx, 0)
         np.maximum.accumulate(pos, axis=-1, out=pos)
         lf = np.take_along_axis(lab, pos, axis=-1)
-        posb = np.where((v + ramp[::-1]) >= (bwd + ramp[::-1]), idx, n - 1)
+        posb = np.where((v + back) >= (bwd + back), idx, n - 1)
         posb = np.minimum.accumulate(posb[..., ::-1], axis=-1)[..., ::-1]
         lb = np.take_along_axis(lab, posb, axis=-1)
         lab[...] = np.where(bwd > fwd, lb, lf)
@@ -127,7 +133,7 @@ def _row_cones(v: np.ndarray, lab: np.ndarray | None, cost: float, ramp: np.ndar
 
 
 def cone_envelope(seed: np.ndarray, label: np.ndarray | None, slope: float,
-                  cell_size: float) -> tuple[np.ndarray, np.ndarray | None]:
+                  cell_size: float, col_offset: int = 0) -> tuple[np.ndarray, np.ndarray | None]:
     """Upper envelope of downward cones ``max_k seed_k - slope * d(x, k)``.
 
     ``d`` is the octagonal path distance of 8-neighbour steps (axial steps cost
@@ -147,6 +153,10 @@ def cone_envelope(seed: np.ndarray, label: np.ndarray | None, slope: float,
     slope : float
         Rise per world unit (``tan`` of the slope angle).
     cell_size : float
+    col_offset : int
+        Global column of the first column (a window of a larger grid): the row sweeps' ramps
+        are anchored on the global grid, so a window gives the same values and labels as the
+        whole grid wherever its cones are complete (tiled runs).
 
     Returns
     -------
@@ -159,7 +169,7 @@ def cone_envelope(seed: np.ndarray, label: np.ndarray | None, slope: float,
     wa = slope * cell_size / OCTAGON_STRETCH
     wd = wa * np.sqrt(2.0)
     m, n = v.shape[-2:]
-    ramp = wa * np.arange(n, dtype=np.float64)
+    ramp = wa * np.arange(col_offset, col_offset + n, dtype=np.float64)
     seeded = np.nonzero(np.isfinite(v).reshape(-1, m, n).any(axis=(0, 2)))[0]
     if len(seeded) == 0:
         return v, lab

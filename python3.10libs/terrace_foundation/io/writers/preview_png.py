@@ -11,7 +11,8 @@ The picture has two parts:
   shrunk) showing the hillshade *before* | *after* side by side and the *change* ``after -
   before`` in metres on a diverging colour scale (:data:`DIVERGING`: red = cut/lowered, blue =
   fill/raised) shaded by the after relief. Lot outlines are thin dark lines blended over the
-  colour, retaining walls (grading preset) are yellow lines. A town larger than
+  colour (the slices' footprints as one-pixel lines), retaining walls (grading preset) are
+  yellow lines on the after panel. A town larger than
   :data:`MAX_CROP` cells is cropped around its centre (the overview shows both boxes).
 
 Every part is made from the engine's arrays with numpy and Pillow, on windows of the grid only
@@ -31,8 +32,8 @@ import numpy as np
 from .._deps import require
 
 __all__ = ["hillshade", "lot_edges", "outline_pixels", "wall_pixels", "diverging",
-           "change_scale", "crop_panels", "town_windows", "TownWindow", "preview_image",
-           "write_preview"]
+           "change_scale", "crop_panels", "footprint_pixels", "town_windows", "TownWindow",
+           "preview_image", "write_preview"]
 
 #: Long side of the overview, pixels.
 OVERVIEW_SIDE = 640
@@ -149,6 +150,46 @@ def outline_pixels(lot_mask: np.ndarray, zoom: int = 1) -> np.ndarray:
     edge[:, 0] |= m[:, 0] != 0
     edge[:, -1] |= m[:, -1] != 0
     return edge
+
+
+def footprint_pixels(lots, shape: tuple[int, int], origin: tuple[float, float],
+                     cell_size: float, zoom: int = 1) -> np.ndarray:
+    """Pixels of a panel on the lots' outlines (their footprints as one-pixel vector lines).
+
+    Parameters
+    ----------
+    lots : sequence of Lot
+        Lots whose ``footprint`` rings are drawn.
+    shape : (H, W)
+        Panel size in pixels.
+    origin : (float, float)
+        World position of the panel's north-west corner.
+    cell_size : float
+        Cell edge, world units.
+    zoom : int
+        Pixels per cell.
+
+    Returns
+    -------
+    (H, W) ndarray of bool
+    """
+    from PIL import Image, ImageDraw
+
+    img = Image.new("L", (shape[1], shape[0]), 0)
+    draw = ImageDraw.Draw(img)
+    s = zoom / cell_size
+    x1, y1 = origin[0] + shape[1] / s, origin[1] - shape[0] / s
+    for lot in lots:
+        for poly in lot.footprint:
+            for ring in poly:
+                r = np.asarray(ring, dtype=np.float64)[:, :2]
+                if len(r) < 2 or r[:, 0].max() < origin[0] or r[:, 0].min() > x1 or \
+                        r[:, 1].min() > origin[1] or r[:, 1].max() < y1:
+                    continue
+                px = np.column_stack([(r[:, 0] - origin[0]) * s, (origin[1] - r[:, 1]) * s])
+                pts = [tuple(p) for p in np.vstack([px, px[:1]]).tolist()]
+                draw.line(pts, fill=255, width=1)
+    return np.asarray(img) > 0
 
 
 def wall_pixels(lines, shape: tuple[int, int], origin: tuple[float, float], cell_size: float,
@@ -386,7 +427,7 @@ def _u8(a: np.ndarray) -> np.ndarray:
 
 def crop_panels(before: np.ndarray, after: np.ndarray, lot_mask: np.ndarray, cell_size: float,
                 crop: tuple[int, int, int, int], zoom: int, limit: float, walls=(),
-                origin: tuple[float, float] = (0.0, 0.0)):
+                origin: tuple[float, float] = (0.0, 0.0), lots=None):
     """The three panels of one town: hillshade before, after, and the change.
 
     Parameters
@@ -402,9 +443,13 @@ def crop_panels(before: np.ndarray, after: np.ndarray, lot_mask: np.ndarray, cel
     limit : float
         Change drawn in the end colours of :data:`DIVERGING`, metres.
     walls : iterable of (K, 2) ndarray
-        World polylines of the retaining walls (drawn on the after and change panels).
+        World polylines of the retaining walls (drawn on the after panel).
     origin : (float, float)
         North-west corner of the grid, world units.
+    lots : sequence of Lot, optional
+        When given, the lot outlines are their footprints drawn as lines
+        (:func:`footprint_pixels`); otherwise the borders of the cells of ``lot_mask``
+        (:func:`outline_pixels`).
 
     Returns
     -------
@@ -425,10 +470,13 @@ def crop_panels(before: np.ndarray, after: np.ndarray, lot_mask: np.ndarray, cel
     change = (a - b)[inner]
     panels = [_grey(shade_b), _grey(shade_a), _change_rgb(change, shade_a, limit)]
     panels = [_zoom(p, zoom) for p in panels]
-    mask = lot_mask[r0:r1, c0:c1]
-    edge = outline_pixels(mask, zoom)
-    hit = wall_pixels(walls, edge.shape, (origin[0] + c0 * cell_size, origin[1] - r0 * cell_size),
-                      cell_size, 1.0 / zoom)
+    corner = (origin[0] + c0 * cell_size, origin[1] - r0 * cell_size)
+    if lots is None:
+        edge = outline_pixels(lot_mask[r0:r1, c0:c1], zoom)
+    else:
+        edge = footprint_pixels(lots, ((r1 - r0) * zoom, (c1 - c0) * zoom), corner, cell_size,
+                                zoom)
+    hit = wall_pixels(walls, edge.shape, corner, cell_size, 1.0 / zoom)
     if zoom >= 3:                                  # enlarged: walls two pixels wide
         hit[1:, :] |= hit[:-1, :]
         hit[:, 1:] |= hit[:, :-1]
@@ -436,8 +484,8 @@ def crop_panels(before: np.ndarray, after: np.ndarray, lot_mask: np.ndarray, cel
     for k, p in enumerate(panels):
         p[edge] = (p[edge] * (1.0 - OUTLINE_ALPHA) + np.array(OUTLINE, float) * OUTLINE_ALPHA
                    + 0.5).astype(np.uint8)
-        if k > 0:
-            p[hit] = WALL
+        if k == 1:                                 # walls on the after panel only: the
+            p[hit] = WALL                          # change panel stays readable under them
         out.append(p)
     return out, change
 
@@ -459,7 +507,11 @@ def _overview(b, a, cell_size, step, limit, side):
     changed = np.abs(d) > CHANGE_THRESHOLD
     if changed.any():
         rgb[changed] = _change_rgb(d[changed], shade[changed], limit)
-    zoom = max(1, min(side // max(rgb.shape[:2]), MAX_ZOOM)) if step == 1 else 1
+    zoom = 1
+    if step == 1:                      # a small map: enlarge it by a whole factor, near side
+        zoom = max(1, min(int(round(side / max(rgb.shape[:2]))), MAX_ZOOM))
+        while zoom > 1 and zoom * max(rgb.shape[:2]) > 1.4 * side:
+            zoom -= 1
     return _zoom(rgb, zoom), step / zoom
 
 
@@ -578,7 +630,7 @@ def preview_image(before: np.ndarray, after: np.ndarray, cell_size: float,
         r0, r1, c0, c1 = t.crop
         zoom = _crop_zoom(max(r1 - r0, c1 - c0))
         panels, _ = crop_panels(before, after, mask, cell_size, t.crop, zoom, limit, walls,
-                                 origin)
+                                origin, lots=lots if len(lots) else None)
         row_imgs.append((t, zoom, panels))
     ov, ov_step = _overview(sb, sa, cell_size, step, limit, OVERVIEW_SIDE)
 

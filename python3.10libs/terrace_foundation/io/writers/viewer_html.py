@@ -6,17 +6,18 @@ double-click (``file://``) in any current browser and never loads anything else.
 
 The scene data (:func:`viewer_data`) is one JSON object:
 
-* the terrain before and after, strided so the longest side has at most :data:`MAX_SIDE`
-  samples (every ``step``-th cell centre), heights quantised to 16 bits over their range,
-  zlib-compressed and base64-encoded (decompressed by the browser's ``DecompressionStream``);
+* the terrain before and after, strided so it has at most :data:`MAX_SAMPLES` samples
+  (every ``step``-th cell centre of every ``step``-th row), heights quantised to 16 bits over
+  their range, zlib-compressed and base64-encoded (decompressed by the browser's ``DecompressionStream``);
 * the lot id of each sample (16 or 32 bits, same packing), for picking and highlighting;
 * per lot: id, region, pad height, area, cut and fill (from the engine's report) and a pick
   point, a sample of the lot near its middle (the browser test picks every lot there);
 * the lot outlines (the slices' footprints) and the retaining walls (polylines with their base
   and top heights), in metres relative to the grid centre.
 
-Size budget: the strided grid bounds the file. At 4097 x 4097 cells (step 5, 820 x 820
-samples) the page stays under :data:`SIZE_BUDGET_MB` MB (measured by ``scripts/bench.py``).
+Size budget: the strided grid bounds the file. At 4097 x 4097 cells (step 4, 1025 x 1025
+samples) the page stays under :data:`SIZE_BUDGET_MB` MB (5.4 MB measured by
+``scripts/bench.py --outputs``; a test checks a noisy 4097² grid against the budget).
 """
 
 from __future__ import annotations
@@ -30,10 +31,11 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["MAX_SIDE", "SIZE_BUDGET_MB", "viewer_data", "viewer_html", "write_viewer"]
+__all__ = ["MAX_SAMPLES", "SIZE_BUDGET_MB", "viewer_data", "viewer_html", "write_viewer"]
 
-#: Longest side of the viewer's terrain mesh, samples (about a million triangles at most).
-MAX_SIDE = 1024
+#: Most samples of the viewer's terrain mesh (about 1049², two million triangles): a larger
+#: grid is strided by the smallest whole step that fits.
+MAX_SAMPLES = 1_100_000
 #: Promised upper bound of ``preview.html`` for a 4097 x 4097 grid, megabytes.
 SIZE_BUDGET_MB = 25
 ASSETS = Path(__file__).resolve().parent / "viewer_assets"
@@ -72,15 +74,16 @@ def _num(v, digits: int = 3):
     return None if not math.isfinite(v) else round(v, digits)
 
 
-def viewer_data(result, max_side: int = MAX_SIDE, title: str = "") -> dict:
-    """The scene of :mod:`preview.html <terrace_foundation.io.writers.viewer_html>` as a JSON-ready dict.
+def viewer_data(result, max_samples: int = MAX_SAMPLES, title: str = "") -> dict:
+    """The scene of ``preview.html`` (:mod:`terrace_foundation.io.writers.viewer_html`) as a
+    JSON-ready dict.
 
     Parameters
     ----------
     result : TerraceResult
         What :func:`terrace_foundation.generate` returned.
-    max_side : int
-        Longest side of the terrain mesh, samples.
+    max_samples : int
+        Most samples of the terrain mesh.
     title : str
         Shown at the top of the page.
 
@@ -95,7 +98,9 @@ def viewer_data(result, max_side: int = MAX_SIDE, title: str = "") -> dict:
     before = np.asarray(src.heights)
     after = np.asarray(result.terrace_heightfield.heights)
     rows, cols = before.shape
-    step = max(1, int(math.ceil(max(rows, cols) / max_side)))
+    step = 1
+    while math.ceil(rows / step) * math.ceil(cols / step) > max_samples:
+        step += 1
     b = before[::step, ::step].astype(np.float64)
     a = after[::step, ::step].astype(np.float64)
     ids = np.asarray(result.lot_mask)[::step, ::step]
@@ -152,13 +157,19 @@ def viewer_data(result, max_side: int = MAX_SIDE, title: str = "") -> dict:
         from .preview_png import change_scale  # one scale rule for both pictures
         limit = change_scale([(a - b)])
 
-    # the first view frames the lots (a town on a large map is not a speck)
-    if result.lots:
-        xy = np.concatenate([np.asarray(l.vertices)[:, :2] for l in result.lots])
-        focus = [float(xy[:, 0].min() - cx), float(xy[:, 1].min() - cy),
-                 float(xy[:, 0].max() - cx), float(xy[:, 1].max() - cy)]
-    else:
-        focus = None
+    # the first view frames the lots (a town on a large map is not a speck); one box per
+    # region for the "go to" menu
+    def box(group):
+        xy = np.concatenate([np.asarray(l.vertices)[:, :2] for l in group])
+        return [round(float(xy[:, 0].min() - cx), 2), round(float(xy[:, 1].min() - cy), 2),
+                round(float(xy[:, 0].max() - cx), 2), round(float(xy[:, 1].max() - cy), 2)]
+
+    focus = box(result.lots) if result.lots else None
+    by_region: dict[int, list] = {}
+    for lot in result.lots:
+        by_region.setdefault(int(lot.region_id), []).append(lot)
+    regions = [{"id": rid, "lots": len(g), "area": round(float(sum(l.area for l in g)), 1),
+                "box": box(g)} for rid, g in sorted(by_region.items())]
     totals = (result.report or {}).get("totals", {})
     return {
         "format": "terrace-foundation-viewer/1",
@@ -179,8 +190,10 @@ def viewer_data(result, max_side: int = MAX_SIDE, title: str = "") -> dict:
         "outlineCount": int(len(outline)),
         "walls": _pack(walls.astype(np.float32)),
         "wallCount": int(len(walls)),
+        "wallTotal": len(result.walls or []),
         "limit": limit,
         "focus": focus,
+        "regions": regions,
         "preset": getattr(result.params, "preset", ""),
         "totals": {k: _num(totals.get(k), 1) for k in ("cut_volume", "fill_volume", "lot_area")
                    if k in totals},
@@ -200,9 +213,9 @@ def viewer_html(data: dict) -> str:
     return template.replace(_DATA_MARK, payload).replace(_SCRIPT_MARK, script)
 
 
-def write_viewer(result, path: str | os.PathLike, max_side: int = MAX_SIDE,
+def write_viewer(result, path: str | os.PathLike, max_samples: int = MAX_SAMPLES,
                  title: str = "") -> list[Path]:
     """Write ``preview.html`` for ``result`` to ``path``; return ``[path]``."""
     path = Path(path)
-    path.write_text(viewer_html(viewer_data(result, max_side, title)), encoding="utf-8")
+    path.write_text(viewer_html(viewer_data(result, max_samples, title)), encoding="utf-8")
     return [path]

@@ -1,6 +1,7 @@
 // Terrace Foundation 3D viewer: a small WebGL 2 renderer of our own (no third-party code).
 //
-// Reads the scene from <script id="terrace-data"> (written by terrace_foundation/io/viewer.py),
+// Reads the scene from <script id="terrace-data"> (written by
+// terrace_foundation/io/writers/viewer_html.py),
 // draws the terrain before or after terracing as a lit mesh coloured by the change, the lot
 // outlines and the retaining walls on it; orbit / pan / zoom with the mouse; hover or click a lot
 // to see its figures. window.terraceViewer is a small hook for tests and scripting.
@@ -12,7 +13,8 @@
 (function () {
   const hook = {
     ready: false, error: null, frames: 0, lotCount: 0, pickable: 0, mode: "after",
-    countPickable: null, pickAt: null, setMode: null, lotInfo: null, view: null,
+    countPickable: null, pickAt: null, setMode: null, lotInfo: null, select: null, goto: null, screenOf: null,
+    view: null,
   };
   window.terraceViewer = hook;
 
@@ -157,7 +159,7 @@ void main() {
   if (uShowChange == 1 && abs(vChange) > 0.01) base = ramp(vChange / uLimit);
   float lambert = max(dot(normalize(vNormal), uLight), 0.0);
   vec3 c = base * (0.30 + 0.70 * lambert);
-  if (id != 0u && id == uSelected) c = mix(c, vec3(1.0, 0.82, 0.15), 0.5);
+  if (id != 0u && id == uSelected) c = mix(c, vec3(0.1, 0.95, 0.95), 0.55);
   else if (id != 0u && id == uHover) c = mix(c, vec3(1.0), 0.35);
   outColor = vec4(c, 1.0);
 }`;
@@ -178,17 +180,19 @@ uniform vec4 uColor;
 out vec4 outColor;
 void main() { outColor = uColor; }`;
 
-  const WALL_VS = `#version 300 es
-precision highp float;
+  // A wall is drawn where the terrace heightfield has its step: each piece of a wall line is a
+  // vertical quad from the lower to the higher of the heights just either side of the line.
+  const WALL_VS = COMMON + `
 uniform mat4 uMVP;
-uniform float uExag;
-uniform float uZmin;
-in vec3 aPos;
-in vec2 aNormal;
+in vec3 aPos;      // x, y, 0 = foot / 1 = crest
+in vec2 aNormal;   // unit normal of the wall line, x y
 out vec3 vNormal;
 void main() {
   vNormal = vec3(aNormal.x, 0.0, -aNormal.y);
-  gl_Position = uMVP * vec4(aPos.x, (aPos.z - uZmin) * uExag, -aPos.y, 1.0);
+  vec2 off = aNormal * 0.75 * uSpacing;
+  float a = bilinear(aPos.xy + off), b = bilinear(aPos.xy - off);
+  float h = aPos.z > 0.5 ? max(a, b) : min(a, b);
+  gl_Position = uMVP * vec4(aPos.x, h * uExag, -aPos.y, 1.0);
 }`;
 
   const WALL_FS = `#version 300 es
@@ -343,20 +347,24 @@ void main() {
     gl.vertexAttribPointer(aXY, 2, gl.FLOAT, false, 0, 0);
     gl.bindVertexArray(null);
 
-    // walls: one vertical quad per segment, from its base to its top height
+    // walls: each segment cut into pieces about one sample long, one vertical quad per piece
     const wseg = new Float32Array(qw.buffer, qw.byteOffset, data.wallCount * 6);
-    const wv = new Float32Array(data.wallCount * 6 * 5);
-    let w = 0;
+    const wl = [];
     for (let s = 0; s < data.wallCount; s++) {
       const x0 = wseg[6 * s], y0 = wseg[6 * s + 1], x1 = wseg[6 * s + 2], y1 = wseg[6 * s + 3];
-      const base = wseg[6 * s + 4], top = wseg[6 * s + 5];
       const l = Math.hypot(x1 - x0, y1 - y0) || 1, nx = (y1 - y0) / l, ny = -(x1 - x0) / l;
-      const corners = [[x0, y0, base], [x1, y1, base], [x1, y1, top],
-        [x0, y0, base], [x1, y1, top], [x0, y0, top]];
-      for (const c of corners) {
-        wv[w++] = c[0]; wv[w++] = c[1]; wv[w++] = c[2]; wv[w++] = nx; wv[w++] = ny;
+      const n = Math.max(1, Math.min(64, Math.ceil(l / spacing)));
+      for (let t = 0; t < n; t++) {
+        const ax = x0 + (x1 - x0) * t / n, ay = y0 + (y1 - y0) * t / n;
+        const bx = x0 + (x1 - x0) * (t + 1) / n, by = y0 + (y1 - y0) * (t + 1) / n;
+        for (const c of [[ax, ay, 0], [bx, by, 0], [bx, by, 1], [ax, ay, 0], [bx, by, 1],
+          [ax, ay, 1]]) {
+          wl.push(c[0], c[1], c[2], nx, ny);
+        }
       }
     }
+    const wv = new Float32Array(wl);
+    const wallVerts = wv.length / 5;
     const wallVao = gl.createVertexArray();
     gl.bindVertexArray(wallVao);
     gl.bindBuffer(gl.ARRAY_BUFFER, gl.createBuffer());
@@ -377,11 +385,11 @@ void main() {
       yaw: 0, pitch: 0.75, dist: 1.25 * extent, target: [0, 0, 0],
       hover: 0, selected: 0,
     };
-    function resetView() {        // frame the lots (with some of the land around them)
+    // look at a box (local x0, y0, x1, y1) from the south, from at least minShare of the map
+    function frame(f, minShare) {
       state.yaw = 0; state.pitch = 0.75;
-      const f = data.focus;
       if (f) {
-        const size = Math.max(f[2] - f[0], f[3] - f[1], 0.25 * extent);
+        const size = Math.max(f[2] - f[0], f[3] - f[1], minShare * extent, 20 * spacing);
         state.dist = Math.min(1.6 * size, 1.25 * extent);
         const cx = (f[0] + f[2]) / 2, cy = (f[1] + f[3]) / 2;
         const j = Math.round((cx - g.x0) / spacing), i = Math.round((g.y0 - cy) / spacing);
@@ -392,6 +400,7 @@ void main() {
         state.target = [g.x0 + width / 2, 0.5 * span * state.exag, -(g.y0 - depth / 2)];
       }
     }
+    function resetView() { frame(data.focus, 0.25); }   // the lots, with some land around them
     resetView();
     const ramp = new Float32Array(RAMP.flat().map((v) => v / 255));
     const light = (() => {      // sun from the north-west, 45 degrees up (as the hillshade)
@@ -457,10 +466,9 @@ void main() {
       drawTerrain(mvp, false);
       if (state.showWalls && state.mode === "after" && data.wallCount) {
         setCommon(wallsProg, mvp);
-        gl.uniform1f(wallsProg.loc.uZmin, g.zmin);
         gl.disable(gl.CULL_FACE);
         gl.bindVertexArray(wallVao);
-        gl.drawArrays(gl.TRIANGLES, 0, data.wallCount * 6);
+        gl.drawArrays(gl.TRIANGLES, 0, wallVerts);
         gl.bindVertexArray(null);
       }
       if (state.showOutline && lineVerts.length) {
@@ -569,6 +577,26 @@ void main() {
       info.style.display = "block";
     }
     hook.lotInfo = (id) => lots.get(id) || null;
+    // CSS pixel (from the canvas' top left) where a lot's pick point is drawn now, or null
+    hook.screenOf = (id) => {
+      const lot = lots.get(id);
+      if (!lot || !lot.pick) return null;
+      const [i, j] = lot.pick;
+      const hh = (state.mode === "after" ? hAfter : hBefore)[i * C + j];
+      const m = matrices(canvas.width / canvas.height, state);
+      const p = [g.x0 + j * spacing, hh * state.exag, -(g.y0 - i * spacing), 1];
+      const clip = [0, 1, 2, 3].map((r) => m[r] * p[0] + m[4 + r] * p[1] + m[8 + r] * p[2] +
+        m[12 + r] * p[3]);
+      if (clip[3] <= 0) return null;
+      const r = canvas.getBoundingClientRect();
+      return [(clip[0] / clip[3] + 1) / 2 * r.width, (1 - clip[1] / clip[3]) / 2 * r.height];
+    };
+    hook.select = (id) => {       // pin a lot as a click does (0 releases)
+      state.selected = lots.has(id) ? id : 0;
+      showInfo(state.selected);
+      request();
+      return state.selected;
+    };
 
     let pending = false;
     function request() {
@@ -692,15 +720,35 @@ void main() {
     document.getElementById("title").textContent = data.title || "Terrace Foundation";
     const t = data.totals || {};
     document.getElementById("summary").innerHTML =
-      `${lots.size} lots · ${g.rows} × ${g.cols} cells of ${g.cell} m` +
-      (g.step > 1 ? ` · mesh: every ${g.step}th cell (${R} × ${C})` : "") +
+      `${lots.size} lots · ${g.rows} × ${g.cols} cells of ${Number(g.cell.toPrecision(4))} m` +
+      (g.step > 1 ? ` · mesh: 1 sample in ${g.step} cells each way (${R} × ${C})` : "") +
       (t.cut_volume !== undefined ? `<br>cut ${fmt(t.cut_volume, "m³", 0)} · fill ${fmt(t.fill_volume, "m³", 0)}` : "") +
-      (data.wallCount ? ` · ${data.wallCount} wall segments` : "");
+      (data.wallTotal ? ` · ${data.wallTotal} retaining walls` : "");
     const stops = RAMP.map((c, n) => `rgb(${c.join(",")}) ${(n * 10)}%`).join(",");
     document.getElementById("bar").style.background = `linear-gradient(to right, ${stops})`;
     const L = data.limit;
     document.getElementById("ticks").innerHTML = [-L, -L / 2, 0, L / 2, L]
       .map((v) => `<span>${v > 0 ? "+" : ""}${Number(v.toPrecision(3))}</span>`).join("");
+
+    const sel = document.getElementById("sel-goto");
+    const regions = data.regions || [];
+    if (regions.length < 2) document.getElementById("goto-row").style.display = "none";
+    for (const r of regions) {
+      const o = document.createElement("option");
+      o.value = String(r.id);
+      o.textContent = `region ${r.id} (${r.lots} lots, ${(r.area / 1e4).toFixed(1)} ha)`;
+      sel.appendChild(o);
+    }
+    sel.onchange = () => {
+      const r = regions.find((x) => String(x.id) === sel.value);
+      if (r) frame(r.box, 0); else resetView();
+      changed();
+    };
+    hook.goto = (regionId) => {   // frame one region's lots as the "go to" menu does
+      sel.value = regions.some((x) => x.id === regionId) ? String(regionId) : "";
+      sel.onchange();
+      return sel.value;
+    };
 
     msg.style.display = "none";
     request();

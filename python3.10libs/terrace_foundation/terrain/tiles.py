@@ -1,0 +1,220 @@
+"""Tiles: the raster stages run window by window, with a halo, for maps bigger than memory.
+
+The lots (vector work) are computed once for the whole map; the terrain is then read, terraced
+and written tile by tile (:func:`plan_tiles`). An untiled run is the run with one tile: there
+is one code path. Every raster operation here is **translation-invariant** — each output cell
+is a fixed expression of the input cells at fixed offsets from it, with the grid border handled
+in global coordinates — so a tile computed inside a window (tile plus halo) is bit-identical to
+the same cells of an untiled run.
+
+Halo of each stage, in cells (``k = ceil(h)``, ``h`` the blur half-width, ``R = 3 k`` the
+blur's reach, :func:`halo_cells`):
+
+* blend (three box passes per axis): ``R``; plus one cell for the report's slope stencils,
+  so the blend is computed on the tile grown by one cell;
+* slope stencils, inner cells, edge slopes: 1;
+* band around the lots (report): ``R`` (a lot cell within ``R`` makes a band cell);
+* band attribution to the nearest lot (octagonal distance, report): a band cell's nearest lot
+  lies within ``ceil(sqrt(2) R) + 1`` cells; the halo is ``ceil(sqrt(2) R) + 3``.
+
+Sums that do not add up bit for bit across tiles (floating point is not associative) are
+accumulated as **partial sums** keyed by ``(key, row, column chunk)`` with chunks of
+:data:`CHUNK` columns anchored on the global grid (:class:`PartialSums`); tile boundaries fall
+on chunk boundaries, so the partial sums are the same whatever the tiling, and they are
+combined in one fixed order.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterator
+
+import numpy as np
+
+__all__ = ["CHUNK", "DEFAULT_TILE_SIZE", "plan_tiles", "window_sums", "box_dilate",
+           "PartialSums", "halo_cells", "grow"]
+
+#: Columns per partial-sum chunk; tile sizes are multiples of it.
+CHUNK = 64
+#: Default tile side in cells (a map up to ``1.25 * DEFAULT_TILE_SIZE`` a side is one tile).
+DEFAULT_TILE_SIZE = 2048
+
+Window = tuple[int, int, int, int]   # row0, row1, col0, col1 (half-open)
+
+
+def _cuts(n: int, size: int) -> list[int]:
+    """Tile boundaries along an axis of ``n`` cells: multiples of ``size``; a last piece
+    shorter than a quarter tile joins the one before it."""
+    cuts = list(range(0, n, size)) + [n]
+    if len(cuts) > 2 and cuts[-1] - cuts[-2] < size / 4:
+        del cuts[-2]
+    return cuts
+
+
+def plan_tiles(shape: tuple[int, int], tile_size: int | None = None) -> list[Window]:
+    """Tiles covering a grid, row by row (north first).
+
+    Parameters
+    ----------
+    shape : (rows, cols)
+    tile_size : int, optional
+        Tile side in cells, a multiple of :data:`CHUNK` (default :data:`DEFAULT_TILE_SIZE`);
+        0 means one tile for the whole grid.
+
+    Returns
+    -------
+    list of (row0, row1, col0, col1)
+        Half-open windows; tiles start on multiples of ``tile_size``.
+    """
+    rows, cols = int(shape[0]), int(shape[1])
+    size = DEFAULT_TILE_SIZE if tile_size is None else int(tile_size)
+    if size <= 0:
+        return [(0, rows, 0, cols)]
+    if size % CHUNK:
+        raise ValueError(f"tile size {size} is not a multiple of {CHUNK} cells")
+    rc, cc = _cuts(rows, size), _cuts(cols, size)
+    return [(rc[i], rc[i + 1], cc[j], cc[j + 1])
+            for i in range(len(rc) - 1) for j in range(len(cc) - 1)]
+
+
+def grow(win: Window, halo: int, shape: tuple[int, int]) -> Window:
+    """``win`` grown by ``halo`` cells on every side, clipped to the grid."""
+    r0, r1, c0, c1 = win
+    return (max(r0 - halo, 0), min(r1 + halo, shape[0]), max(c0 - halo, 0),
+            min(c1 + halo, shape[1]))
+
+
+def halo_cells(reach: int) -> dict[str, int]:
+    """Halo of each raster stage in cells, for a blur reach ``reach`` (cells).
+
+    Returns
+    -------
+    dict
+        ``blend``, ``slopes``, ``band``, ``attribution`` and ``total`` (the window read and
+        rasterised around a tile).
+    """
+    attribution = int(math.ceil(math.sqrt(2.0) * reach)) + 3
+    halos = {"blend": reach + 1, "slopes": 1, "band": reach + 1, "attribution": attribution}
+    halos["total"] = max(halos.values())
+    return halos
+
+
+def _along(a: np.ndarray, axis: int, start: int, stop: int) -> np.ndarray:
+    idx = [slice(None)] * a.ndim
+    idx[axis] = slice(start, stop)
+    return a[tuple(idx)]
+
+
+def window_sums(a: np.ndarray, length: int, axis: int, op=np.add) -> np.ndarray:
+    """``out[i] = op-reduction of a[i : i + length]`` along ``axis`` (length ``m - length + 1``).
+
+    Computed by a fixed tree of ``op`` (sums of 1, 2, 4, ... cells combined by the binary
+    digits of ``length``), so each output is the same expression of its inputs wherever the
+    array starts: translation-invariant, unlike a cumulative sum. ``O(log length)`` passes.
+    """
+    m = a.shape[axis]
+    n_out = m - length + 1
+    if length < 1 or n_out < 1:
+        raise ValueError("window longer than the array")
+    acc = None
+    off = 0
+    cur = a
+    width = 1
+    rest = int(length)
+    while rest:
+        if rest & 1:
+            term = _along(cur, axis, off, off + n_out)
+            acc = np.array(term, copy=True) if acc is None else op(acc, term, out=acc)
+            off += width
+        rest >>= 1
+        if rest:
+            n = cur.shape[axis]
+            cur = op(_along(cur, axis, 0, n - width), _along(cur, axis, width, n))
+            width *= 2
+    return acc
+
+
+def box_dilate(mask: np.ndarray, reach: int) -> np.ndarray:
+    """Cells with a ``True`` cell within ``reach`` cells along both axes (a square)."""
+    if reach <= 0:
+        return mask.copy()
+    out = mask
+    for axis in (0, 1):
+        pad = [(0, 0), (0, 0)]
+        pad[axis] = (reach, reach)
+        out = window_sums(np.pad(out, pad), 2 * reach + 1, axis, np.logical_or)
+    return out
+
+
+class PartialSums:
+    """Sums over cells that come out bit-identical whatever the tiling.
+
+    Each tile adds its non-zero values as partial sums per ``(key, row, column chunk)``
+    (:data:`CHUNK` columns anchored on the global grid; each partial sums the values of one
+    chunk of one row in column order); :meth:`totals` combines all partials of a key in
+    ``(row, chunk)`` order. Zeros are skipped, so a tile window's extent does not matter.
+    """
+
+    def __init__(self) -> None:
+        self.parts: list[np.ndarray] = []   # (K, 4) float64: key, row, chunk, sum
+
+    def add(self, values: np.ndarray, keys: np.ndarray | int, row0: int, col0: int) -> None:
+        """Add the cells of a tile.
+
+        Parameters
+        ----------
+        values : (M, N) ndarray of float64
+            Values over the tile (zeros are skipped).
+        keys : (M, N) ndarray of int or int
+            Key per cell (a lot id) or one key for all.
+        row0, col0 : int
+            Global row and column of ``values[0, 0]``; ``col0`` is a multiple of :data:`CHUNK`.
+        """
+        sel = values != 0
+        r, c = np.nonzero(sel)
+        if len(r) == 0:
+            return
+        v = values[sel].astype(np.float64, copy=False)
+        rows = r.astype(np.int64) + row0
+        chunk = (c.astype(np.int64) + col0) // CHUNK
+        if isinstance(keys, (int, np.integer)):
+            k = np.full(len(v), int(keys), dtype=np.int64)
+            order = None
+        else:
+            k = keys[sel].astype(np.int64)
+            order = np.argsort(k, kind="stable")
+        if order is not None:
+            v, rows, chunk, k = v[order], rows[order], chunk[order], k[order]
+        new = np.r_[True, (k[1:] != k[:-1]) | (rows[1:] != rows[:-1]) | (chunk[1:] != chunk[:-1])]
+        starts = np.nonzero(new)[0]
+        sums = np.add.reduceat(v, starts)
+        self.parts.append(np.column_stack([k[starts], rows[starts], chunk[starts], sums]))
+
+    def merge(self, other: "PartialSums") -> None:
+        """Take the partials of another accumulator (a tile computed elsewhere)."""
+        self.parts.extend(other.parts)
+
+    def totals(self, n_keys: int) -> np.ndarray:
+        """``(n_keys,)`` sums per key (0 for a key without cells)."""
+        out = np.zeros(n_keys)
+        if not self.parts:
+            return out
+        p = np.concatenate(self.parts)
+        order = np.lexsort((p[:, 2], p[:, 1], p[:, 0]))
+        p = p[order]
+        k = p[:, 0].astype(np.int64)
+        starts = np.r_[0, np.nonzero(k[1:] != k[:-1])[0] + 1]
+        out[k[starts]] = np.add.reduceat(p[:, 3], starts)
+        return out
+
+    def total(self) -> float:
+        """The sum of every key (keys combined in order)."""
+        return float(self.totals(self.n_keys()).sum()) if self.parts else 0.0
+
+    def n_keys(self) -> int:
+        return int(max(p[:, 0].max() for p in self.parts)) + 1 if self.parts else 1
+
+
+def iter_windows(tiles: list[Window]) -> Iterator[tuple[int, Window]]:
+    """``(index, tile)`` pairs (a helper for progress reports)."""
+    return iter(enumerate(tiles))

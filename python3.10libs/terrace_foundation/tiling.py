@@ -1,0 +1,352 @@
+"""The raster stages of the reference preset, tile by tile: project, blend and the report's cells.
+
+:func:`run_tiles` runs :func:`terrace_tile` over the tiles of :func:`~.terrain.tiles.plan_tiles`
+(one tile for a map that fits, many for open-world maps) and combines the per-tile figures
+(:meth:`TileFigures.combine`). A tile reads its window (tile plus halo,
+:func:`~.terrain.tiles.halo_cells`) from a *source*, rasterises the slice triangles that reach
+the window, blends, measures, and writes the tile (without halo) to a *sink*. Sources and sinks
+are small objects (:class:`ArraySource`, :class:`ArraySink` here; windowed GeoTIFF and memory
+mapped ``.npy`` ones in :mod:`terrace_foundation.io.tiled`), so a tile is a self-contained task
+that a Dask worker or a farm work item can run on its own.
+
+Precision: heights, the blend and every figure stay float64 (the blur adds differences of
+nearly equal heights back to the terrain, and the volumes are sums over millions of cells);
+the lot mask is int32. A tile holds about a dozen window-sized arrays at a time and frees
+them before the next tile.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .heightfield import Heightfield
+from .report import _grouped, edge_slopes, inner_cells
+from .terrain.blend import box_blur
+from .terrain.kernels import cone_envelope, slope_tangent
+from .terrain.project import rasterize_triangles
+from .terrain.tiles import PartialSums, Window, box_dilate, grow, halo_cells, plan_tiles
+
+__all__ = ["ReferenceJob", "TileFigures", "ArraySource", "ArraySink", "terrace_tile",
+           "run_tiles", "tile_progress_printer"]
+
+#: Slopes up to this many degrees count as buildable (as :func:`report.lot_extras`).
+BUILDABLE_DEG = 5.0
+#: A slope counts as created where the run made it steeper by more than this, degrees.
+CREATED_SLOPE_MARGIN = 1.0
+#: Slopes the reference preset creates above this are flagged, degrees.
+CREATED_SLOPE_LIMIT = 60.0
+
+
+class ArraySource:
+    """Heights from an in-memory (or memory-mapped) array."""
+
+    def __init__(self, heights: np.ndarray) -> None:
+        self.heights = heights
+
+    def read(self, win: Window) -> np.ndarray:
+        r0, r1, c0, c1 = win
+        return np.array(self.heights[r0:r1, c0:c1], dtype=np.float64)
+
+
+class ArraySink:
+    """Tiles written into in-memory (or memory-mapped) arrays."""
+
+    def __init__(self, terrace: np.ndarray, lot_mask: np.ndarray | None) -> None:
+        self.terrace = terrace
+        self.lot_mask = lot_mask
+
+    def write(self, win: Window, terrace: np.ndarray, lot_mask: np.ndarray) -> None:
+        r0, r1, c0, c1 = win
+        self.terrace[r0:r1, c0:c1] = terrace
+        if self.lot_mask is not None:
+            self.lot_mask[r0:r1, c0:c1] = lot_mask
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class ReferenceJob:
+    """Everything a tile of the reference preset needs (picklable for Dask workers).
+
+    Attributes
+    ----------
+    shape : (rows, cols)
+    cell_size : float
+    tri_xy : (T, 3, 2) ndarray
+        Slice triangles in the grid's local frame (north-west corner at the origin).
+    tri_value : (T, 3) ndarray
+        Slice height at each corner.
+    tri_label : (T,) ndarray of int
+        Lot id of each triangle.
+    h : float
+        Blur half-width, cells.
+    reach : int
+        Blur reach, cells (:func:`~.terrain.blend.blur_reach`).
+    n_lots : int
+    """
+
+    shape: tuple[int, int]
+    cell_size: float
+    tri_xy: np.ndarray
+    tri_value: np.ndarray
+    tri_label: np.ndarray
+    h: float
+    reach: int
+    n_lots: int
+    bbox: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        rows, cols = self.shape
+        g = self.grid()
+        r, c = g.world_to_grid(self.tri_xy[..., 0], self.tri_xy[..., 1])
+        # candidate cells of each triangle, as rasterize_triangles bounds them
+        self.bbox = np.column_stack([
+            np.clip(np.ceil(r.min(axis=1)), 0, rows), np.clip(np.floor(r.max(axis=1)), -1, rows - 1),
+            np.clip(np.ceil(c.min(axis=1)), 0, cols), np.clip(np.floor(c.max(axis=1)), -1, cols - 1),
+        ]).astype(np.int64) if len(self.tri_xy) else np.zeros((0, 4), dtype=np.int64)
+
+    def grid(self) -> Heightfield:
+        """The grid's georeference in the local frame (no heights held)."""
+        return Heightfield(np.broadcast_to(np.float64(0.0), self.shape), self.cell_size,
+                           (0.0, 0.0))
+
+    @property
+    def halos(self) -> dict[str, int]:
+        return halo_cells(self.reach)
+
+    def rasterize(self, win: Window) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Lot cells in ``win``: window rows, columns, slice height and lot id."""
+        r0, r1, c0, c1 = win
+        b = self.bbox
+        sel = np.nonzero((b[:, 0] < r1) & (b[:, 1] >= r0) & (b[:, 2] < c1) & (b[:, 3] >= c0)
+                         & (b[:, 1] >= b[:, 0]) & (b[:, 3] >= b[:, 2]))[0]
+        if len(sel) == 0:
+            e = np.zeros(0, dtype=np.int64)
+            return e, e, np.zeros(0), e
+        cells, val, lab = rasterize_triangles(self.tri_xy[sel], self.tri_value[sel],
+                                              self.tri_label[sel], self.grid())
+        rr, cc = np.divmod(cells, self.shape[1])
+        inside = (rr >= r0) & (rr < r1) & (cc >= c0) & (cc < c1)
+        return rr[inside] - r0, cc[inside] - c0, val[inside], lab[inside]
+
+
+@dataclass
+class TileFigures:
+    """The report's figures of one tile (or of several, combined)."""
+
+    n_lots: int
+    lot_min: dict[str, np.ndarray] = field(default_factory=dict)
+    lot_max: dict[str, np.ndarray] = field(default_factory=dict)
+    lot_count: dict[str, np.ndarray] = field(default_factory=dict)
+    sums: dict[str, PartialSums] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    maxima: dict[str, float] = field(default_factory=dict)
+    cells: int = 0
+    seconds: float = 0.0
+
+    @classmethod
+    def empty(cls, n_lots: int) -> "TileFigures":
+        n = n_lots + 1
+        nan = lambda: np.full(n, np.nan)  # noqa: E731
+        return cls(n_lots,
+                   {k: nan() for k in ("before", "after", "pad_h")},
+                   {k: nan() for k in ("before", "after", "slope_before", "slope_after",
+                                       "pad_h", "pad_s", "embankment")},
+                   {k: np.zeros(n, dtype=np.int64) for k in ("cells", "buildable")},
+                   {k: PartialSums() for k in ("cut", "fill", "cut_total", "fill_total",
+                                               "net_total")},
+                   {k: 0 for k in ("changed", "band", "lot_cells", "steep_created")},
+                   {k: -np.inf for k in ("change_outside_band", "slope_created")})
+
+    def combine(self, other: "TileFigures") -> "TileFigures":
+        """Add another tile's figures (order does not change the result)."""
+        for k, v in other.lot_min.items():
+            self.lot_min[k] = np.fmin(self.lot_min[k], v)
+        for k, v in other.lot_max.items():
+            self.lot_max[k] = np.fmax(self.lot_max[k], v)
+        for k, v in other.lot_count.items():
+            self.lot_count[k] = self.lot_count[k] + v
+        for k, v in other.sums.items():
+            self.sums[k].merge(v)
+        for k, v in other.counts.items():
+            self.counts[k] += v
+        for k, v in other.maxima.items():
+            self.maxima[k] = max(self.maxima[k], v)
+        self.cells += other.cells
+        self.seconds += other.seconds
+        return self
+
+
+def _deg(t: np.ndarray) -> np.ndarray:
+    return np.degrees(np.arctan(t))
+
+
+def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
+    """Terrace one tile: read its window, rasterise, blend, measure, write the tile.
+
+    Parameters
+    ----------
+    job : ReferenceJob
+    tile : (row0, row1, col0, col1)
+    source : object with ``read(window) -> (M, N) float64``
+    sink : object with ``write(tile, terrace, lot_mask)``
+
+    Returns
+    -------
+    TileFigures
+        The tile's share of the report (cells of the tile only, never of its halo).
+    """
+    t_start = time.perf_counter()
+    shape = job.shape
+    cs = job.cell_size
+    area = cs * cs
+    fig = TileFigures.empty(job.n_lots)
+    win = grow(tile, job.halos["total"], shape)
+    wr0, wr1, wc0, wc1 = win
+    rr, cc, val, lab = job.rasterize(win)
+    ext = grow(tile, 1, shape)                      # tile plus the slope stencils' cell
+    e_sl = (slice(ext[0] - wr0, ext[1] - wr0), slice(ext[2] - wc0, ext[3] - wc0))
+    t_sl = (slice(tile[0] - ext[0], tile[1] - ext[0]), slice(tile[2] - ext[2], tile[3] - ext[2]))
+    fig.cells = (tile[1] - tile[0]) * (tile[3] - tile[2])
+    if len(rr) == 0:                                # no lot near: the terrain as it is
+        before = source.read(tile)
+        sink.write(tile, before, np.zeros(before.shape, dtype=np.int32))
+        fig.seconds = time.perf_counter() - t_start
+        return fig
+    hw = source.read(win)
+    lm = np.zeros(hw.shape, dtype=np.int32)
+    lm[rr, cc] = lab
+    # ---- blend: the blurred difference on the part of the window that can change
+    before_e = hw[e_sl]
+    after_e = before_e.copy()
+    reach = job.reach
+    br = (max(int(rr.min()) - reach, ext[0] - wr0), min(int(rr.max()) + reach + 1, ext[1] - wr0),
+          max(int(cc.min()) - reach, ext[2] - wc0), min(int(cc.max()) + reach + 1, ext[3] - wc0))
+    if br[0] < br[1] and br[2] < br[3]:
+        src = (max(br[0] - reach, 0), min(br[1] + reach, hw.shape[0]),
+               max(br[2] - reach, 0), min(br[3] + reach, hw.shape[1]))
+        diff = np.zeros((src[1] - src[0], src[3] - src[2]))
+        inb = (rr >= src[0]) & (rr < src[1]) & (cc >= src[2]) & (cc < src[3])
+        diff[rr[inb] - src[0], cc[inb] - src[2]] = val[inb] - hw[rr[inb], cc[inb]]
+        blurred = box_blur(diff, job.h, (wr0 + src[0], wc0 + src[2]), shape)
+        del diff
+        b = blurred[br[0] - src[0]:br[1] - src[0], br[2] - src[2]:br[3] - src[2]]
+        a = after_e[br[0] - (ext[0] - wr0):br[1] - (ext[0] - wr0),
+                    br[2] - (ext[2] - wc0):br[3] - (ext[2] - wc0)]
+        nz = b != 0
+        a[nz] += b[nz]
+        del blurred, b, nz
+    lm_e = lm[e_sl]
+    sink.write(tile, after_e[t_sl], lm_e[t_sl])
+    # ---- the report's cells (tile only; the extra cell feeds the stencils)
+    sb = slope_tangent(before_e, cs)[t_sl]
+    sa_e = slope_tangent(after_e, cs)
+    sa = sa_e[t_sl]
+    before, after, mask = before_e[t_sl], after_e[t_sl], lm_e[t_sl]
+    lots_e = lm_e > 0
+    lots_in = lots_e[t_sl]
+    d = after - before
+    sel = mask[lots_in]
+    g = _grouped(sel, {"before": before[lots_in], "after": after[lots_in],
+                       "slope_before": _deg(sb[lots_in]), "slope_after": _deg(sa[lots_in])},
+                 job.n_lots)
+    for k in ("before", "after"):
+        fig.lot_min[k] = g[f"{k}_min"]
+        fig.lot_max[k] = g[f"{k}_max"]
+    fig.lot_max["slope_before"] = g["slope_before_max"]
+    fig.lot_max["slope_after"] = g["slope_after_max"]
+    fig.lot_count["cells"] = g["cells"]
+    r0, c0 = tile[0], tile[2]
+    fig.sums["fill"].add(np.where(lots_in, np.maximum(d, 0.0) * area, 0.0), mask, r0, c0)
+    fig.sums["cut"].add(np.where(lots_in, np.maximum(-d, 0.0) * area, 0.0), mask, r0, c0)
+    fig.sums["cut_total"].add(np.maximum(-d, 0.0), 0, r0, c0)
+    fig.sums["fill_total"].add(np.maximum(d, 0.0), 0, r0, c0)
+    fig.sums["net_total"].add(d, 0, r0, c0)
+    fig.counts["changed"] = int((d != 0).sum())
+    fig.counts["lot_cells"] = int(lots_in.sum())
+    # band: every cell within the blur's reach of a lot (a square of half-side reach)
+    band_e = (box_dilate(lm > 0, reach)[e_sl] if reach else np.zeros_like(lots_e)) & ~lots_e
+    band = band_e[t_sl]
+    fig.counts["band"] = int(band.sum())
+    # pads: cells one in from the lot's edge
+    inner = (inner_cells(lm_e) & lots_e)[t_sl]
+    gi = _grouped(mask[inner], {"h": after[inner], "s": _deg(sa[inner])}, job.n_lots)
+    fig.lot_min["pad_h"] = gi["h_min"]
+    fig.lot_max["pad_h"] = gi["h_max"]
+    fig.lot_max["pad_s"] = gi["s_max"]
+    flat = lots_in & (sa <= np.tan(np.radians(BUILDABLE_DEG)))
+    fig.lot_count["buildable"] = np.bincount(mask[flat], minlength=job.n_lots + 1)
+    if band.any():
+        # the band's cells go to their nearest lot (octagonal distance, global ramps)
+        _, near = cone_envelope(np.where(lm > 0, 0.0, -np.inf), lm, 1.0, cs, col_offset=wc0)
+        near_t = near[e_sl][t_sl]
+        del near
+        es = edge_slopes(after_e, band_e | lots_e, cs)[t_sl]
+        ge = _grouped(near_t[band], {"e": es[band]}, job.n_lots)
+        fig.lot_max["embankment"] = ge["e_max"]
+    outside = ~(band | lots_in)
+    if outside.any():
+        fig.maxima["change_outside_band"] = float(np.abs(d[outside]).max())
+    touched = (band | lots_in) & (d != 0)
+    deg_after = _deg(sa[touched])
+    made = deg_after > _deg(sb[touched]) + CREATED_SLOPE_MARGIN
+    if made.any():
+        fig.maxima["slope_created"] = float(deg_after[made].max())
+        fig.counts["steep_created"] = int((deg_after[made] > CREATED_SLOPE_LIMIT).sum())
+    fig.seconds = time.perf_counter() - t_start
+    return fig
+
+
+def tile_progress_printer(stream=None) -> Callable[[int, int, int, float], None]:
+    """A progress callback printing ``tiles done/total, cells/s`` on stderr."""
+    out = stream or sys.stderr
+
+    def show(done: int, total: int, cells: int, seconds: float) -> None:
+        rate = cells / seconds if seconds > 0 else 0.0
+        out.write(f"tiles {done}/{total}  {rate / 1e6:.1f} Mcells/s\n")
+        out.flush()
+    return show
+
+
+def run_tiles(job: ReferenceJob, shape: tuple[int, int], source, sink,
+              tile_size: int | None = None, tiles: list[Window] | None = None,
+              scheduler: str | None = None,
+              progress: Callable[[int, int, int, float], None] | None = None) -> TileFigures:
+    """Run :func:`terrace_tile` over the tiles of a grid and combine their figures.
+
+    Parameters
+    ----------
+    job : ReferenceJob
+    shape : (rows, cols)
+    source, sink
+        Where tiles are read from and written to.
+    tile_size : int, optional
+        Tile side in cells (:func:`~.terrain.tiles.plan_tiles`; 0 for one tile).
+    tiles : list of windows, optional
+        Run only these tiles (a farm work item); default: all of ``plan_tiles``.
+    scheduler : str, optional
+        ``None`` (serial, here), or a Dask scheduler (``threads``, ``processes`` or a
+        ``dask.distributed`` address): see :mod:`terrace_foundation.io.tiled`.
+    progress : callable(done, total, cells, seconds), optional
+
+    Returns
+    -------
+    TileFigures
+    """
+    todo = plan_tiles(shape, tile_size) if tiles is None else tiles
+    if scheduler is not None:
+        from .io.tiled import run_tiles_dask
+        return run_tiles_dask(job, todo, source, sink, scheduler, progress)
+    total = TileFigures.empty(job.n_lots)
+    t0 = time.perf_counter()
+    for k, tile in enumerate(todo):
+        total.combine(terrace_tile(job, tile, source, sink))
+        if progress is not None and len(todo) > 1:
+            progress(k + 1, len(todo), total.cells, time.perf_counter() - t0)
+    return total

@@ -1,0 +1,104 @@
+"""Grading with wall and embankment limits (presets/limits.py) on a 2 m grid: walls and
+embankments within their limits where they can be met, earthworks local, pads flat, the
+report's figures against recomputed ones."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import ndimage
+
+import terrace_foundation as tf
+from terrace_foundation.presets.limits import tier_drop
+
+MAX_WALL, MAX_EMB, SLOPE = 4.0, 6.0, 33.7
+
+
+def _plane(deg: float, size: int = 260, cell: float = 2.0) -> tf.Heightfield:
+    r, c = np.mgrid[0:size, 0:size].astype(np.float64)
+    a = np.radians(20.0)
+    h = 100.0 + np.tan(np.radians(deg)) * cell * ((size - r) * np.cos(a) + c * np.sin(a))
+    return tf.Heightfield(h, cell, (0.0, size * cell))
+
+
+def _town(hf):
+    from terrace_foundation.demo import town_outline
+    return [town_outline(hf, 0.5, 0.5, 170, 130, hole=True)]
+
+
+@pytest.fixture(scope="module", params=[10, 20])
+def graded(request):
+    hf = _plane(request.param)
+    res = tf.generate(hf, _town(hf), preset="grading", seed=2, min_lot_size=2500.0)
+    return hf, res
+
+
+def test_band_is_local(graded):
+    hf, res = graded
+    lots = res.lot_mask > 0
+    changed = (res.terrace_heightfield.heights != hf.heights) & ~lots
+    dist = ndimage.distance_transform_edt(~lots) * hf.cell_size
+    width = MAX_EMB / np.tan(np.radians(SLOPE))
+    # band plus the fade (half a band) where a limit could not be met, from the first cell out
+    assert dist[changed].max() <= hf.cell_size + 1.5 * width + 1e-9
+    t = res.report["totals"]
+    assert t["earthwork_ratio"] <= 3.0
+    assert t["max_change_outside_band"] == 0.0
+
+
+def test_walls_and_embankments_within_their_limits(graded):
+    hf, res = graded
+    t = res.report["totals"]
+    # the 95th percentile of the wall faces is within the limit; the tallest (corners where
+    # three lots meet, wings) and the embankments are reported, and stay within a cell's rise
+    # of a wall plus an embankment on these planes
+    assert t["wall_height_p95"] <= MAX_WALL + 1e-6
+    rise = np.tan(np.radians(SLOPE)) * hf.cell_size
+    assert t["tallest_wall_face"] <= MAX_WALL + MAX_EMB + rise
+    assert t["lots_limit_conflict"] == 0
+
+
+def test_pads_flat_and_embankments_not_steeper(graded):
+    hf, res = graded
+    rows = [r for r in res.report["lots"] if r["pad_height_range"] is not None]
+    assert rows and max(r["pad_height_range"] for r in rows) <= 0.01
+    assert max(r["pad_max_slope_deg"] for r in rows) <= 0.5
+    assert res.report["totals"]["max_embankment_slope_deg"] <= SLOPE + 1e-6
+    assert 0.3 < res.report["totals"]["pad_share"] <= 1.0
+
+
+def test_report_figures_match_the_heightfield(graded):
+    hf, res = graded
+    after, before = res.terrace_heightfield.heights, hf.heights
+    t = res.report["totals"]
+    vol = np.abs(after - before).sum() * hf.cell_area
+    assert t["earthwork_volume"] == pytest.approx(vol, rel=1e-9)
+    on = np.abs(after - before)[res.lot_mask > 0].sum() * hf.cell_area
+    assert t["volume_moved_on_lots"] == pytest.approx(on, rel=1e-9)
+    rows = res.report["lots"]
+    assert sum(r["wall_face_area"] for r in rows) == pytest.approx(t["wall_face_area"], rel=1e-9)
+    assert max(r["tallest_wall"] for r in rows) == pytest.approx(t["tallest_wall_face"])
+    for r in rows:
+        for key in ("wall_face_area", "wall_height_p95", "embankment_area", "earthwork_volume",
+                    "earthwork_ratio", "pad_moved", "limit_conflict"):
+            assert key in r
+
+
+@pytest.mark.filterwarnings("ignore:.*retaining walls are higher")
+def test_limits_out_of_reach_give_the_unlimited_rules():
+    hf = _plane(20)
+    res = tf.generate(hf, _town(hf), preset="grading", seed=2, min_lot_size=2500.0,
+                      max_wall_height=1e6, max_embankment_height=1e6)
+    t = res.report["totals"]
+    assert t["lots_pad_moved"] == 0 and t["pad_share"] == 1.0
+    # mean pads: cut equals fill on every lot
+    for r in res.report["lots"]:
+        assert abs(r["cut_volume"] - r["fill_volume"]) <= 1e-6 * max(r["cut_volume"], 1.0)
+
+
+def test_tier_drop_hand_case():
+    t = 0.5
+    # e = 20 on this side: embankment 6 over 12 m, wall 4, embankment 6, wall 4, then 0
+    d = np.array([0.0, 6.0, 11.999, 12.0, 18.0, 24.0, 30.0])
+    got = tier_drop(np.full(7, 20.0), d, t, 4.0, 6.0)
+    np.testing.assert_allclose(got, [20.0, 17.0, 14.0005, 10.0, 7.0, 0.0, 0.0], atol=1e-9)

@@ -1,0 +1,159 @@
+"""Tiled runs: a map cut into tiles gives the untiled result bit for bit (terrain/tiles.py,
+tiling.py), on synthetic terrain with seams crossing lots and the blend band."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from terrace_testkit import needs
+
+import terrace_foundation as tf
+from terrace_foundation import Heightfield, Region
+from terrace_foundation.terrain.blend import box_blur
+from terrace_foundation.terrain.tiles import (CHUNK, PartialSums, box_dilate, plan_tiles,
+                                              window_sums)
+
+
+def _terrain(rows: int, cols: int, cell: float = 2.0) -> Heightfield:
+    y, x = np.mgrid[0:rows, 0:cols] / 60.0
+    h = 80 * np.sin(x) * np.cos(0.7 * y) + 15 * np.sin(3.1 * x + 1.3 * y) + 3 * np.cos(11 * x)
+    return Heightfield(h, cell, (1000.0, 5000.0 + rows * cell))
+
+
+def _regions(hf: Heightfield) -> list[Region]:
+    x0, y0, x1, y1 = hf.extent
+    t = np.linspace(0, 2 * np.pi, 48, endpoint=False)
+    out = []
+    for k, (cx, cy, r) in enumerate([(0.3, 0.4, 0.22), (0.72, 0.62, 0.2), (0.5, 0.9, 0.12)]):
+        rr = r * (x1 - x0) * (1 + 0.15 * np.sin(5 * t + k))
+        ring = np.column_stack([x0 + cx * (x1 - x0) + rr * np.cos(t),
+                                y0 + cy * (y1 - y0) + rr * np.sin(t)])
+        out.append(Region.from_rings(ring, region_id=k))
+    return out
+
+
+def _same(a, b) -> None:
+    ha, hb = a.terrace_heightfield.heights, b.terrace_heightfield.heights
+    assert ha.dtype == hb.dtype and ha.tobytes() == hb.tobytes()
+    assert a.lot_mask.tobytes() == b.lot_mask.tobytes()
+    assert json.dumps(a.report, sort_keys=True) == json.dumps(b.report, sort_keys=True)
+    assert a.warnings == b.warnings
+    assert len(a.lots) == len(b.lots)
+    for la, lb in zip(a.lots, b.lots):
+        assert la.vertices.tobytes() == lb.vertices.tobytes()
+        assert la.pad_height == lb.pad_height
+
+
+def _seams_cross_lots(mask: np.ndarray, size: int) -> bool:
+    cuts = np.arange(size, mask.shape[0], size)
+    return bool(any(((mask[c - 1] == mask[c]) & (mask[c] > 0)).any() for c in cuts))
+
+
+@pytest.mark.parametrize("params", [
+    {},                                            # reference defaults (blur reach 9 cells)
+    {"blur_radius": 40.0, "blend": 0.8},           # a wide band: halo 63 cells > tile 64
+    {"blur_radius": 0.0},                          # no blur: the slices only
+    {"lot_layout": "contour", "seed": 3},
+])
+def test_tiled_equals_untiled_bit_for_bit(params):
+    hf = _terrain(301, 263)
+    regions = _regions(hf)
+    whole = tf.generate(hf, regions, tile_size=0, **params)
+    assert whole.lot_mask.max() > 10
+    for size in (64, 128):
+        tiled = tf.generate(hf, regions, tile_size=size, **params)
+        assert _seams_cross_lots(tiled.lot_mask, size)
+        _same(whole, tiled)
+
+
+def test_grading_ignores_the_tile_size():
+    # the grading preset runs as one tile (its limits reach over the whole town)
+    hf = _terrain(160, 150)
+    regions = _regions(hf)
+    a = tf.generate(hf, regions, preset="grading", tile_size=0)
+    b = tf.generate(hf, regions, preset="grading", tile_size=64)
+    _same(a, b)
+
+
+def test_small_maps_are_one_tile_and_tiles_are_chunk_aligned():
+    assert plan_tiles((2049, 2049)) == [(0, 2049, 0, 2049)]
+    tiles = plan_tiles((4097, 3000), 1024)
+    assert all(t[0] % 1024 == 0 and t[2] % 1024 == 0 for t in tiles)
+    cover = np.zeros((4097, 3000), dtype=np.int8)
+    for r0, r1, c0, c1 in tiles:
+        cover[r0:r1, c0:c1] += 1
+    assert (cover == 1).all()
+    with pytest.raises(ValueError):
+        plan_tiles((100, 100), CHUNK + 1)
+
+
+def test_window_sums_are_the_sums_and_do_not_depend_on_the_start():
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=(7, 300)) * 10 ** rng.uniform(-3, 3, size=(7, 300))
+    for length in (1, 2, 7, 19, 64):
+        s = window_sums(a, length, axis=1)
+        ref = np.array([[a[i, j:j + length].sum() for j in range(300 - length + 1)]
+                        for i in range(7)])
+        np.testing.assert_allclose(s, ref, rtol=1e-12, atol=1e-9)
+        # the same cells summed from an array starting elsewhere: identical bits
+        assert window_sums(a[:, 37:], length, axis=1).tobytes() == s[:, 37:].tobytes()
+
+
+def test_blur_of_a_window_equals_the_blur_of_the_grid_inside_its_reach():
+    rng = np.random.default_rng(2)
+    a = np.zeros((120, 140))
+    a[40:80, 50:90] = rng.normal(size=(40, 40))
+    full = box_blur(a, 2.7)
+    win = box_blur(a[13:, 21:], 2.7, (13, 21), a.shape)
+    # cells at least the reach (3 * ceil(2.7) = 9) in from the window's cut edges
+    assert win[9:, 9:].tobytes() == full[22:, 30:].tobytes()
+
+
+def test_box_dilate_matches_scipy():
+    ndimage = pytest.importorskip("scipy.ndimage")
+    rng = np.random.default_rng(3)
+    m = rng.random((50, 61)) > 0.97
+    ref = ndimage.binary_dilation(m, np.ones((9, 9), dtype=bool))
+    assert (box_dilate(m, 4) == ref).all()
+
+
+def test_partial_sums_do_not_depend_on_the_split():
+    rng = np.random.default_rng(4)
+    v = rng.normal(size=(96, 256)) * (rng.random((96, 256)) > 0.3)
+    keys = rng.integers(0, 5, size=v.shape)
+    whole = PartialSums()
+    whole.add(v, keys, 0, 0)
+    split = PartialSums()
+    for r0, r1, c0, c1 in plan_tiles(v.shape, 64):
+        split.add(v[r0:r1, c0:c1], keys[r0:r1, c0:c1], r0, c0)
+    assert whole.totals(5).tobytes() == split.totals(5).tobytes()
+    np.testing.assert_allclose(whole.totals(5), [v[keys == k].sum() for k in range(5)])
+
+
+def test_dask_local_cluster_gives_the_serial_result():
+    needs("dask")
+    distributed = needs("distributed")
+    hf = _terrain(200, 190)
+    regions = _regions(hf)
+    serial = tf.generate(hf, regions, tile_size=64)
+    threads = tf.generate(hf, regions, tile_size=64, scheduler="threads")
+    _same(serial, threads)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        seen = []
+        on_cluster = tf.generate(hf, regions, tile_size=64, scheduler=cluster.scheduler_address,
+                                 tile_progress=lambda *a: seen.append(a))
+    _same(serial, on_cluster)
+    assert seen[-1][:2] == (len(plan_tiles(hf.shape, 64)),) * 2
+
+
+def test_a_missing_dask_is_a_clear_error(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "dask", None)
+    hf = _terrain(100, 100)
+    with pytest.raises(tf.TerraceInputError, match="pip install"):
+        tf.generate(hf, _regions(hf), tile_size=64, scheduler="threads")

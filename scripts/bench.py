@@ -8,6 +8,8 @@ Usage::
     python scripts/bench.py --sizes 1025 --preset grading
     python scripts/bench.py --markdown      # the table for README
     python scripts/bench.py --sizes 2049 4097 --outputs   # + preview.png / preview.html
+    python scripts/bench.py --lots 1000 5000 20000 # many small regions on 4097², growth exponent
+    python scripts/bench.py --town                 # 1000 buildings, 48 000 lots, CLI end to end
 
 The terrain is a fractal-ish mountain (sum of sines plus ridges) with 1 m cells; the regions are
 three city outlines (one with a hole) covering about a quarter of the map, 120 scatter
@@ -192,6 +194,64 @@ def run_one(size: int, preset: str | None, outputs: bool = False) -> dict:
     }
 
 
+def run_lots(size: int, lots: int, preset: str | None) -> dict:
+    """One lot-heavy run: ``lots / 40`` regions of about 40 lots each on ``size``²."""
+    import terrace_foundation as tf
+
+    hf, regions, params = lot_heavy_case(size, max(1, round(lots / 40)))
+    if preset:
+        params["preset"] = preset
+    t0 = time.perf_counter()
+    res = tf.generate(hf, regions, **params)
+    total = time.perf_counter() - t0
+    return {"size": size, "regions": len(regions), "lots": len(res.lots), "seconds": total,
+            "stages": res.timings, "passes": getattr(res, "passes", None) or {},
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
+
+
+def growth_exponent(lots, seconds) -> float:
+    """Slope of log(seconds) against log(lots) (1 = linear), least squares."""
+    import numpy as np
+
+    return float(np.polyfit(np.log(lots), np.log(seconds), 1)[0])
+
+
+def run_town_cli(repeat: int = 3, quiet: bool = True) -> dict:
+    """The town case through the CLI, writers included: minimum wall time of ``repeat`` runs."""
+    import tempfile
+    from pathlib import Path
+
+    import numpy as np
+
+    from terrace_foundation.io.writers.terrace_heightfield import write_npy_heightfield
+
+    hf, rings = town_case()
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        write_npy_heightfield(hf, tmp / "town.npy")
+        feats = [{"type": "Feature", "properties": {"building": k},
+                  "geometry": {"type": "Polygon",
+                               "coordinates": [np.vstack([r, r[:1]]).tolist()]}}
+                 for k, r in enumerate(rings)]
+        (tmp / "buildings.geojson").write_text(json.dumps(
+            {"type": "FeatureCollection", "features": feats}))
+        cmd = [sys.executable, "-m", "terrace_foundation.cli", "generate",
+               str(tmp / "town.npy"), str(tmp / "buildings.geojson"), "--out", str(tmp / "out"),
+               "--overwrite", "--scatter-mode", "fixed", "--scatter-count", "48"]
+        env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "..", "python3.10libs"))
+        times, err = [], ""
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            done = subprocess.run(cmd + (["--quiet"] if quiet else []), env=env,
+                                  capture_output=True, text=True)
+            times.append(time.perf_counter() - t0)
+            if done.returncode:
+                raise RuntimeError(done.stderr)
+            err = done.stderr
+        lots = json.loads((tmp / "out" / "report.json").read_text())["totals"]["lots"]
+    return {"seconds": min(times), "runs": times, "lots": lots, "stderr": err}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1025, 2049, 4097])
@@ -199,8 +259,47 @@ def main(argv=None) -> int:
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
     ap.add_argument("--outputs", action="store_true",
                     help="also time preview.png and preview.html (min of 5 interleaved runs)")
+    ap.add_argument("--lots", type=int, nargs="+",
+                    help="lot-heavy case: about this many lots (40 per region) on the first size"
+                         " of --sizes (give --sizes 4097); prints the growth exponent")
+    ap.add_argument("--town", action="store_true",
+                    help="1000 buildings (48 000 lots) on 300x330 through the CLI, end to end")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per case (minimum reported)")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--one-lots", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.one_lots:
+        print(json.dumps(run_lots(args.sizes[0], args.one_lots, args.preset)))
+        return 0
+    if args.town:
+        row = run_town_cli(args.repeat, quiet=False)
+        print(row["stderr"].rstrip())
+        print(f"town CLI: {row['lots']} lots, {row['seconds']:.2f} s (min of "
+              f"{', '.join(f'{t:.2f}' for t in row['runs'])})")
+        return 0
+    if args.lots:
+        rows = []
+        for lots in args.lots:
+            best = None
+            for _ in range(args.repeat):
+                cmd = [sys.executable, os.path.abspath(__file__), "--one-lots", str(lots),
+                       "--sizes", str(args.sizes[0])] + (["--preset", args.preset]
+                                                          if args.preset else [])
+                out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+                row = json.loads(out.strip().splitlines()[-1])
+                if best is None or row["seconds"] < best["seconds"]:
+                    best = row
+            rows.append(best)
+            stages = ", ".join(f"{k} {v:.2f}" + (f" ({best['passes'][k]} passes)"
+                                                 if k in best["passes"] else "")
+                               for k, v in best["stages"].items())
+            print(f"{best['size']}^2: {best['regions']} regions, {best['lots']} lots, "
+                  f"{best['seconds']:.2f} s, peak {best['peak_mb']:.0f} MB  [{stages}]",
+                  flush=True)
+        if len(rows) > 1:
+            print(f"growth exponent of time vs lots ({rows[0]['lots']} to {rows[-1]['lots']}):"
+                  f" {growth_exponent([r['lots'] for r in rows], [r['seconds'] for r in rows]):.2f}")
+        return 0
     if args.one:
         print(json.dumps(run_one(args.one, args.preset, args.outputs)))
         return 0

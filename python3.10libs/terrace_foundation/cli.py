@@ -207,6 +207,7 @@ class Progress:
         self.tty = bool(getattr(stream, "isatty", lambda: False)())
         self.stage: str | None = None
         self.shown = -1
+        self.stage_counted: str | None = None
         self.t0 = time.perf_counter()
 
     def __call__(self, stage: str, fraction: float) -> None:
@@ -224,6 +225,18 @@ class Progress:
             self.shown = pct
             self.stream.write(f"\r{PROG}: {stage} {pct:3d}%")
             self.stream.flush()
+
+    def count(self, stage: str, done: int, total: int, unit: str) -> None:
+        """``stage: lots 12000/48000`` (a long stage's items done / total)."""
+        if not self.enabled or done >= total and self.stage_counted != stage:
+            return  # a stage done in less than a count interval says nothing more
+        self.stage_counted = stage
+        self.message(f"{stage}: {unit} {done}/{total}")
+
+    def summary(self, timings: dict[str, float], writing: float) -> None:
+        """Seconds per stage of the run and of writing the outputs, on one line."""
+        parts = [f"{name} {sec:.2f}" for name, sec in timings.items()]
+        self.message(f"seconds per stage: {', '.join(parts)}, write {writing:.2f}")
 
     def message(self, text: str) -> None:
         if self.enabled:
@@ -325,6 +338,7 @@ def _run(hf, regions, args: argparse.Namespace, context, protect: Sequence[str])
             progress.end()
             raise _name_input(e, context.inputs) from None
     progress.end()
+    t_write = time.perf_counter()
     seen = set()
     for text in [*result.warnings, *(str(w.message) for w in caught
                                      if issubclass(w.category, TerraceWarning))]:
@@ -340,6 +354,7 @@ def _run(hf, regions, args: argparse.Namespace, context, protect: Sequence[str])
 
     for line in export_summaries(context):     # the engine import settings, on stdout
         sys.stdout.write(line + "\n")
+    progress.summary(result.timings, time.perf_counter() - t_write)
     progress.message(f"wrote {len(files)} files to {args.out} ({len(result.lots)} lots,"
                      f" {time.perf_counter() - progress.t0:.1f} s)")
     return 0

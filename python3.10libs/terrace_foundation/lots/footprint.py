@@ -88,27 +88,38 @@ def lot_footprint(ra: np.ndarray, rb: np.ndarray, outline: np.ndarray, count: in
         e = cb - ca
         s = ((pts - ca[None]) * e[None]).sum(-1) / (e * e).sum(-1)[None]
         valid = np.isfinite(t) & (t >= 0) & (t <= 1) & (s > 0) & (s < 1)
-    for h in range(len(ca)):
-        if len(a):
-            sel = valid[:, h]
-            sv = s[sel, h]
-            pv = pts[sel, h]
-        else:
-            sv = np.zeros(0)
-            pv = np.zeros((0, 2))
-        order = np.argsort(sv, kind="stable")
-        svals = np.concatenate([[0.0], sv[order], [1.0]])
-        spts = np.concatenate([ca[h:h + 1], pv[order], cb[h:h + 1]])
-        mid_s = 0.5 * (svals[:-1] + svals[1:])
-        keep = (svals[1:] - svals[:-1]) > tol
-        mids = ca[h] + mid_s[:, None] * (cb[h] - ca[h])
+    # every outline edge at once: its crossings sorted along it, cut into pieces between them
+    n_h = len(ca)
+    if len(a):
+        hh, ee = np.nonzero(valid.T)                  # by outline edge, then region edge
+        sv, pv = s[ee, hh], pts[ee, hh]
+        o = np.lexsort((sv, hh))                      # stable: ties keep region-edge order
+        hh, sv, pv = hh[o], sv[o], pv[o]
+    else:
+        hh, sv, pv = np.zeros(0, dtype=np.intp), np.zeros(0), np.zeros((0, 2))
+    if n_h:
+        n_cross = np.bincount(hh, minlength=n_h)
+        size = n_cross + 2                            # [0, crossings..., 1] per outline edge
+        first = np.cumsum(size) - size
+        owner = np.repeat(np.arange(n_h), size)
+        svals = np.empty(int(size.sum()))
+        spts = np.empty((len(svals), 2))
+        svals[first], svals[first + size - 1] = 0.0, 1.0
+        spts[first], spts[first + size - 1] = ca, cb
+        pos = first[hh] + 1 + np.arange(len(hh)) - (np.cumsum(n_cross) - n_cross)[hh]
+        svals[pos], spts[pos] = sv, pv
+        j = np.nonzero(owner[:-1] == owner[1:])[0]    # piece from entry j to j + 1
+        ho = owner[j]
+        mid_s = 0.5 * (svals[j] + svals[j + 1])
+        keep = (svals[j + 1] - svals[j]) > tol
+        mids = ca[ho] + mid_s[:, None] * (cb[ho] - ca[ho])
         inside = points_in_edges(mids[:, 0], mids[:, 1], ra, rb) & keep
         if inside.any() and len(a):
             # a piece of the outline lying on the region's own boundary is already traced
             # by step 1 (outlines clipped to the region's bounding box do this often)
             inside &= ~_on_edges(mids, a, b, tol * scale)
         if inside.any():
-            segs.append(np.stack([spts[:-1][inside], spts[1:][inside]], axis=1))
+            segs.append(np.stack([spts[j][inside], spts[j + 1][inside]], axis=1))
     if not segs:
         return []
     seg = np.concatenate(segs)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -64,13 +65,16 @@ def browser(width: int = 1280, height: int = 800):
 
     opts = Options()
     opts.binary_location = "/usr/bin/chromium"
+    profile = tempfile.mkdtemp(prefix="terrace-chromium-")
     for arg in ("--headless=new", "--no-sandbox", "--use-gl=angle", "--use-angle=swiftshader",
                 "--enable-unsafe-swiftshader", "--disable-background-networking",
                 "--disable-component-update", "--disable-sync", "--no-first-run",
-                f"--user-data-dir={tempfile.mkdtemp(prefix='terrace-chromium-')}",
+                f"--user-data-dir={profile}",
                 f"--window-size={width},{height}", "--hide-scrollbars"):
         opts.add_argument(arg)
-    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+    driver.profile_dir = profile             # removed by main() after quit()
+    return driver
 
 
 def screenshot(driver, page: str, png: str, lot_id: int | None,
@@ -136,6 +140,11 @@ def main(argv=None) -> int:
     finally:
         if driver is not None:
             driver.quit()
+            for _ in range(50):       # the browser may still be writing its profile as it exits
+                shutil.rmtree(driver.profile_dir, ignore_errors=True)
+                if not os.path.exists(driver.profile_dir):
+                    break
+                time.sleep(0.1)
     return 0
 
 

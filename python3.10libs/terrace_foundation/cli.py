@@ -281,6 +281,8 @@ def _params_from(args: argparse.Namespace) -> dict:
 def _name_input(err: TerraceInputError, inputs: dict) -> TerraceInputError:
     """The engine names its inputs "regions"/"heightfield"; say which files they were."""
     src = err.source or ""
+    if src in PARAMETERS:                    # an estimate refused a parameter: name the flag
+        return TerraceInputError(err.problem, _flag(src))
     for role in ("regions", "heightfield"):
         if src.startswith(role) and inputs.get(role) and not src.startswith(inputs[role]):
             return TerraceInputError(err.problem, inputs[role] + src[len(role):])
@@ -326,8 +328,19 @@ def _run(hf, regions, args: argparse.Namespace, context, protect: Sequence[str])
 
     params = _params_from(args)
     progress = Progress(sys.stderr, enabled=not args.quiet)
-    with warnings.catch_warnings(record=True) as caught:
+    seen: set[str] = set()
+
+    def show(message, category, *rest, **kw) -> None:
+        # engine warnings show when they arise (a size warning before the long stage)
+        text = str(message)
+        if issubclass(category, TerraceWarning) and text not in seen:
+            seen.add(text)
+            progress.end()
+            _warn(text)
+
+    with warnings.catch_warnings():
         warnings.simplefilter("always", TerraceWarning)
+        warnings.showwarning = show
         try:
             result = generate(hf, regions, progress=progress,
                               tile_size=getattr(args, "tile_size", None),
@@ -339,9 +352,7 @@ def _run(hf, regions, args: argparse.Namespace, context, protect: Sequence[str])
             raise _name_input(e, context.inputs) from None
     progress.end()
     t_write = time.perf_counter()
-    seen = set()
-    for text in [*result.warnings, *(str(w.message) for w in caught
-                                     if issubclass(w.category, TerraceWarning))]:
+    for text in result.warnings:
         if text not in seen:
             seen.add(text)
             _warn(text)
@@ -467,6 +478,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write(f"\n{PROG}: interrupted; nothing was written\n")
         return 130
+    except MemoryError:
+        return _error("out of memory; crop the heightfield to the regions or raise"
+                      " --remesh-size / --min-lot-size (the run's estimate is checked against"
+                      " TERRACE_MEMORY_BUDGET)")
     except Terminated:
         sys.stderr.write(f"\n{PROG}: terminated (SIGTERM); nothing was written\n")
         return 128 + 15

@@ -18,6 +18,7 @@ from .heightfield import Heightfield
 from .lot import Lot
 from .lots.footprint import lot_footprints
 from .lots.fracture import decompose_region, intersect_pieces, rectangle, voronoi_cells
+from .budget import check_budget
 from .lots.overlap import resolve_overlaps
 from .lots.remesh import remesh_lots
 from .lots.scatter import region_rng, relax_points, scatter_points
@@ -269,6 +270,9 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     local = hf.with_origin((0.0, 0.0))
     regs = [reg.translated(-shift) for reg in regs]
     regs = [_simplified(reg, p.remesh_size, warn) for reg in regs]
+    for note in check_budget(local, regs, p):     # refuse what cannot fit, before the work
+        warn.append(note)
+        _warnings.warn(note, TerraceWarning, stacklevel=2)
     regs, notes = resolve_overlaps(regs)          # later regions lose the overlap
     for note in notes:
         warn.append(note)
@@ -653,8 +657,9 @@ def _fit_and_absurd(hf, created, n_steep, lots, walls, totals, reach, p, warn) -
                                              and created > CREATED_SLOPE_LIMIT)
         if flags["steep_slopes_created"]:
             _warn(warn, f"the terraces create slopes up to {created:.1f} degrees ({n_steep} cells "
-                  f"steeper than {CREATED_SLOPE_LIMIT:g}): raise blur_radius (now "
-                  f"{reach[0]:g}) or min_lot_size")
+                  f"steeper than {CREATED_SLOPE_LIMIT:g}) at the lots' edges: "
+                  f"blur_radius {_round2(2 * reach[0]):g} (twice the {reach[0]:g} "
+                  "used) or a smaller min_lot_size softens them")
     if p.preset == "grading":
         tallest = totals["tallest_wall"]
         flags["tall_walls"] = tallest > WALL_HEIGHT_LIMIT

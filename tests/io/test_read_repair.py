@@ -267,3 +267,22 @@ def test_small_and_thin_regions_work(grid, w, h, x, y, angle, preset):
         return
     _check_partition(res, [reg])
     assert res.report["totals"]["lots"] == len(res.lots) >= 1
+
+
+@pytest.mark.parametrize("preset", ["reference", "grading"])
+@pytest.mark.parametrize("w,h,angle", [(10.0, 10.0, 0.0), (500.0, 15.0, 0.0), (500.0, 15.0, 33.0),
+                                       (25.0, 25.0, 45.0), (300.0, 1.0, 10.0)])
+def test_issue_small_regions_on_a_25m_grid(w, h, angle, preset):
+    """The issue's cases: a 10 x 10 m square and a 500 x 15 m strip on 25 m cells (and a
+    one-cell square, a 1 m strip): lots that partition the region, no traceback."""
+    rng = np.random.default_rng(3)
+    hf = tf.Heightfield(rng.normal(size=(60, 60)).cumsum(0) * 4 + 600, 25.0, (0.0, 1500.0))
+    t = np.radians(angle)
+    rot = np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+    ring = np.array([[0, 0], [w, 0], [w, h], [0, h]]) @ rot.T + [400.0, 500.0]
+    reg = tf.Region.from_rings(ring)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TerraceWarning)
+        res = tf.generate(hf, [reg], seed=1, preset=preset)
+    _check_partition(res, [reg])
+    json.dumps(res.report, allow_nan=False, default=float)

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
+import shutil
 import tempfile
 import time
 import zlib
@@ -170,6 +172,11 @@ def browser():
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
     yield driver
     driver.quit()
+    for _ in range(50):               # the browser may still be writing its profile as it exits
+        shutil.rmtree(profile, ignore_errors=True)
+        if not os.path.exists(profile):
+            break
+        time.sleep(0.1)
 
 
 def load(driver, page, timeout=120.0) -> dict:

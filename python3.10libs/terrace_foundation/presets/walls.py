@@ -148,6 +148,9 @@ def grid_steps(lot_mask: np.ndarray, origin: tuple[float, float], cell_size: flo
 
 def touching_lots(lots, tol: float) -> tuple[np.ndarray, np.ndarray]:
     """Lot id pairs ``(a, b)``, ``a < b``, whose outline bounding boxes touch (candidates)."""
+    lots = [l for l in lots if any(len(r) for p in l.footprint for r in p)]  # no empty outline
+    if len(lots) < 2:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     lo = np.array([np.min([r.min(axis=0) for p in l.footprint for r in p], axis=0)
                    for l in lots])
     hi = np.array([np.max([r.max(axis=0) for p in l.footprint for r in p], axis=0)

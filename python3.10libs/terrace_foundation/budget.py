@@ -1,0 +1,130 @@
+"""Size estimates before the heavy stages: refuse a run that cannot fit, warn about waste.
+
+A parameter typo (``--scatter-count 10000000``, ``--remesh-size 0.001``, ``--min-lot-size 1``)
+or a huge grid should not run for an hour and end in a ``MemoryError``. From the regions' area
+on the grid and the parameters, :func:`check_budget` estimates the Voronoi work, the number of
+lots and of slice triangles, and the grid's working memory; it refuses with the estimate and
+the setting to change when a run would exceed :data:`MEMORY_BUDGET` (or the process's address
+space limit), and warns when a run will be far larger than the map warrants.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .errors import TerraceInputError
+from .heightfield import Heightfield
+from .params import TerraceParams
+from .region import Region
+
+__all__ = ["check_budget", "memory_budget", "MEMORY_BUDGET"]
+
+#: Default memory budget of one run, bytes (``TERRACE_MEMORY_BUDGET`` overrides, in GiB).
+MEMORY_BUDGET = 8 * 2**30
+GIB = 2**30
+#: Bytes per slice triangle through remesh, heights and projection (measured order of size).
+BYTES_PER_TRIANGLE = 400
+#: Bytes per grid cell: the input as float64, the terrace heightfield, the lot mask, the blend
+#: window and the report's slope arrays.
+BYTES_PER_CELL = 48
+#: Most lots one run makes (each costs Python objects and an outline trace).
+MAX_LOTS = 100_000
+
+
+def memory_budget() -> int:
+    """The budget in bytes: ``TERRACE_MEMORY_BUDGET`` (GiB), capped by ``RLIMIT_AS``."""
+    budget = MEMORY_BUDGET
+    env = os.environ.get("TERRACE_MEMORY_BUDGET")
+    if env:
+        try:
+            budget = int(float(env) * GIB)
+        except ValueError:
+            pass
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft not in (resource.RLIM_INFINITY, -1) and soft > 0:
+            budget = min(budget, int(soft * 0.8))
+    except (ImportError, ValueError, OSError):
+        pass
+    return budget
+
+
+def _gib(n: float) -> str:
+    return f"{n / GIB:.3g} GiB"
+
+
+def check_budget(hf: Heightfield, regions: list[Region], p: TerraceParams) -> list[str]:
+    """Refuse runs that cannot fit; return warnings for runs far larger than the map warrants.
+
+    Parameters
+    ----------
+    hf : Heightfield
+    regions : list of Region
+        In the grid's frame (their area on the grid is taken as their own area, clipped to
+        the grid's extent by bounding box).
+    p : TerraceParams
+
+    Raises
+    ------
+    TerraceInputError
+        Naming the parameter (``scatter_count``, ``remesh_size``, ``min_lot_size``) or the
+        heightfield, the estimate and the value that would fit.
+    """
+    budget = memory_budget()
+    warnings: list[str] = []
+    rows, cols = hf.shape
+    cells = rows * cols
+    grid_bytes = cells * BYTES_PER_CELL
+    if grid_bytes > budget:
+        raise TerraceInputError(
+            f"a {rows} x {cols} grid needs about {_gib(grid_bytes)} of working memory, more than"
+            f" the {_gib(budget)} budget; crop the heightfield to the regions (gdal_translate"
+            " -projwin) or raise TERRACE_MEMORY_BUDGET", "heightfield")
+    x0, y0, x1, y1 = hf.extent
+    area = 0.0
+    for r in regions:
+        b = r.bounds
+        w = max(0.0, min(b[2], x1) - max(b[0], x0))
+        h = max(0.0, min(b[3], y1) - max(b[1], y0))
+        area += min(abs(r.area), w * h)
+    n_regions = max(len({r.region_id for r in regions}), 1)
+    # Voronoi: a (points x points) distance table per region
+    vor = 8.0 * p.scatter_count ** 2 * 3
+    if vor > budget:
+        fit = int(np.sqrt(budget / 24.0))
+        raise TerraceInputError(
+            f"{p.scatter_count} points per region need about {_gib(vor)} for the Voronoi"
+            f" fracture, more than the {_gib(budget)} budget; at most about {fit} fit",
+            "scatter_count")
+    # lots: each piece larger than min_lot_size is split, at most lot_iterations times
+    lots = n_regions * p.scatter_count * 2.0 ** min(p.lot_iterations, 60)
+    lots = min(lots, max(area / p.min_lot_size * 1.5, n_regions * p.scatter_count))
+    if lots > MAX_LOTS:
+        fit = area * 1.5 / MAX_LOTS
+        raise TerraceInputError(
+            f"{p.min_lot_size:g} would make about {lots:.3g} lots (more than {MAX_LOTS});"
+            f" raise it to at least {fit:.3g}", "min_lot_size")
+    # triangles: two per remesh square, plus the cut along every lot outline
+    tris = 2.0 * area / p.remesh_size ** 2 + 8.0 * lots
+    tri_bytes = tris * BYTES_PER_TRIANGLE
+    if tri_bytes > budget:
+        fit = np.sqrt(2.0 * area * BYTES_PER_TRIANGLE / max(budget - 8 * lots *
+                                                            BYTES_PER_TRIANGLE, 1.0))
+        raise TerraceInputError(
+            f"{p.remesh_size:g} gives about {tris:.3g} slice triangles ({_gib(tri_bytes)}), more"
+            f" than the {_gib(budget)} budget; raise it to at least {fit:.3g}", "remesh_size")
+    if p.remesh_size < hf.cell_size / 4 and tris > 1e6:
+        warnings.append(
+            f"remesh_size {p.remesh_size:g} is far below the cell size {hf.cell_size:g}: about"
+            f" {tris:.3g} slice triangles for a grid that has no detail finer than a cell;"
+            f" remesh_size {hf.cell_size:g} would fit it")
+    on_grid_cells = area / hf.cell_area
+    if lots > 1000 and lots > 4 * on_grid_cells:
+        warnings.append(
+            f"min_lot_size {p.min_lot_size:g} makes about {lots:.3g} lots for"
+            f" {on_grid_cells:.3g} cells: most lots will be smaller than a cell")
+    return warnings

@@ -26,10 +26,10 @@ __all__ = ["footprint_geometry", "slices_feature_collection", "write_slices_geoj
 
 
 def _closed(ring) -> list[list[float]]:
-    r = np.asarray(ring, dtype=np.float64)[:, :2]
-    if len(r) and np.any(r[0] != r[-1]):
-        r = np.vstack([r, r[:1]])
-    return r.tolist()
+    pts = np.asarray(ring, dtype=np.float64)[:, :2].tolist()
+    if pts and pts[0] != pts[-1]:
+        pts.append(list(pts[0]))
+    return pts
 
 
 def footprint_geometry(footprint: Sequence[Sequence[np.ndarray]]) -> dict:

@@ -297,8 +297,11 @@ def main(argv=None) -> int:
                   f"{best['seconds']:.2f} s, peak {best['peak_mb']:.0f} MB  [{stages}]",
                   flush=True)
         if len(rows) > 1:
+            lots = [r["lots"] for r in rows]
             print(f"growth exponent of time vs lots ({rows[0]['lots']} to {rows[-1]['lots']}):"
-                  f" {growth_exponent([r['lots'] for r in rows], [r['seconds'] for r in rows]):.2f}")
+                  f" {growth_exponent(lots, [r['seconds'] for r in rows]):.2f}; per stage: "
+                  + ", ".join(f"{k} {growth_exponent(lots, [max(r['stages'][k], 1e-3) for r in rows]):.2f}"
+                              for k in rows[0]["stages"] if all(k in r["stages"] for r in rows)))
         return 0
     if args.one:
         print(json.dumps(run_one(args.one, args.preset, args.outputs)))

@@ -158,7 +158,7 @@ def scatter_count(area: float, params: TerraceParams) -> int:
 
 
 #: Seconds between two counts of a long stage (regions or lots done / total).
-COUNT_INTERVAL = 1.0
+COUNT_INTERVAL = 5.0
 
 
 def _counter(progress: ProgressFn | None, stage: str, f0: float, f1: float, total: int,

@@ -170,7 +170,8 @@ def time_outputs(res, repeat: int = 5) -> dict:
     return out
 
 
-def run_one(size: int, preset: str | None, outputs: bool = False) -> dict:
+def run_one(size: int, preset: str | None, outputs: bool = False,
+            tile_size: int | None = None, scheduler: str | None = None) -> dict:
     import numpy as np  # noqa: F401
 
     import terrace_foundation as tf
@@ -182,8 +183,9 @@ def run_one(size: int, preset: str | None, outputs: bool = False) -> dict:
     if preset:
         params["preset"] = preset
     t0 = time.perf_counter()
-    res = tf.generate(hf, regions, **params)
+    res = tf.generate(hf, regions, tile_size=tile_size, scheduler=scheduler, **params)
     total = time.perf_counter() - t0
+    from terrace_foundation.terrain.tiles import plan_tiles
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     extra = {"outputs": time_outputs(res)} if outputs else {}
     return {**extra,
@@ -191,6 +193,8 @@ def run_one(size: int, preset: str | None, outputs: bool = False) -> dict:
         "region_share": area / ((x1 - x0) * (y1 - y0)),
         "triangles": int(sum(len(l.triangles) for l in res.lots)),
         "seconds": total, "stages": res.timings, "peak_mb": peak_mb,
+        "tiles": len(plan_tiles(hf.shape, tile_size)), "scheduler": scheduler,
+        "cells_per_second": size * size / total,
     }
 
 
@@ -265,6 +269,14 @@ def main(argv=None) -> int:
     ap.add_argument("--town", action="store_true",
                     help="1000 buildings (48 000 lots) on 300x330 through the CLI, end to end")
     ap.add_argument("--repeat", type=int, default=3, help="runs per case (minimum reported)")
+    ap.add_argument("--tile-size", type=int, default=None,
+                    help="tile side for the raster stages (0 = one tile; default: the engine's)")
+    ap.add_argument("--scheduler", default=None,
+                    help="run the tiles as Dask tasks: threads, processes or a scheduler address")
+    ap.add_argument("--stream", metavar="FOLDER", default=None,
+                    help="large-map mode: the terrain as a memory-mapped float64 .npy in FOLDER, "
+                    "tiles streamed to GeoTIFF windows there (deleted afterwards); reference "
+                    "preset")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--one-lots", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -303,8 +315,12 @@ def main(argv=None) -> int:
                   + ", ".join(f"{k} {growth_exponent(lots, [max(r['stages'][k], 1e-3) for r in rows]):.2f}"
                               for k in rows[0]["stages"] if all(k in r["stages"] for r in rows)))
         return 0
+    if args.one and args.stream:
+        print(json.dumps(run_stream(args.one, args.stream, args.tile_size, args.scheduler)))
+        return 0
     if args.one:
-        print(json.dumps(run_one(args.one, args.preset, args.outputs)))
+        print(json.dumps(run_one(args.one, args.preset, args.outputs, args.tile_size,
+                                 args.scheduler)))
         return 0
     rows = []
     for size in args.sizes:
@@ -313,6 +329,12 @@ def main(argv=None) -> int:
             cmd += ["--preset", args.preset]
         if args.outputs:
             cmd += ["--outputs"]
+        if args.tile_size is not None:
+            cmd += ["--tile-size", str(args.tile_size)]
+        if args.scheduler:
+            cmd += ["--scheduler", args.scheduler]
+        if args.stream:
+            cmd += ["--stream", args.stream]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         row = json.loads(out.strip().splitlines()[-1])
         rows.append(row)
@@ -342,6 +364,96 @@ def main(argv=None) -> int:
                   + " | ".join(f"{r['stages'][s]:.2f}" for s in stages)
                   + f" | {r['seconds']:.2f} | {r['peak_mb']:.0f} |")
     return 0
+
+
+# --------------------------------------------------------------------------- large maps
+
+def synthetic_regions(size: int, cell: float = 1.0):
+    """The regions of :func:`synthetic_case` (three outlines, about 29 % of the map)."""
+    import numpy as np
+
+    from terrace_foundation import Region
+
+    x0, y1 = 500000.0, 4200000.0 + size * cell
+    y0 = y1 - size * cell
+    w = size * cell
+    t = np.linspace(0, 2 * np.pi, 64, endpoint=False)
+
+    def blob(cx, cy, r, wobble, k):
+        rr = r * (1 + wobble * np.sin(k * t))
+        return np.column_stack([x0 + cx * w + rr * np.cos(t), y0 + cy * w + rr * np.sin(t)])
+
+    r = 0.21 * w
+    return [
+        Region.from_rings(blob(0.30, 0.32, r, 0.15, 5), [blob(0.30, 0.32, 0.25 * r, 0.1, 3)],
+                          region_id=0),
+        Region.from_rings(blob(0.70, 0.35, 0.8 * r, 0.2, 4), region_id=1),
+        Region.from_rings(blob(0.50, 0.72, 0.75 * r, 0.1, 6), region_id=2),
+    ]
+
+
+def write_synthetic_npy(size: int, path: str, band: int = 512) -> None:
+    """The terrain of :func:`synthetic_case` as a float64 ``.npy``, written band by band
+    (never the whole grid in memory)."""
+    import numpy as np
+
+    from terrace_foundation.heightfield import release_pages
+
+    m = np.lib.format.open_memmap(path, mode="w+", dtype=np.float64, shape=(size, size))
+    xs = np.arange(size, dtype=np.float32) / np.float32(size)
+    for r0 in range(0, size, band):
+        r1 = min(r0 + band, size)
+        y = (np.arange(r0, r1, dtype=np.float32) / np.float32(size))[:, None]
+        x = xs[None, :]
+        h = 400.0 * np.exp(-((x - 0.5) ** 2 + (y - 0.5) ** 2) / 0.08)
+        for k, (fx, fy, amp) in enumerate([(3, 2, 40), (7, 5, 15), (17, 13, 5), (41, 37, 1.5)]):
+            h = h + amp * np.sin(2 * np.pi * fx * x + k) * np.cos(2 * np.pi * fy * y + 2 * k)
+        m[r0:r1] = h
+        m.flush()
+        release_pages(m)           # written pages leave this process's resident set
+    del m
+
+
+def run_stream(size: int, folder: str, tile_size: int | None, scheduler: str | None) -> dict:
+    """A run of ``size``² streamed from a memory-mapped ``.npy`` to GeoTIFF windows (terrace
+    heightfield and lot mask), nothing map-sized in memory; the input and outputs are
+    deleted afterwards."""
+    import numpy as np
+
+    import terrace_foundation as tf
+    from terrace_foundation import Heightfield
+    from terrace_foundation.io.windows import GeoTiffSink
+    from terrace_foundation.terrain.tiles import plan_tiles
+
+    os.environ.setdefault("GDAL_CACHEMAX", "256")      # MB: GDAL's block cache, not the map
+    src = os.path.join(folder, f"bench_{size}.npy")
+    t0 = time.perf_counter()
+    write_synthetic_npy(size, src)
+    t_write = time.perf_counter() - t0
+    hf = Heightfield(np.load(src, mmap_mode="r"), 1.0, (500000.0, 4200000.0 + size))
+    regions = synthetic_regions(size)
+    outs = [os.path.join(folder, f"bench_{size}_terrace.tif"),
+            os.path.join(folder, f"bench_{size}_lots.tif")]
+    try:
+        sink = GeoTiffSink(outs[0], outs[1], hf.shape, hf.transform)
+        t0 = time.perf_counter()
+        res = tf.generate(hf, regions, seed=1, scatter_count=120, tile_size=tile_size,
+                          scheduler=scheduler, sinks=[sink], in_memory=False,
+                          tile_progress=lambda d, n, c, s: print(
+                              f"  tiles {d}/{n} {c / max(s, 1e-9) / 1e6:.2f} Mcells/s",
+                              file=sys.stderr, flush=True))
+        total = time.perf_counter() - t0
+    finally:
+        for p in [src, *outs]:
+            if os.path.exists(p):
+                os.remove(p)
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    return {"size": size, "cells": size * size, "lots": len(res.lots), "stream": True,
+            "tiles": len(plan_tiles(hf.shape, tile_size)), "scheduler": scheduler,
+            "seconds": total, "write_input_seconds": t_write,
+            "cells_per_second": size * size / total, "stages": res.timings,
+            "peak_mb": peak_mb, "triangles": int(sum(len(l.triangles) for l in res.lots)),
+            "region_share": 0.0}
 
 
 if __name__ == "__main__":

@@ -217,7 +217,7 @@ def _shade(h: np.ndarray, cell: float) -> np.ndarray:
     return np.clip(shade, 0, 1) * 220 + 30
 
 
-def picture(res, path: str, width: int = 900) -> None:
+def picture(res, path: str, width: int = 1200) -> None:
     """Around the first region's lots: the terrain's hillshade (left) and the terrace
     heightfield's (right) with the change in colour (red cut, blue fill, full at 20 m), lot
     outlines thin and dark, and cells the run made steeper than 60 degrees in magenta.
@@ -258,7 +258,7 @@ def picture(res, path: str, width: int = 900) -> None:
 def _fitting_lot_size(texts) -> float | None:
     """The ``min_lot_size`` a grid-fit warning suggests, if any."""
     for t in texts:
-        m = re.search(r"min_lot_size ([0-9.e+]+) \(about", t)
+        m = re.search(r"min_lot_size ([0-9.e+]+) \(", t)
         if m:
             return float(m.group(1))
     return None
@@ -291,6 +291,7 @@ def run(work: str, names, out_json: str | None, pictures: str | None, tag: str,
         row = measure(res, dt)
         row["repairs"] = repairs
         row["min_lot_size"] = res.params.min_lot_size
+        row["stage_seconds"] = {k: round(v, 2) for k, v in getattr(res, "timings", {}).items()}
         results[name] = row
         print(f"{name}: {json.dumps({k: v for k, v in row.items() if k not in ('warnings', 'repairs')})}"
               f" repairs={len(repairs)} warnings={len(row['warnings'])}", file=sys.stderr)

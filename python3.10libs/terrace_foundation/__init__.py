@@ -33,9 +33,10 @@ __all__ = [
 
 
 def generate(heightfield, regions, *, progress=None, tile_size=None, scheduler=None,
-             tile_progress=None, **params) -> TerraceResult:
+             tile_progress=None, sinks=(), in_memory=True, **params) -> TerraceResult:
     """Terrace ``regions`` into ``heightfield``; see :func:`terrace_foundation.pipeline.generate`."""
     from .pipeline import generate as _generate
 
     return _generate(heightfield, regions, progress=progress, tile_size=tile_size,
-                     scheduler=scheduler, tile_progress=tile_progress, **params)
+                     scheduler=scheduler, tile_progress=tile_progress, sinks=sinks,
+                     in_memory=in_memory, **params)

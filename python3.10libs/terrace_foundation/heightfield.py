@@ -14,6 +14,7 @@ Houdini ``X`` and world ``y`` to Houdini ``-Z`` (north is -Z, the top of the top
 
 from __future__ import annotations
 
+import mmap
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -28,6 +29,35 @@ MAX_COORDINATE = 1e15
 #: Largest height magnitude accepted: the terrace heightfield is written as float32
 #: (largest 3.4e38), with room for the sums the pad heights take.
 MAX_HEIGHT = 1e30
+
+
+def release_pages(a: np.ndarray) -> None:
+    """Drop the resident pages of a memory-mapped array (they are read again when needed), so
+    a grid on disk does not fill memory as tiles read it; nothing for other arrays."""
+    mm = getattr(a, "_mmap", None)
+    if mm is None and isinstance(getattr(a, "base", None), np.memmap):
+        mm = getattr(a.base, "_mmap", None)
+    if mm is not None and hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+        try:
+            mm.madvise(mmap.MADV_DONTNEED)
+        except (OSError, ValueError):
+            pass
+
+
+def _check_heights(h: np.ndarray, row0: int, source: str) -> None:
+    """Raise on NaN, infinite or too large heights in a band of rows starting at ``row0``."""
+    bad = ~np.isfinite(h)
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise TerraceInputError(
+            f"{int(bad.sum())} NaN, infinite or nodata heights (first at row {r + row0}, "
+            f"col {c})", source)
+    big = np.abs(h) > MAX_HEIGHT
+    if big.any():
+        r, c = np.argwhere(big)[0]
+        raise TerraceInputError(
+            f"{int(big.sum())} heights beyond +-{MAX_HEIGHT:.0e} (first at row {r + row0}, col"
+            f" {c}: {float(h[r, c]):.17g}); float32 outputs cannot hold them", source)
 
 
 @dataclass(frozen=True)
@@ -57,7 +87,8 @@ class Heightfield:
     @property
     def shape(self) -> tuple[int, int]:
         """Grid shape ``(rows, cols)``."""
-        return tuple(self.heights.shape)  # type: ignore[return-value]
+        rows, cols = self.heights.shape
+        return int(rows), int(cols)
 
     @property
     def extent(self) -> tuple[float, float, float, float]:
@@ -177,18 +208,13 @@ class Heightfield:
             raise TerraceInputError(
                 f"cell size {cs:.17g} is too small to tell cells apart at coordinates of"
                 f" {far:.17g}; shift the origin nearer to 0", source)
-        bad = ~np.isfinite(h)
-        if bad.any():
-            r, c = np.argwhere(bad)[0]
-            raise TerraceInputError(
-                f"{int(bad.sum())} NaN, infinite or nodata heights (first at row {r}, col {c})",
-                source,
-            )
-        big = np.abs(h) > MAX_HEIGHT
-        if big.any():
-            r, c = np.argwhere(big)[0]
-            raise TerraceInputError(
-                f"{int(big.sum())} heights beyond +-{MAX_HEIGHT:.0e} (first at row {r}, col {c}:"
-                f" {float(h[r, c]):.17g}); float32 outputs cannot hold them", source)
+        band = max(1, (1 << 24) // max(cols, 1))     # rows per check: 16 M cells at most
+        for r0 in range(0, rows, band):
+            _check_heights(h[r0:r0 + band], r0, source)
+            release_pages(h)
+        if isinstance(self.heights, np.memmap) and h.dtype == np.float64:
+            # a memory-mapped grid stays on disk: tiled runs read it window by window
+            return replace(self, heights=self.heights, cell_size=cs,
+                           origin=(float(self.origin[0]), float(self.origin[1])))
         return replace(self, heights=h.astype(np.float64, copy=False), cell_size=cs,
                        origin=(float(self.origin[0]), float(self.origin[1])))

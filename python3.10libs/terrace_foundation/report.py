@@ -179,6 +179,7 @@ def lot_extras(after: np.ndarray, lot_mask: np.ndarray, band: np.ndarray, cell_s
         es = np.zeros(after.shape)
         es[sub] = edge_slopes(after[sub], (band | lots)[sub], cell_size)
         # pad-to-pad steps are walls, not embankment: measure on band cells only
+        assert near is not None
         ge = _grouped(near[band], {"e": es[band]}, n_lots)
         emb = ge["e_max"]
     return {"pad_range": g["h_max"] - g["h_min"], "pad_slope_max": g["s_max"],

@@ -24,14 +24,14 @@ from typing import Callable
 
 import numpy as np
 
-from .heightfield import Heightfield
+from .heightfield import Heightfield, release_pages
 from .report import _grouped, edge_slopes, inner_cells
 from .terrain.blend import box_blur
 from .terrain.kernels import cone_envelope, slope_tangent
 from .terrain.project import rasterize_triangles
 from .terrain.tiles import PartialSums, Window, box_dilate, grow, halo_cells, plan_tiles
 
-__all__ = ["ReferenceJob", "TileFigures", "ArraySource", "ArraySink", "terrace_tile",
+__all__ = ["ReferenceJob", "TileFigures", "ArraySource", "ArraySink", "TeeSink", "terrace_tile",
            "run_tiles", "tile_progress_printer"]
 
 #: Slopes up to this many degrees count as buildable (as :func:`report.lot_extras`).
@@ -50,7 +50,9 @@ class ArraySource:
 
     def read(self, win: Window) -> np.ndarray:
         r0, r1, c0, c1 = win
-        return np.array(self.heights[r0:r1, c0:c1], dtype=np.float64)
+        out = np.array(self.heights[r0:r1, c0:c1], dtype=np.float64)
+        release_pages(self.heights)       # a memory-mapped grid: drop the pages just read
+        return out
 
 
 class ArraySink:
@@ -68,6 +70,21 @@ class ArraySink:
 
     def close(self) -> None:
         pass
+
+
+class TeeSink:
+    """Every tile to several sinks (the in-memory result and files written window by window)."""
+
+    def __init__(self, *sinks) -> None:
+        self.sinks = sinks
+
+    def write(self, win: Window, terrace: np.ndarray, lot_mask: np.ndarray) -> None:
+        for s in self.sinks:
+            s.write(win, terrace, lot_mask)
+
+    def close(self) -> None:
+        for s in self.sinks:
+            s.close()
 
 
 @dataclass
@@ -263,12 +280,23 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     fig.lot_max["slope_after"] = g["slope_after_max"]
     fig.lot_count["cells"] = g["cells"]
     r0, c0 = tile[0], tile[2]
-    fig.sums["fill"].add(np.where(lots_in, np.maximum(d, 0.0) * area, 0.0), mask, r0, c0)
-    fig.sums["cut"].add(np.where(lots_in, np.maximum(-d, 0.0) * area, 0.0), mask, r0, c0)
-    fig.sums["cut_total"].add(np.maximum(-d, 0.0), 0, r0, c0)
-    fig.sums["fill_total"].add(np.maximum(d, 0.0), 0, r0, c0)
-    fig.sums["net_total"].add(d, 0, r0, c0)
-    fig.counts["changed"] = int((d != 0).sum())
+    # partial sums over the changed cells (a selection that does not depend on the window)
+    changed = d != 0
+    on_lots = changed & lots_in
+    key = mask[on_lots]
+    order = np.argsort(key, kind="stable")       # by lot, row-major within a lot
+    dl = d[on_lots][order]
+    rr_l, cc_l = (x[order] for x in np.nonzero(on_lots))
+    key = key[order]
+    del order
+    fig.sums["fill"].add_cells(np.maximum(dl, 0.0) * area, key, rr_l + r0, cc_l + c0, True)
+    fig.sums["cut"].add_cells(np.maximum(-dl, 0.0) * area, key, rr_l + r0, cc_l + c0, True)
+    dc = d[changed]
+    rr_c, cc_c = np.nonzero(changed)
+    fig.sums["cut_total"].add_cells(np.maximum(-dc, 0.0), 0, rr_c + r0, cc_c + c0)
+    fig.sums["fill_total"].add_cells(np.maximum(dc, 0.0), 0, rr_c + r0, cc_c + c0)
+    fig.sums["net_total"].add_cells(dc, 0, rr_c + r0, cc_c + c0)
+    fig.counts["changed"] = int(len(dc))
     fig.counts["lot_cells"] = int(lots_in.sum())
     # band: every cell within the blur's reach of a lot (a square of half-side reach)
     band_e = (box_dilate(lm > 0, reach)[e_sl] if reach else np.zeros_like(lots_e)) & ~lots_e
@@ -283,12 +311,27 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     flat = lots_in & (sa <= np.tan(np.radians(BUILDABLE_DEG)))
     fig.lot_count["buildable"] = np.bincount(mask[flat], minlength=job.n_lots + 1)
     if band.any():
-        # the band's cells go to their nearest lot (octagonal distance, global ramps)
-        _, near = cone_envelope(np.where(lm > 0, 0.0, -np.inf), lm, 1.0, cs, col_offset=wc0)
-        near_t = near[e_sl][t_sl]
+        # the band's cells go to their nearest lot (octagonal distance, global ramps), found
+        # in the band's box grown by the attribution halo; edge slopes in the band's box
+        act = band_e | lots_e
+        rows = np.nonzero(band_e.any(axis=1))[0]
+        cols = np.nonzero(band_e.any(axis=0))[0]
+        bx = (rows[0] + ext[0], rows[-1] + 1 + ext[0], cols[0] + ext[2], cols[-1] + 1 + ext[2])
+        cw = grow(bx, job.halos["attribution"], shape)
+        cw = (max(cw[0], wr0), min(cw[1], wr1), max(cw[2], wc0), min(cw[3], wc1))
+        lm_c = lm[cw[0] - wr0:cw[1] - wr0, cw[2] - wc0:cw[3] - wc0]
+        _, near = cone_envelope(np.where(lm_c > 0, 0.0, -np.inf), lm_c, 1.0, cs,
+                                col_offset=cw[2])
+        near_e = np.zeros(lm_e.shape, dtype=near.dtype)
+        ov = (max(cw[0], ext[0]), min(cw[1], ext[1]), max(cw[2], ext[2]), min(cw[3], ext[3]))
+        near_e[ov[0] - ext[0]:ov[1] - ext[0], ov[2] - ext[2]:ov[3] - ext[2]] = \
+            near[ov[0] - cw[0]:ov[1] - cw[0], ov[2] - cw[2]:ov[3] - cw[2]]
         del near
-        es = edge_slopes(after_e, band_e | lots_e, cs)[t_sl]
-        ge = _grouped(near_t[band], {"e": es[band]}, job.n_lots)
+        sub = (slice(max(rows[0] - 1, 0), rows[-1] + 2), slice(max(cols[0] - 1, 0), cols[-1] + 2))
+        es_e = np.zeros(lm_e.shape)
+        es_e[sub] = edge_slopes(after_e[sub], act[sub], cs)
+        es = es_e[t_sl]
+        ge = _grouped(near_e[t_sl][band], {"e": es[band]}, job.n_lots)
         fig.lot_max["embankment"] = ge["e_max"]
     outside = ~(band | lots_in)
     if outside.any():

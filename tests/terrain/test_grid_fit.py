@@ -161,7 +161,8 @@ def test_small_lots_are_warned_with_a_fitting_min_lot_size():
     assert res.report["flags"]["small_lots"] is True
     fit = float(msg.split("min_lot_size ")[1].split()[0])
     again = _run(hf, [flower_region(hf, hole=False)], seed=1, min_lot_size=fit)
-    assert again.report["totals"]["median_lot_cells"] >= 0.5 * 16
+    assert again.report["totals"]["median_lot_cells"] >= 16
+    assert again.report["flags"]["small_lots"] is False
 
 
 # --------------------------------------------------------------------------- absurd results

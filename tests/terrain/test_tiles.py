@@ -8,8 +8,6 @@ import json
 import numpy as np
 import pytest
 
-from terrace_testkit import needs
-
 import terrace_foundation as tf
 from terrace_foundation import Heightfield, Region
 from terrace_foundation.terrain.blend import box_blur
@@ -131,29 +129,3 @@ def test_partial_sums_do_not_depend_on_the_split():
         split.add(v[r0:r1, c0:c1], keys[r0:r1, c0:c1], r0, c0)
     assert whole.totals(5).tobytes() == split.totals(5).tobytes()
     np.testing.assert_allclose(whole.totals(5), [v[keys == k].sum() for k in range(5)])
-
-
-def test_dask_local_cluster_gives_the_serial_result():
-    needs("dask")
-    distributed = needs("distributed")
-    hf = _terrain(200, 190)
-    regions = _regions(hf)
-    serial = tf.generate(hf, regions, tile_size=64)
-    threads = tf.generate(hf, regions, tile_size=64, scheduler="threads")
-    _same(serial, threads)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
-        seen = []
-        on_cluster = tf.generate(hf, regions, tile_size=64, scheduler=cluster.scheduler_address,
-                                 tile_progress=lambda *a: seen.append(a))
-    _same(serial, on_cluster)
-    assert seen[-1][:2] == (len(plan_tiles(hf.shape, 64)),) * 2
-
-
-def test_a_missing_dask_is_a_clear_error(monkeypatch):
-    import sys
-
-    monkeypatch.setitem(sys.modules, "dask", None)
-    hf = _terrain(100, 100)
-    with pytest.raises(tf.TerraceInputError, match="pip install"):
-        tf.generate(hf, _regions(hf), tile_size=64, scheduler="threads")

@@ -52,7 +52,7 @@ def is_geographic(crs: str | None) -> bool | None:
         return None
     if n == "OGC:CRS84":
         return True
-    if n.startswith("EPSG:"):
+    if n.startswith("EPSG:") and n[5:].isdigit():
         if int(n[5:]) in _GEOGRAPHIC_EPSG:
             return True
     else:
@@ -79,7 +79,7 @@ def crs_understood(crs: str | None) -> bool | None:
     n = normalise_crs(crs)
     if n is None:
         return None
-    if _simple(n):
+    if n == "OGC:CRS84" or (n.startswith("EPSG:") and n[5:].isdigit()):
         return True
     try:
         from rasterio.crs import CRS  # optional: only to parse other definitions

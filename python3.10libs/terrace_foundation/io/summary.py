@@ -113,8 +113,8 @@ def limit_breaches(report: dict) -> dict[str, Any]:
         emb = _f(lot.get("max_embankment_slope_deg"))
         if emb is not None and emb > max_slope + SLOPE_TOLERANCE:
             steep.append(i)
-        heights = [_f(w.get("height")) for w in lot.get("walls") or [] if isinstance(w, dict)]
-        heights = [h for h in heights if h is not None]
+        read = [_f(w.get("height")) for w in lot.get("walls") or [] if isinstance(w, dict)]
+        heights = [h for h in read if h is not None]
         if heights:
             walled.append(i)
             if max(heights) > WALL_ENGINEERING_HEIGHT:

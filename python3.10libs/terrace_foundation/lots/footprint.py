@@ -286,3 +286,124 @@ def _drop_collinear(ring: np.ndarray) -> np.ndarray:
     scale = np.hypot(*(nxt - prev).T) ** 2
     keep = np.abs(cross) > 1e-12 * np.maximum(scale, 1e-300)
     return ring[keep]
+
+
+def pieces_outline(pieces: np.ndarray, count: np.ndarray) -> list[list[np.ndarray]]:
+    """Polygons of the union of one lot's convex pieces: the lot outline, exact.
+
+    A lot's pieces (``trapezoid ∩ cell``) meet one another only on the vertical lines between
+    the decomposition's slabs, so the union's boundary is every non-vertical piece edge plus,
+    on each vertical line, the stretches covered from one side only. Its area is the sum of
+    the pieces' areas (the lot's area) by construction, whatever the alignment: an edge
+    vertical to within an ulp is simply a non-vertical edge.
+
+    Parameters
+    ----------
+    pieces : (Q, K, 2) ndarray
+        The lot's convex counter-clockwise pieces, padded.
+    count : (Q,) ndarray of int
+
+    Returns
+    -------
+    list of polygons
+        As :func:`lot_footprint`: ``[outer_ring, hole_ring, ...]`` per polygon, outer rings
+        counter-clockwise, holes clockwise; a vertex where two rings touch is kept in both
+        (rings never cross or touch themselves).
+    """
+    segs = []
+    vertical: dict[float, list[tuple[float, float, int]]] = {}
+    for poly, n in zip(pieces, count):
+        n = int(n)
+        if n < 3:
+            continue
+        a = poly[:n]
+        b = np.roll(a, -1, axis=0)
+        keep = np.any(a != b, axis=1)
+        a, b = a[keep], b[keep]
+        vert = a[:, 0] == b[:, 0]
+        if (~vert).any():
+            segs.append(np.stack([a[~vert], b[~vert]], axis=1))
+        for p, q in zip(a[vert], b[vert]):
+            # up (+1): the piece lies west of the line; down (-1): east of it
+            lo, hi = (p[1], q[1]) if q[1] > p[1] else (q[1], p[1])
+            vertical.setdefault(float(p[0]), []).append((float(lo), float(hi),
+                                                         1 if q[1] > p[1] else -1))
+    for x, spans in vertical.items():
+        ys = np.unique([v for lo, hi, _ in spans for v in (lo, hi)])
+        if len(ys) < 2:
+            continue
+        mid = 0.5 * (ys[:-1] + ys[1:])
+        up = np.zeros(len(mid), dtype=bool)
+        down = np.zeros(len(mid), dtype=bool)
+        for lo, hi, d in spans:
+            cover = (mid > lo) & (mid < hi)
+            if d > 0:
+                up |= cover
+            else:
+                down |= cover
+        for sel, forward in ((up & ~down, True), (down & ~up, False)):
+            k = np.nonzero(sel)[0]
+            if len(k) == 0:
+                continue
+            p0 = np.column_stack([np.full(len(k), x), ys[k]])
+            p1 = np.column_stack([np.full(len(k), x), ys[k + 1]])
+            segs.append(np.stack([p0, p1] if forward else [p1, p0], axis=1))
+    if not segs:
+        return []
+    return _chain_rings(np.concatenate(segs))
+
+
+def _chain_rings(seg: np.ndarray) -> list[list[np.ndarray]]:
+    """Chain directed segments (inside on the left) into simple rings and group them.
+
+    Where several segments leave a vertex (two rings touching there), the one turning most
+    sharply clockwise from the way back is taken, so each ring stays simple.
+    """
+    starts: dict[tuple[float, float], list[int]] = {}
+    for i, (x, y) in enumerate(seg[:, 0]):
+        starts.setdefault((float(x), float(y)), []).append(i)
+    used = np.zeros(len(seg), dtype=bool)
+    rings = []
+    for first in range(len(seg)):
+        if used[first]:
+            continue
+        ring = []
+        i = first
+        while True:
+            used[i] = True
+            ring.append(seg[i, 0])
+            end = seg[i, 1]
+            cand = [j for j in starts.get((float(end[0]), float(end[1])), []) if not used[j]]
+            if not cand:
+                break
+            if len(cand) > 1:
+                back = seg[i, 0] - end
+                ang_back = np.arctan2(back[1], back[0])
+
+                def clockwise_from_back(j: int) -> float:
+                    d = seg[j, 1] - seg[j, 0]
+                    return (ang_back - np.arctan2(d[1], d[0])) % (2 * np.pi)
+
+                cand.sort(key=clockwise_from_back)
+            i = cand[0]
+        if len(ring) >= 3:
+            r = _drop_collinear(np.array(ring))
+            if len(r) >= 3 and ring_area(r) != 0:
+                rings.append(r)
+    outers = sorted((r for r in rings if ring_area(r) > 0), key=ring_area)
+    holes = [r for r in rings if ring_area(r) < 0]
+    polys: list[list[np.ndarray]] = [[o] for o in outers]
+    for hole in holes:
+        # a point just inside the lot next to the hole's longest edge
+        e = np.roll(hole, -1, axis=0) - hole
+        k = int(np.argmax((e * e).sum(axis=1)))
+        m = hole[k] + 0.5 * e[k]
+        n = np.array([-e[k, 1], e[k, 0]]) / np.hypot(*e[k])
+        p = m + n * 1e-9 * np.hypot(*e[k])
+        for poly in polys:                    # smallest outer first
+            o = poly[0]
+            if points_in_edges(p[:1], p[1:], o, np.roll(o, -1, axis=0))[0]:
+                poly.append(hole)
+                break
+    order = sorted(range(len(polys)), key=lambda k: -ring_area(polys[k][0]))
+    return [polys[k] for k in order]

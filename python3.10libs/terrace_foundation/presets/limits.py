@@ -351,7 +351,8 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
 
 
 def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
-               origin: tuple[float, float], cell_size: float, min_height: float) -> list[dict]:
+               origin: tuple[float, float], cell_size: float, min_height: float,
+               terrain: np.ndarray | None = None) -> list[dict]:
     """Walls off the shared lot edges: every cell side with a cell outside the lots on one
     side and a step above ``min_height`` (outline walls and wings).
 
@@ -367,6 +368,9 @@ def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
     min_height : float
         Smallest step that is a wall (at least what the steepest embankment rises over one
         cell).
+    terrain : (M, N) ndarray, optional
+        The terrain before grading: a side counts only where the grading changed one of its
+        cells or one is a lot cell (a cliff of the terrain itself is no wall).
 
     Returns
     -------
@@ -387,6 +391,9 @@ def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
         two_lots = (lot_mask[a] > 0) & (lot_mask[b] > 0)
         sel = (step > min_height) & (~two_lots | (lot_mask[a] == lot_mask[b])) & \
             ((owner[a] > 0) | (owner[b] > 0))
+        if terrain is not None:
+            touched = (graded != terrain) | (lot_mask > 0)
+            sel &= touched[a] | touched[b]
         r, c = np.nonzero(sel)
         if axis == 0:
             y = y0 - (r + 1) * cell_size

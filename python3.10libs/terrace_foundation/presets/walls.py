@@ -76,7 +76,7 @@ def _merge(pieces: np.ndarray, tol: float) -> list[np.ndarray]:
     used = np.zeros(len(pieces), dtype=bool)
 
     def walk(start: tuple[int, int], k: int) -> np.ndarray:
-        pts = []
+        pts: list = []
         node = start
         while True:
             used[k] = True
@@ -220,14 +220,16 @@ def find_walls(lots, neighbours: tuple[np.ndarray, np.ndarray], max_step: float,
                 segs[lot.lot_id] = _segments(lot.footprint) - o
         pieces = shared_edges(segs[la.lot_id], segs[lb.lot_id], tol)
         if len(pieces):
-            add(*ordered(la, lb), [line + o for line in _merge(pieces, tol)], "edge")
+            low, high = ordered(la, lb)
+            add(low, high, [line + o for line in _merge(pieces, tol)], "edge")
     for (a, b), sides in sorted((grid_sides or {}).items()):
         if (a, b) in found:
             continue
         la, lb = by_id[a], by_id[b]
         if abs(la.pad_height - lb.pad_height) <= max_step:
             continue
-        add(*ordered(la, lb), [line + o for line in _merge(sides - o, tol)], "grid")
+        low, high = ordered(la, lb)
+        add(low, high, [line + o for line in _merge(sides - o, tol)], "grid")
     walls.sort(key=lambda w: (w["lot_a"], w["lot_b"]))
     return walls
 
@@ -268,13 +270,13 @@ def outline_walls(lots, regions, terrain, max_step: float, tol: float,
         if len(pieces) == 0:
             continue
         lines = [line + o for line in _merge(pieces, tol)]
-        pts = []
+        samples = []
         for line in lines:
             for p, q in zip(line[:-1], line[1:]):
                 n = max(2, int(np.ceil(np.hypot(*(q - p)) / spacing)) + 1)
                 t = np.linspace(0.0, 1.0, n)[:, None]
-                pts.append(p + t * (q - p))
-        pts = np.concatenate(pts)
+                samples.append(p + t * (q - p))
+        pts = np.concatenate(samples)
         h = np.asarray(terrain(pts[:, 0], pts[:, 1]))
         step = np.abs(h - lot.pad_height)
         if step.max() <= max_step:

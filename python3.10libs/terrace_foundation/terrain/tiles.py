@@ -172,19 +172,30 @@ class PartialSums:
         """
         sel = values != 0
         r, c = np.nonzero(sel)
-        if len(r) == 0:
+        if isinstance(keys, (int, np.integer)):
+            k = keys
+        else:
+            k = keys[sel]
+        self.add_cells(values[sel], k, r.astype(np.int64) + row0, c.astype(np.int64) + col0)
+
+    def add_cells(self, values: np.ndarray, keys: np.ndarray | int, rows: np.ndarray,
+                  cols: np.ndarray, by_key: bool = False) -> None:
+        """Add cells given as values with their key and global row and column, in row-major
+        order (as ``numpy.nonzero`` lists them), or already sorted by key (stable) with
+        ``by_key``. The selection of cells must not depend on the tile's window (for example:
+        every changed cell of the tile)."""
+        if len(values) == 0:
             return
-        v = values[sel].astype(np.float64, copy=False)
-        rows = r.astype(np.int64) + row0
-        chunk = (c.astype(np.int64) + col0) // CHUNK
+        v = np.asarray(values, dtype=np.float64)
+        rows = np.asarray(rows, dtype=np.int64)
+        chunk = np.asarray(cols, dtype=np.int64) // CHUNK
         if isinstance(keys, (int, np.integer)):
             k = np.full(len(v), int(keys), dtype=np.int64)
-            order = None
         else:
-            k = keys[sel].astype(np.int64)
-            order = np.argsort(k, kind="stable")
-        if order is not None:
-            v, rows, chunk, k = v[order], rows[order], chunk[order], k[order]
+            k = np.asarray(keys, dtype=np.int64)
+            if not by_key:
+                order = np.argsort(k, kind="stable")
+                v, rows, chunk, k = v[order], rows[order], chunk[order], k[order]
         new = np.r_[True, (k[1:] != k[:-1]) | (rows[1:] != rows[:-1]) | (chunk[1:] != chunk[:-1])]
         starts = np.nonzero(new)[0]
         sums = np.add.reduceat(v, starts)

@@ -11,6 +11,7 @@ line the CLI prints on stdout.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from ...result import TerraceResult
 from ._grid16 import span_centre
@@ -32,7 +33,8 @@ def export_summaries(context: OutputContext) -> list[str]:
             if isinstance(info, dict) and info.get("summary")]
 
 
-def _heightmap_export(name: str, writer) -> None:
+def _heightmap_export(name: str, writer: Callable) -> Callable[
+        [TerraceResult, Path, OutputContext], list[Path]]:
     """Register ``writer(heightfield, folder, crs) -> (paths, info)`` as export ``name``; its
     import settings go to ``report.json`` (and their summary line to stdout)."""
     def write(result: TerraceResult, folder: Path, context: OutputContext) -> list[Path]:

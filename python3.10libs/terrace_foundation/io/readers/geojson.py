@@ -81,6 +81,12 @@ def _crs_of(obj: dict, source: str) -> str | None:
     raise TerraceInputError("unsupported 'crs' member (use {\"type\": \"name\", ...})", source)
 
 
+def _has_bool(ring) -> bool:
+    """Whether a parsed ring holds ``true``/``false`` among numbers (numpy makes them 1.0/0.0)."""
+    return isinstance(ring, list) and any(
+        isinstance(v, bool) for pos in ring if isinstance(pos, list) for v in pos)
+
+
 def _rings(coords, where: str, source: str) -> list[np.ndarray]:
     if not isinstance(coords, list) or not coords:
         raise TerraceInputError(f"{where} has no coordinates", source)
@@ -90,7 +96,7 @@ def _rings(coords, where: str, source: str) -> list[np.ndarray]:
             arr = np.asarray(ring)
         except (TypeError, ValueError):
             raise TerraceInputError(f"{where} has malformed coordinates", source) from None
-        if arr.dtype.kind not in "iuf":
+        if arr.dtype.kind not in "iuf" or (arr.dtype.kind == "f" and _has_bool(ring)):
             # true/false, numeric strings, nulls: GeoJSON positions are numbers
             raise TerraceInputError(f"{where} has malformed coordinates (positions must be"
                                     " numbers, not booleans, strings or null)", source)

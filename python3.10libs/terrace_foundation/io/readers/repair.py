@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import TerraceInputError
+from ...heightfield import MAX_COORDINATE
 from ...region import _first_crossing, points_in_edges, ring_area
 
 __all__ = ["Repair", "repair_polygon", "regions_from_polygons"]
@@ -296,8 +297,9 @@ def repair_polygon(rings: list[np.ndarray], source: str, feature: str,
     """
     log = _Log(source, feature, strict)
     rings = [np.asarray(r, dtype=np.float64)[:, :2] for r in rings]
-    if not all(np.all(np.isfinite(r)) for r in rings):
-        return [rings], []                 # Region.from_rings names non-finite coordinates
+    if not all(np.all(np.isfinite(r)) for r in rings) or \
+            any(len(r) and np.abs(r).max() > MAX_COORDINATE for r in rings):
+        return [rings], []                 # Region.from_rings names non-finite or huge ones
     outers: list[np.ndarray] = []
     holes: list[np.ndarray] = []
     hole_names: list[str] = []
@@ -396,7 +398,8 @@ def regions_from_polygons(polys, source: str, strict: bool = False):
     """
     from ...region import Region
 
-    regions, repairs = [], []
+    regions: list = []
+    repairs: list = []
     for rid, props, rings, feature in polys:
         parts, done = repair_polygon(rings, source, feature, strict)
         repairs.extend(done)

@@ -1,0 +1,62 @@
+"""Lot outlines in degenerate alignments (issue 15, defect 6): each outline equals its lot
+(area and shape, shapely as the oracle) and the outlines tile the region.
+
+The cases are those the hypothesis campaign found (``tests/fuzz``): an edge horizontal to
+within 1e-251 along the grid's edge, an edge vertical to within one ulp, a hole touching the
+shell, regions on cell edges.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from shapely.geometry import MultiPolygon, Polygon, box
+from shapely.ops import unary_union
+
+from terrace_foundation import generate
+from terrace_foundation.heightfield import Heightfield
+from terrace_foundation.region import Region
+
+TINY = Heightfield(np.array([[400.0, 400.15, 400.3], [400.35, 400.5, 400.65],
+                             [400.7, 400.85, 401.0]]), 0.5, (0.0, 1.5))
+PARAMS = dict(seed=0, scatter_count=1, relax_iterations=0, min_lot_size=0.125,
+              remesh_size=0.15, blur_radius=0.0, blend=0.0)
+
+CASES = {
+    "edge horizontal to 1e-251 on the grid edge (half-area outline)": (TINY, [np.array(
+        [[0.375, 0.0], [0.75, 2.19886183e-251], [0.405226729, 0.631103239],
+         [-0.490232716, -0.567601871]])], []),
+    "edge horizontal to 1e-251 (self-intersecting outline)": (TINY, [np.array(
+        [[0.1875, 0.0], [0.375, 1.09943091e-251], [0.202613365, 0.315551619],
+         [0.00663161266, 0.093515155], [-0.156055064, 0.340986535],
+         [0.10637332, -0.359596603]])], []),
+    "edge vertical to within one ulp": (TINY, [np.array(
+        [[0.2, 0.1], [np.nextafter(0.5, 1.0), 0.2], [0.5, 1.2], [0.1, 1.1]])], []),
+    "hole touching the shell": (TINY, [np.array([[0.1, 0.1], [1.4, 0.1], [1.4, 1.4],
+                                                 [0.1, 1.4]])],
+                                [np.array([[0.1, 0.7], [0.6, 0.4], [0.6, 1.0]])]),
+    "square on cell edges": (TINY, [np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0],
+                                              [0.0, 1.0]])], []),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("preset", ["reference", "grading"])
+def test_outline_equals_lot(name, preset):
+    hf, rings, holes = CASES[name]
+    region = Region.from_rings(rings[0], holes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = generate(hf, [region], preset=preset, **PARAMS)
+    ground = Polygon(region.exterior, region.holes).intersection(box(*hf.extent))
+    shapes = []
+    for lot in res.lots:
+        shape = MultiPolygon([Polygon(p[0], p[1:]) for p in lot.footprint])
+        assert shape.is_valid
+        assert shape.area == pytest.approx(lot.area, rel=1e-9)
+        shapes.append(shape)
+    union = unary_union(shapes)
+    assert sum(s.area for s in shapes) == pytest.approx(union.area, rel=1e-9)
+    assert union.symmetric_difference(ground).area <= 1e-9 * ground.area

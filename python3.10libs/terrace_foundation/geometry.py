@@ -14,9 +14,20 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
-    "pad_polygons", "widen_polygons", "bbox_pairs", "clip_halfplane", "clip_halfplanes", "polygon_area", "polygon_moments",
+    "roll_next", "pad_polygons", "widen_polygons", "bbox_pairs", "clip_halfplane", "clip_halfplanes", "polygon_area", "polygon_moments",
     "polygon_halfplanes", "polygon_bounds", "fan_triangles",
 ]
+
+
+def roll_next(a: np.ndarray, axis: int = 0) -> np.ndarray:
+    """``np.roll(a, -1, axis)`` (each element's successor, cyclically) without its overhead."""
+    if a.shape[axis] == 0:
+        return a.copy()
+    head = [slice(None)] * a.ndim
+    tail = [slice(None)] * a.ndim
+    head[axis] = slice(1, None)
+    tail[axis] = slice(None, 1)
+    return np.concatenate((a[tuple(head)], a[tuple(tail)]), axis=axis)
 
 
 def pad_polygons(poly: np.ndarray, count: np.ndarray) -> np.ndarray:
@@ -178,7 +189,7 @@ def polygon_halfplanes(poly: np.ndarray, count: np.ndarray) -> tuple[np.ndarray,
     Slots past a polygon's count (and zero-length edges) get the always-true half-plane
     ``0 . p <= 1``.
     """
-    nxt = np.roll(poly, -1, axis=1)
+    nxt = roll_next(poly, 1)
     k = poly.shape[1]
     # The closing edge of a padded polygon runs from the last real vertex to slot 0.
     last = np.clip(count - 1, 0, k - 1)
@@ -197,7 +208,7 @@ def polygon_area(poly: np.ndarray) -> np.ndarray:
     """Signed shoelace area of each padded polygon, ``(N,)``."""
     x = poly[..., 0]
     y = poly[..., 1]
-    return 0.5 * (x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y).sum(axis=1)
+    return 0.5 * (x * roll_next(y, 1) - roll_next(x, 1) * y).sum(axis=1)
 
 
 def polygon_moments(poly: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -213,8 +224,8 @@ def polygon_moments(poly: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     """
     x0 = poly[..., 0]
     y0 = poly[..., 1]
-    x1 = np.roll(x0, -1, axis=1)
-    y1 = np.roll(y0, -1, axis=1)
+    x1 = roll_next(x0, 1)
+    y1 = roll_next(y0, 1)
     c = x0 * y1 - x1 * y0
     area = 0.5 * c.sum(axis=1)
     mx = (c * (x0 + x1)).sum(axis=1) / 6.0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import bbox_pairs, polygon_halfplanes
+from ..geometry import bbox_pairs, polygon_halfplanes, roll_next
 from ..region import points_in_edges, ring_area
 
 __all__ = ["lot_footprint", "lot_footprints"]
@@ -57,7 +57,7 @@ def lot_footprint(ra: np.ndarray, rb: np.ndarray, outline: np.ndarray, count: in
     live = np.any(cn != 0, axis=1)
     cn, co = cn[live], co[live]
     ca = c[live]
-    cb = np.roll(c, -1, axis=0)[live]
+    cb = roll_next(c)[live]
     lo, hi = c.min(axis=0), c.max(axis=0)
     scale = max(1.0, float(np.abs(c).max()))
     # 1. region edges inside the outline (Cyrus-Beck)
@@ -279,8 +279,8 @@ def _chain(seg: np.ndarray) -> list[list[np.ndarray]]:
 
 def _drop_collinear(ring: np.ndarray) -> np.ndarray:
     """Remove vertices that lie on the straight line through their neighbours."""
-    prev = np.roll(ring, 1, axis=0)
-    nxt = np.roll(ring, -1, axis=0)
+    prev = np.concatenate((ring[-1:], ring[:-1]))
+    nxt = roll_next(ring)
     cross = (ring[:, 0] - prev[:, 0]) * (nxt[:, 1] - prev[:, 1]) - \
             (ring[:, 1] - prev[:, 1]) * (nxt[:, 0] - prev[:, 0])
     scale = np.hypot(*(nxt - prev).T) ** 2
@@ -317,7 +317,7 @@ def pieces_outline(pieces: np.ndarray, count: np.ndarray) -> list[list[np.ndarra
         if n < 3:
             continue
         a = poly[:n]
-        b = np.roll(a, -1, axis=0)
+        b = roll_next(a)
         keep = np.any(a != b, axis=1)
         a, b = a[keep], b[keep]
         vert = a[:, 0] == b[:, 0]

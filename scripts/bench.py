@@ -365,6 +365,20 @@ def main(argv=None) -> int:
                   + f" | {r['seconds']:.2f} | {r['peak_mb']:.0f} |")
     return 0
 
+#: Passes over window-sized arrays per tile of the tiled raster stages (tiling.terrace_tile),
+#: counted from the code at the default parameters (1 m cells: blur half-width 3.33 cells,
+#: reach 12, halo 20); one pass = one numpy operation reading or writing every cell of the
+#: tile window once. Approximate (small selections of lot cells are not counted).
+RASTER_PASSES = {
+    "read window (float64 copy) + lot mask": 2,
+    "blend: difference, 6 box passes of ~10 (pad, window sums by a tree of 2 levels + 3 "
+    "additions, the fractional cells, the division), add back": 66,
+    "slopes before and after (central differences, hypot)": 16,
+    "report: band (dilation by the reach, 2 axes x 8), inner cells (9 comparisons)": 38,
+    "report: nearest lot of the band (cone sweeps, ~40 per cell), edge slopes (4 pairs x 6)": 65,
+    "report: masks and selections (changed, lots, band, outside, touched, buildable)": 15,
+}
+
 
 # --------------------------------------------------------------------------- large maps
 

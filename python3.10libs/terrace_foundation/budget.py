@@ -29,6 +29,9 @@ BYTES_PER_TRIANGLE = 400
 #: Bytes per grid cell: the input as float64, the terrace heightfield, the lot mask, the blend
 #: window and the report's slope arrays.
 BYTES_PER_CELL = 48
+#: Bytes per grid cell held for the whole map by a tiled run of the reference preset: the input
+#: as float64, the terrace heightfield and the lot mask (the rest is per tile window).
+BYTES_PER_MAP_CELL = 20
 #: Most lots one run makes (each costs Python objects and an outline trace).
 MAX_LOTS = 100_000
 
@@ -57,7 +60,8 @@ def _gib(n: float) -> str:
     return f"{n / GIB:.3g} GiB"
 
 
-def check_budget(hf: Heightfield, regions: list[Region], p: TerraceParams) -> list[str]:
+def check_budget(hf: Heightfield, regions: list[Region], p: TerraceParams,
+                 tile_cells: int | None = None, streamed: bool = False) -> list[str]:
     """Refuse runs that cannot fit; return warnings for runs far larger than the map warrants.
 
     Parameters
@@ -67,6 +71,13 @@ def check_budget(hf: Heightfield, regions: list[Region], p: TerraceParams) -> li
         In the grid's frame (their area on the grid is taken as their own area, clipped to
         the grid's extent by bounding box).
     p : TerraceParams
+    tile_cells : int, optional
+        Cells of the largest tile window of a tiled run (reference preset): the per-cell
+        working arrays are held for one window at a time, only the input, the terrace
+        heightfield and the lot mask for the whole map.
+    streamed : bool
+        The map stays on disk (memory-mapped input, outputs written window by window): only
+        the tile window counts.
 
     Raises
     ------
@@ -79,11 +90,15 @@ def check_budget(hf: Heightfield, regions: list[Region], p: TerraceParams) -> li
     rows, cols = hf.shape
     cells = rows * cols
     grid_bytes = cells * BYTES_PER_CELL
+    if tile_cells is not None and p.preset != "grading":
+        grid_bytes = (0 if streamed else cells * BYTES_PER_MAP_CELL) \
+            + min(tile_cells, cells) * BYTES_PER_CELL
     if grid_bytes > budget:
         raise TerraceInputError(
             f"a {rows} x {cols} grid needs about {_gib(grid_bytes)} of working memory, more than"
             f" the {_gib(budget)} budget; crop the heightfield to the regions (gdal_translate"
-            " -projwin) or raise TERRACE_MEMORY_BUDGET", "heightfield")
+            " -projwin), use smaller tiles (--tile-size) or raise TERRACE_MEMORY_BUDGET",
+            "heightfield")
     x0, y0, x1, y1 = hf.extent
     area = 0.0
     for r in regions:

@@ -314,6 +314,27 @@ def _drop_unknown_crs(hf, regs, heightfield_source: str):
     return hf, regs
 
 
+#: Inputs larger than this (bytes) get a line on stderr while they are read and validated.
+LARGE_INPUT = 5_000_000
+
+
+def _file_size(path) -> int:
+    import os
+
+    try:
+        return os.path.getsize(path)
+    except (OSError, TypeError, ValueError):
+        return 0
+
+
+def _note_large_read(path, quiet: bool) -> None:
+    """Say so before reading a large input (validating 500 000 vertices takes seconds)."""
+    size = _file_size(path)
+    if not quiet and size > LARGE_INPUT:
+        sys.stderr.write(f"{PROG}: reading and validating {path} ({size / 1e6:.0f} MB)...\n")
+        sys.stderr.flush()
+
+
 def _clean_stale(out) -> None:
     """Remove working folders of ``out`` that killed runs left behind (and say so)."""
     from .io.writers.output_folder import remove_stale_work_folders
@@ -383,7 +404,11 @@ def cmd_generate(args: argparse.Namespace) -> int:
     check_output_folder(args.out, args.overwrite, protect)
     hf = read_heightfield(args.heightfield, cell_size=args.cell_size,
                           height_range=args.height_range)
+    _note_large_read(args.regions, args.quiet)
     regs = read_regions(args.regions, strict=args.strict)
+    if not args.quiet and _file_size(args.regions) > LARGE_INPUT:
+        n_v = sum(len(r) for reg in regs.regions for r in reg.rings)
+        sys.stderr.write(f"{PROG}: read {len(regs.regions)} regions ({n_v} vertices)\n")
     for rep in regs.repairs:
         _warn(f"repaired {rep.message()}")
     for text in check_metric_crs(hf, regs, args.heightfield, args.local_metres):

@@ -35,6 +35,7 @@ from .terrain.blend import blur_halfwidth, blur_radius_used, blur_reach, box_blu
 from .terrain.heights import pad_heights, slice_heights, vertex_degrees
 from .terrain.kernels import lot_adjacency, neighbour_pairs, slope_tangent
 from .terrain.project import rasterize_triangles
+from .terrain.tiles import halo_cells, plan_tiles
 from .tiling import (CREATED_SLOPE_LIMIT, CREATED_SLOPE_MARGIN, ArraySink, ArraySource,
                      ReferenceJob, TeeSink, run_tiles)
 
@@ -281,7 +282,9 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     local = hf.with_origin((0.0, 0.0))
     regs = [reg.translated(-shift) for reg in regs]
     regs = [_simplified(reg, p.remesh_size, warn) for reg in regs]
-    for note in check_budget(local, regs, p):     # refuse what cannot fit, before the work
+    window = _tile_window_cells(hf.shape, tile_size, p, hf.cell_size)
+    streamed = not in_memory and isinstance(hf.heights, np.memmap)
+    for note in check_budget(local, regs, p, window, streamed):  # refuse what cannot fit
         warn.append(note)
         _warnings.warn(note, TerraceWarning, stacklevel=2)
     regs, notes = resolve_overlaps(regs)          # later regions lose the overlap
@@ -447,6 +450,14 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     return TerraceResult(None if terrace is None else hf.with_heights(terrace), hf, lots,
                          lot_mask, p, report, timings, warn,
                          walls)
+
+
+def _tile_window_cells(shape, tile_size, p, cell_size) -> int:
+    """Cells of the largest window a tile reads (tile plus halo)."""
+    radius = blur_radius_used(p.blur_radius, cell_size, p.min_blur_cells)
+    halo = halo_cells(blur_reach(blur_halfwidth(radius, cell_size)))["total"]
+    return max((min(r1 - r0 + 2 * halo, shape[0])) * (min(c1 - c0 + 2 * halo, shape[1]))
+               for r0, r1, c0, c1 in plan_tiles(shape, tile_size))
 
 
 def _source(heights, scheduler):

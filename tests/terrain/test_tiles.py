@@ -129,3 +129,19 @@ def test_partial_sums_do_not_depend_on_the_split():
         split.add(v[r0:r1, c0:c1], keys[r0:r1, c0:c1], r0, c0)
     assert whole.totals(5).tobytes() == split.totals(5).tobytes()
     np.testing.assert_allclose(whole.totals(5), [v[keys == k].sum() for k in range(5)])
+
+
+def test_the_memory_budget_counts_one_tile_window_of_a_streamed_run():
+    from terrace_foundation.budget import check_budget
+    from terrace_foundation.params import TerraceParams
+
+    size = 32769
+    hf = Heightfield(np.broadcast_to(np.float64(0.0), (size, size)), 1.0, (0.0, float(size)))
+    ring = np.array([[100.0, 100.0], [3000.0, 100.0], [3000.0, 3000.0], [100.0, 3000.0]])
+    regs = [Region.from_rings(ring, region_id=0)]
+    p = TerraceParams()
+    with pytest.raises(tf.TerraceInputError, match="--tile-size"):
+        check_budget(hf, regs, p)                                  # whole grids in memory
+    with pytest.raises(tf.TerraceInputError):
+        check_budget(hf, regs, p, tile_cells=2100 ** 2)            # the map's own arrays
+    assert check_budget(hf, regs, p, tile_cells=2100 ** 2, streamed=True) == []

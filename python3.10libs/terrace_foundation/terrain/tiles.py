@@ -31,6 +31,8 @@ from typing import Iterator
 
 import numpy as np
 
+from ..errors import TerraceInputError
+
 __all__ = ["CHUNK", "DEFAULT_TILE_SIZE", "plan_tiles", "window_sums", "box_dilate",
            "PartialSums", "halo_cells", "grow"]
 
@@ -68,10 +70,11 @@ def plan_tiles(shape: tuple[int, int], tile_size: int | None = None) -> list[Win
     """
     rows, cols = int(shape[0]), int(shape[1])
     size = DEFAULT_TILE_SIZE if tile_size is None else int(tile_size)
-    if size <= 0:
+    if size == 0:
         return [(0, rows, 0, cols)]
-    if size % CHUNK:
-        raise ValueError(f"tile size {size} is not a multiple of {CHUNK} cells")
+    if size < 0 or size % CHUNK:
+        raise TerraceInputError(f"{size} is not 0 or a positive multiple of {CHUNK} cells",
+                                "tile_size")
     rc, cc = _cuts(rows, size), _cuts(cols, size)
     return [(rc[i], rc[i + 1], cc[j], cc[j + 1])
             for i in range(len(rc) - 1) for j in range(len(cc) - 1)]

@@ -189,6 +189,7 @@ class Progress:
         self.tty = bool(getattr(stream, "isatty", lambda: False)())
         self.stage: str | None = None
         self.shown = -1
+        self.stage_counted: str | None = None
         self.t0 = time.perf_counter()
 
     def __call__(self, stage: str, fraction: float) -> None:
@@ -206,6 +207,18 @@ class Progress:
             self.shown = pct
             self.stream.write(f"\r{PROG}: {stage} {pct:3d}%")
             self.stream.flush()
+
+    def count(self, stage: str, done: int, total: int, unit: str) -> None:
+        """``stage: lots 12000/48000`` (a long stage's items done / total)."""
+        if not self.enabled or done >= total and self.stage_counted != stage:
+            return  # a stage done in less than a count interval says nothing more
+        self.stage_counted = stage
+        self.message(f"{stage}: {unit} {done}/{total}")
+
+    def summary(self, timings: dict[str, float], writing: float) -> None:
+        """Seconds per stage of the run and of writing the outputs, on one line."""
+        parts = [f"{name} {sec:.2f}" for name, sec in timings.items()]
+        self.message(f"seconds per stage: {', '.join(parts)}, write {writing:.2f}")
 
     def message(self, text: str) -> None:
         if self.enabled:
@@ -283,6 +296,27 @@ def _drop_unknown_crs(hf, regs, heightfield_source: str):
     return hf, regs
 
 
+#: Inputs larger than this (bytes) get a line on stderr while they are read and validated.
+LARGE_INPUT = 5_000_000
+
+
+def _file_size(path) -> int:
+    import os
+
+    try:
+        return os.path.getsize(path)
+    except (OSError, TypeError, ValueError):
+        return 0
+
+
+def _note_large_read(path, quiet: bool) -> None:
+    """Say so before reading a large input (validating 500 000 vertices takes seconds)."""
+    size = _file_size(path)
+    if not quiet and size > LARGE_INPUT:
+        sys.stderr.write(f"{PROG}: reading and validating {path} ({size / 1e6:.0f} MB)...\n")
+        sys.stderr.flush()
+
+
 def _clean_stale(out) -> None:
     """Remove working folders of ``out`` that killed runs left behind (and say so)."""
     from .io.writers.output_folder import remove_stale_work_folders
@@ -319,6 +353,7 @@ def _run(hf, regions, params: TerraceParams, args: argparse.Namespace, context,
             progress.end()
             raise _name_input(e, context.inputs) from None
     progress.end()
+    t_write = time.perf_counter()
     for text in result.warnings:
         if text not in seen:
             seen.add(text)
@@ -332,6 +367,7 @@ def _run(hf, regions, params: TerraceParams, args: argparse.Namespace, context,
 
     for line in export_summaries(context):     # the engine import settings, on stdout
         sys.stdout.write(line + "\n")
+    progress.summary(result.timings, time.perf_counter() - t_write)
     progress.message(f"wrote {len(files)} files to {args.out} ({len(result.lots)} lots,"
                      f" {time.perf_counter() - progress.t0:.1f} s)")
     return 0
@@ -349,7 +385,11 @@ def cmd_generate(args: argparse.Namespace) -> int:
     check_output_folder(args.out, args.overwrite, protect)
     hf = read_heightfield(args.heightfield, cell_size=args.cell_size,
                           height_range=args.height_range)
+    _note_large_read(args.regions, args.quiet)
     regs = read_regions(args.regions, strict=args.strict)
+    if not args.quiet and _file_size(args.regions) > LARGE_INPUT:
+        n_v = sum(len(r) for reg in regs.regions for r in reg.rings)
+        sys.stderr.write(f"{PROG}: read {len(regs.regions)} regions ({n_v} vertices)\n")
     for rep in regs.repairs:
         _warn(f"repaired {rep.message()}")
     for text in check_metric_crs(hf, regs, args.heightfield, args.local_metres):

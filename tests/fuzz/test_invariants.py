@@ -21,18 +21,22 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, note
-from hypothesis import strategies as st
+from terrace_testkit import needs
 
-shapely = pytest.importorskip("shapely")
-from shapely.geometry import MultiPolygon, Point, Polygon, box  # noqa: E402
-from shapely.ops import unary_union  # noqa: E402
-from shapely.validation import explain_validity  # noqa: E402
+from terrace_foundation import generate
+from terrace_foundation.errors import TerraceError
+from terrace_foundation.heightfield import Heightfield
+from terrace_foundation.region import Region
 
-from terrace_foundation import generate  # noqa: E402
-from terrace_foundation.errors import TerraceError  # noqa: E402
-from terrace_foundation.heightfield import Heightfield  # noqa: E402
-from terrace_foundation.region import Region  # noqa: E402
+hypothesis = needs("hypothesis")
+st = needs("hypothesis.strategies")
+assume, given, note = hypothesis.assume, hypothesis.given, hypothesis.note
+shapely = needs("shapely")
+_geometry = needs("shapely.geometry")
+MultiPolygon, Point, Polygon, box = (_geometry.MultiPolygon, _geometry.Point, _geometry.Polygon,
+                                     _geometry.box)
+unary_union = needs("shapely.ops").unary_union
+explain_validity = needs("shapely.validation").explain_validity
 
 
 # --------------------------------------------------------------------------- strategies

@@ -209,9 +209,9 @@ def _check_overlap(region: Region, extent: tuple[float, float, float, float],
 
 
 def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
-             progress: ProgressFn | None = None, tile_size: int | None = None,
-             scheduler: str | None = None, tile_progress=None, sinks=(),
-             in_memory: bool = True, **params) -> TerraceResult:
+             params: TerraceParams | None = None, progress: ProgressFn | None = None,
+             tile_size: int | None = None, scheduler: str | None = None, tile_progress=None,
+             sinks=(), in_memory: bool = True, **values) -> TerraceResult:
     """Terrace ``regions`` into ``heightfield``.
 
     Parameters
@@ -220,6 +220,8 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         The terrain (see :mod:`terrace_foundation.heightfield` for the axis conventions).
     regions : Region or sequence of Region (or of rings)
         Range polygons in the heightfield's world coordinates.
+    params : TerraceParams, optional
+        The parameters, already checked (a front end builds them once); defaults if omitted.
     progress : callable(stage: str, fraction: float), optional
         Called when a stage starts (fraction of the run done so far).
     tile_size : int, optional
@@ -241,8 +243,8 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         ``terrace_heightfield`` and ``lot_mask`` are None. With a heightfield memory-mapped
         from a float64 ``.npy`` (``numpy.load(path, mmap_mode="r")``), memory is then set by
         the tile size and the lots, not by the map (reference preset).
-    **params
-        Any field of :class:`~terrace_foundation.params.TerraceParams`.
+    **values
+        Any field of :class:`~terrace_foundation.params.TerraceParams`, over ``params``.
 
     Returns
     -------
@@ -271,7 +273,10 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
             progress(name, fraction)
 
     stage("validate", 0.0)
-    p = TerraceParams(**params).validated()
+    if params is None:
+        p = TerraceParams(**values)           # checked once, when built
+    else:
+        p = params.replace(**values) if values else params
     hf = heightfield.validate()
     regs = as_regions(regions)
     for reg in regs:

@@ -8,6 +8,8 @@ Usage::
     python scripts/bench.py --sizes 1025 --preset grading
     python scripts/bench.py --markdown      # the table for README
     python scripts/bench.py --sizes 2049 4097 --outputs   # + preview.png / preview.html
+    python scripts/bench.py --lots 1000 5000 20000 # many small regions on 4097², growth exponent
+    python scripts/bench.py --town                 # 1000 buildings, 48 000 lots, CLI end to end
 
 The terrain is a fractal-ish mountain (sum of sines plus ridges) with 1 m cells; the regions are
 three city outlines (one with a hole) covering about a quarter of the map, 120 scatter
@@ -56,6 +58,83 @@ def synthetic_case(size: int, cell: float = 1.0):
         Region.from_rings(blob(0.50, 0.72, 0.75 * r, 0.1, 6), region_id=2),
     ]
     return hf, regions
+
+
+def lot_heavy_case(size: int, n_regions: int, lots_per_region: int = 40, cell: float = 1.0):
+    """Many small regions (town blocks) on a lattice over a ``size`` x ``size`` mountain.
+
+    Each region is a wobbly octagon-ish blob of about ``lots_per_region`` lots: the parameters
+    returned set ``min_lot_size`` to the blob's area over ``lots_per_region`` and the scatter to
+    as many points, so the lot count is about ``n_regions * lots_per_region`` (a few more where
+    a Voronoi piece is split again).
+
+    Returns
+    -------
+    hf : Heightfield
+    regions : list of Region
+    params : dict
+        Engine parameters that give the lot count.
+    """
+    import numpy as np
+
+    from terrace_foundation import Region
+
+    hf, _ = synthetic_case(size, cell)
+    x0, y0, x1, y1 = hf.extent
+    w = x1 - x0
+    side = int(np.ceil(np.sqrt(n_regions)))
+    pitch = w / side
+    radius = 0.3 * pitch
+    t = np.linspace(0, 2 * np.pi, 24, endpoint=False)
+    rng = np.random.default_rng(7)
+    regions = []
+    for k in range(n_regions):
+        i, j = divmod(k, side)
+        cx = x0 + (j + 0.5) * pitch + rng.uniform(-0.1, 0.1) * pitch
+        cy = y0 + (i + 0.5) * pitch + rng.uniform(-0.1, 0.1) * pitch
+        rr = radius * (1 + 0.15 * np.sin(rng.integers(3, 7) * t + rng.uniform(0, 6)))
+        regions.append(Region.from_rings(
+            np.column_stack([cx + rr * np.cos(t), cy + rr * np.sin(t)]), region_id=k))
+    area = float(np.mean([r.area for r in regions]))
+    params = {"seed": 1, "scatter_count": lots_per_region,
+              "min_lot_size": area / lots_per_region * 1.3}
+    return hf, regions, params
+
+
+def town_case(rows: int = 300, cols: int = 330, n_buildings: int = 1000, cell: float = 2.0):
+    """A town given as building footprints: ``n_buildings`` small rectangles on a small grid.
+
+    With ``--scatter-mode fixed --scatter-count 48`` every building becomes about 48 lots
+    (48 000 lots for 1000 buildings), the case of a user handing the tool a building layer.
+
+    Returns
+    -------
+    hf : Heightfield
+    regions : list of (K, 2) ndarray
+        Outer rings in world coordinates.
+    """
+    import numpy as np
+
+    from terrace_foundation import Heightfield
+
+    y, x = np.mgrid[0:rows, 0:cols].astype(np.float64)
+    h = 50.0 + 20.0 * np.sin(x / 40.0) * np.cos(y / 55.0) + 0.05 * x
+    hf = Heightfield(h, cell, (500000.0, 4200000.0 + rows * cell))
+    x0, y0, x1, y1 = hf.extent
+    side = int(np.ceil(np.sqrt(n_buildings)))
+    px, py = (x1 - x0) / side, (y1 - y0) / side
+    rng = np.random.default_rng(3)
+    rings = []
+    for k in range(n_buildings):
+        i, j = divmod(k, side)
+        cx, cy = x0 + (j + 0.5) * px, y0 + (i + 0.5) * py
+        hw, hh = rng.uniform(0.25, 0.4) * px, rng.uniform(0.25, 0.4) * py
+        a = rng.uniform(-0.3, 0.3)
+        c, s = np.cos(a), np.sin(a)
+        corners = np.array([[-hw, -hh], [hw, -hh], [hw, hh], [-hw, hh]])
+        rings.append(np.column_stack([cx + c * corners[:, 0] - s * corners[:, 1],
+                                      cy + s * corners[:, 0] + c * corners[:, 1]]))
+    return hf, rings
 
 
 #: the picture outputs ``--outputs`` times (registered writer names)
@@ -119,6 +198,64 @@ def run_one(size: int, preset: str | None, outputs: bool = False,
     }
 
 
+def run_lots(size: int, lots: int, preset: str | None) -> dict:
+    """One lot-heavy run: ``lots / 40`` regions of about 40 lots each on ``size``²."""
+    import terrace_foundation as tf
+
+    hf, regions, params = lot_heavy_case(size, max(1, round(lots / 40)))
+    if preset:
+        params["preset"] = preset
+    t0 = time.perf_counter()
+    res = tf.generate(hf, regions, **params)
+    total = time.perf_counter() - t0
+    return {"size": size, "regions": len(regions), "lots": len(res.lots), "seconds": total,
+            "stages": res.timings, "passes": getattr(res, "passes", None) or {},
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
+
+
+def growth_exponent(lots, seconds) -> float:
+    """Slope of log(seconds) against log(lots) (1 = linear), least squares."""
+    import numpy as np
+
+    return float(np.polyfit(np.log(lots), np.log(seconds), 1)[0])
+
+
+def run_town_cli(repeat: int = 3, quiet: bool = True) -> dict:
+    """The town case through the CLI, writers included: minimum wall time of ``repeat`` runs."""
+    import tempfile
+    from pathlib import Path
+
+    import numpy as np
+
+    from terrace_foundation.io.writers.terrace_heightfield import write_npy_heightfield
+
+    hf, rings = town_case()
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        write_npy_heightfield(hf, tmp / "town.npy")
+        feats = [{"type": "Feature", "properties": {"building": k},
+                  "geometry": {"type": "Polygon",
+                               "coordinates": [np.vstack([r, r[:1]]).tolist()]}}
+                 for k, r in enumerate(rings)]
+        (tmp / "buildings.geojson").write_text(json.dumps(
+            {"type": "FeatureCollection", "features": feats}))
+        cmd = [sys.executable, "-m", "terrace_foundation.cli", "generate",
+               str(tmp / "town.npy"), str(tmp / "buildings.geojson"), "--out", str(tmp / "out"),
+               "--overwrite", "--scatter-mode", "fixed", "--scatter-count", "48"]
+        env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "..", "python3.10libs"))
+        times, err = [], ""
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            done = subprocess.run(cmd + (["--quiet"] if quiet else []), env=env,
+                                  capture_output=True, text=True)
+            times.append(time.perf_counter() - t0)
+            if done.returncode:
+                raise RuntimeError(done.stderr)
+            err = done.stderr
+        lots = json.loads((tmp / "out" / "report.json").read_text())["totals"]["lots"]
+    return {"seconds": min(times), "runs": times, "lots": lots, "stderr": err}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1025, 2049, 4097])
@@ -126,6 +263,12 @@ def main(argv=None) -> int:
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
     ap.add_argument("--outputs", action="store_true",
                     help="also time preview.png and preview.html (min of 5 interleaved runs)")
+    ap.add_argument("--lots", type=int, nargs="+",
+                    help="lot-heavy case: about this many lots (40 per region) on the first size"
+                         " of --sizes (give --sizes 4097); prints the growth exponent")
+    ap.add_argument("--town", action="store_true",
+                    help="1000 buildings (48 000 lots) on 300x330 through the CLI, end to end")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per case (minimum reported)")
     ap.add_argument("--tile-size", type=int, default=None,
                     help="tile side for the raster stages (0 = one tile; default: the engine's)")
     ap.add_argument("--scheduler", default=None,
@@ -135,7 +278,43 @@ def main(argv=None) -> int:
                     "tiles streamed to GeoTIFF windows there (deleted afterwards); reference "
                     "preset")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--one-lots", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.one_lots:
+        print(json.dumps(run_lots(args.sizes[0], args.one_lots, args.preset)))
+        return 0
+    if args.town:
+        row = run_town_cli(args.repeat, quiet=False)
+        print(row["stderr"].rstrip())
+        print(f"town CLI: {row['lots']} lots, {row['seconds']:.2f} s (min of "
+              f"{', '.join(f'{t:.2f}' for t in row['runs'])})")
+        return 0
+    if args.lots:
+        rows = []
+        for lots in args.lots:
+            best = None
+            for _ in range(args.repeat):
+                cmd = [sys.executable, os.path.abspath(__file__), "--one-lots", str(lots),
+                       "--sizes", str(args.sizes[0])] + (["--preset", args.preset]
+                                                          if args.preset else [])
+                out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+                row = json.loads(out.strip().splitlines()[-1])
+                if best is None or row["seconds"] < best["seconds"]:
+                    best = row
+            rows.append(best)
+            stages = ", ".join(f"{k} {v:.2f}" + (f" ({best['passes'][k]} passes)"
+                                                 if k in best["passes"] else "")
+                               for k, v in best["stages"].items())
+            print(f"{best['size']}^2: {best['regions']} regions, {best['lots']} lots, "
+                  f"{best['seconds']:.2f} s, peak {best['peak_mb']:.0f} MB  [{stages}]",
+                  flush=True)
+        if len(rows) > 1:
+            lots = [r["lots"] for r in rows]
+            print(f"growth exponent of time vs lots ({rows[0]['lots']} to {rows[-1]['lots']}):"
+                  f" {growth_exponent(lots, [r['seconds'] for r in rows]):.2f}; per stage: "
+                  + ", ".join(f"{k} {growth_exponent(lots, [max(r['stages'][k], 1e-3) for r in rows]):.2f}"
+                              for k in rows[0]["stages"] if all(k in r["stages"] for r in rows)))
+        return 0
     if args.one and args.stream:
         print(json.dumps(run_stream(args.one, args.stream, args.tile_size, args.scheduler)))
         return 0

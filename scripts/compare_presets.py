@@ -497,6 +497,9 @@ def render(res: tf.TerraceResult, path: str, title: str = "", width: int = 800,
 # ---------------------------------------------------------------- table
 
 
+#: The default embankment limit, degrees (the registry's; the cases run with it).
+MAX_SLOPE = tf.PARAMETERS["max_slope"].default
+
 #: (key, header, format) of the two tables: pads and slopes, then earthwork, walls and time
 SHAPE_COLUMNS = [
     ("case", "case", "{}"),
@@ -506,10 +509,10 @@ SHAPE_COLUMNS = [
     ("pad_slope_deg", "pad slope °", "{:.2f}"),
     ("emb_slope_max_deg", "emb. max ° (report)", "{:.1f}"),
     ("emb_pair_max_deg", "emb. pair max °", "{:.1f}"),
-    ("emb_pairs_within", "emb. pairs ≤ 33.7°", "{:.1%}"),
+    ("emb_pairs_within", f"emb. pairs ≤ {MAX_SLOPE:g}°", "{:.1%}"),
     ("wing_cells", "wing cells", "{}"),
     ("emb_pair_max_incl_wings_deg", "pair max incl. wings °", "{:.1f}"),
-    ("emb_pairs_within_incl_wings", "pairs ≤ 33.7° incl. wings", "{:.1%}"),
+    ("emb_pairs_within_incl_wings", f"pairs ≤ {MAX_SLOPE:g}° incl. wings", "{:.1%}"),
     ("transition_max_deg", "transition max °", "{:.1f}"),
     ("buildable_share", "buildable ≤5°", "{:.0%}"),
 ]

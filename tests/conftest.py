@@ -8,11 +8,15 @@
 * ``cli``: run ``terrace-foundation`` in-process and get ``(code, stdout, stderr)``.
 * Houdini scenes (``installed``, ``geo_net``, ``inputs``) for ``tests/houdini/test_assets.py``,
   which runs under hython only.
+* Hypothesis profiles (``tests/fuzz``): ``ci`` (default) runs a few dozen examples per property,
+  a few seconds in all; ``long`` is the campaign on demand,
+  ``HYPOTHESIS_PROFILE=long python3 -m pytest tests/fuzz -q``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -25,6 +29,24 @@ from terrace_testkit import (INTERLAKEN_TOWN, INTERLAKEN_VILLAGE, INTERLAKEN_VIL
                              write_npy)
 
 from terrace_foundation import Heightfield, Region
+
+# --------------------------------------------------------------------------- hypothesis
+
+def _hypothesis_profiles() -> None:
+    try:
+        from hypothesis import HealthCheck, settings
+    except ImportError:      # the tests that use it skip through terrace_testkit.needs
+        return
+    checks = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+    settings.register_profile("ci", max_examples=25, derandomize=True, deadline=None,
+                              print_blob=True, suppress_health_check=checks)
+    settings.register_profile("long", max_examples=3000, derandomize=False, deadline=None,
+                              print_blob=True, suppress_health_check=checks)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+_hypothesis_profiles()
+
 
 # --------------------------------------------------------------------------- real data
 

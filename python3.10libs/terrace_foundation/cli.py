@@ -2,9 +2,9 @@
 
 Commands are thin: parse, check the output folder, read the inputs, call
 :func:`terrace_foundation.generate`, hand the result to :func:`terrace_foundation.io.write_outputs`.
-Every flag of the method is built from :data:`terrace_foundation.PARAMETERS` (labels, help,
-ranges) and :class:`terrace_foundation.TerraceParams` (types, defaults), so the CLI, the Python
-API and the Houdini assets share one table.
+Every flag of the method is generated from the parameter registry
+(:data:`terrace_foundation.PARAMETERS`: flag, type, choices, help, range, default), so the CLI,
+the Python API and the Houdini assets share one table; the flags are checked once per run.
 
 Exit codes: 0 success, 1 bad input (one line on stderr: ``terrace-foundation: error: ...``),
 2 usage error (argparse).
@@ -17,7 +17,6 @@ import sys
 import time
 import warnings
 from contextlib import contextmanager
-from dataclasses import fields
 from typing import Callable, Iterator, Sequence, TextIO
 
 from . import PARAMETERS, TerraceParams, __version__, generate
@@ -40,36 +39,19 @@ def _command(name: str, help: str):
 
 # --------------------------------------------------------------------------- shared options
 
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
-
-
-def _param_types() -> dict[str, type]:
-    kinds = {"int": int, "float": float, "str": str, int: int, float: float, str: str}
-    return {f.name: kinds.get(f.type, float) for f in fields(TerraceParams)}
-
-
 def params_parent() -> argparse.ArgumentParser:
-    """Parent parser with one flag per method parameter (``--scatter-count``, ``--blend``...)."""
+    """Parent parser with one flag per method parameter, generated from the registry
+    (:data:`terrace_foundation.params.PARAMETERS`: flag, type, choices, help, range, default)."""
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("method parameters")
-    defaults = TerraceParams()
-    types = _param_types()
-    for name, info in PARAMETERS.items():
-        kind = types.get(name, float)
-        extra: dict = {}
+    for info in PARAMETERS.values():
+        extra: dict = {"choices": list(info.choices)} if info.options else {}
         rng = ""
-        if getattr(info, "choices", ()):
-            extra = {"choices": list(info.choices)}
-            kind = str
-            metavar = "{" + ",".join(info.choices) + "}"
-        else:
-            metavar = {int: "INT", float: "NUM"}.get(kind, "TEXT")
-            if info.minimum is not None or info.maximum is not None:
-                rng = f" Range {info.range_text()}."
+        if not info.options and (info.minimum is not None or info.maximum is not None):
+            rng = f" Range {info.range_text()}."
         group.add_argument(
-            _flag(name), dest=name, type=kind, default=getattr(defaults, name),
-            metavar=metavar, help=f"{info.help}{rng} Default: %(default)s.", **extra)
+            info.flag, dest=info.name, type=info.kind, default=info.default,
+            metavar=info.metavar, help=f"{info.help}{rng} Default: %(default)s.", **extra)
     return parent
 
 
@@ -207,6 +189,7 @@ class Progress:
         self.tty = bool(getattr(stream, "isatty", lambda: False)())
         self.stage: str | None = None
         self.shown = -1
+        self.stage_counted: str | None = None
         self.t0 = time.perf_counter()
 
     def __call__(self, stage: str, fraction: float) -> None:
@@ -225,6 +208,18 @@ class Progress:
             self.stream.write(f"\r{PROG}: {stage} {pct:3d}%")
             self.stream.flush()
 
+    def count(self, stage: str, done: int, total: int, unit: str) -> None:
+        """``stage: lots 12000/48000`` (a long stage's items done / total)."""
+        if not self.enabled or done >= total and self.stage_counted != stage:
+            return  # a stage done in less than a count interval says nothing more
+        self.stage_counted = stage
+        self.message(f"{stage}: {unit} {done}/{total}")
+
+    def summary(self, timings: dict[str, float], writing: float) -> None:
+        """Seconds per stage of the run and of writing the outputs, on one line."""
+        parts = [f"{name} {sec:.2f}" for name, sec in timings.items()]
+        self.message(f"seconds per stage: {', '.join(parts)}, write {writing:.2f}")
+
     def message(self, text: str) -> None:
         if self.enabled:
             self.end()
@@ -235,6 +230,18 @@ class Progress:
         if self.tty and self.stage is not None:
             self.stream.write("\n")
             self.stage = None
+
+
+#: Seconds of writing after which each further writer is announced on stderr.
+WRITE_QUIET_SECONDS = 2.0
+
+
+def _writer_progress(progress: "Progress", t0: float):
+    """``write: viewer (5/7)`` on stderr before each writer once writing took a while."""
+    def show(name: str, done: int, total: int) -> None:
+        if time.perf_counter() - t0 >= WRITE_QUIET_SECONDS:
+            progress.message(f"write: {name} ({done + 1}/{total})")
+    return show
 
 
 def _tile_progress(progress: "Progress"):
@@ -255,13 +262,13 @@ def _warn(text: str) -> None:
     sys.stderr.write(f"{PROG}: warning: {' '.join(str(text).split())}\n")
 
 
-def _params_from(args: argparse.Namespace) -> dict:
-    values = {name: getattr(args, name) for name in PARAMETERS}
+def _params_from(args: argparse.Namespace) -> TerraceParams:
+    """The method parameters of the flags, checked once (a bad one is named by its flag)."""
     try:
-        return TerraceParams(**values).validated().to_dict()
+        return TerraceParams(**{name: getattr(args, name) for name in PARAMETERS})
     except TerraceInputError as e:
         if e.source in PARAMETERS:
-            raise TerraceInputError(e.problem, _flag(e.source)) from None
+            raise TerraceInputError(e.problem, PARAMETERS[e.source].flag) from None
         raise
 
 
@@ -269,7 +276,7 @@ def _name_input(err: TerraceInputError, inputs: dict) -> TerraceInputError:
     """The engine names its inputs "regions"/"heightfield"; say which files they were."""
     src = err.source or ""
     if src in PARAMETERS:                    # an estimate refused a parameter: name the flag
-        return TerraceInputError(err.problem, _flag(src))
+        return TerraceInputError(err.problem, PARAMETERS[src].flag)
     for role in ("regions", "heightfield"):
         if src.startswith(role) and inputs.get(role) and not src.startswith(inputs[role]):
             return TerraceInputError(err.problem, inputs[role] + src[len(role):])
@@ -301,6 +308,27 @@ def _drop_unknown_crs(hf, regs, heightfield_source: str):
     return hf, regs
 
 
+#: Inputs larger than this (bytes) get a line on stderr while they are read and validated.
+LARGE_INPUT = 5_000_000
+
+
+def _file_size(path) -> int:
+    import os
+
+    try:
+        return os.path.getsize(path)
+    except (OSError, TypeError, ValueError):
+        return 0
+
+
+def _note_large_read(path, quiet: bool) -> None:
+    """Say so before reading a large input (validating 500 000 vertices takes seconds)."""
+    size = _file_size(path)
+    if not quiet and size > LARGE_INPUT:
+        sys.stderr.write(f"{PROG}: reading and validating {path} ({size / 1e6:.0f} MB)...\n")
+        sys.stderr.flush()
+
+
 def _clean_stale(out) -> None:
     """Remove working folders of ``out`` that killed runs left behind (and say so)."""
     from .io.writers.output_folder import remove_stale_work_folders
@@ -309,11 +337,11 @@ def _clean_stale(out) -> None:
         _warn(text)
 
 
-def _run(hf, regions, args: argparse.Namespace, context, protect: Sequence[str]) -> int:
+def _run(hf, regions, params: TerraceParams, args: argparse.Namespace, context,
+         protect: Sequence[str]) -> int:
     """Generate and write; shared by ``generate`` and ``demo``."""
     from .io import write_outputs
 
-    params = _params_from(args)
     progress = Progress(sys.stderr, enabled=not args.quiet)
     seen: set[str] = set()
 
@@ -329,28 +357,30 @@ def _run(hf, regions, args: argparse.Namespace, context, protect: Sequence[str])
         warnings.simplefilter("always", TerraceWarning)
         warnings.showwarning = show
         try:
-            result = generate(hf, regions, progress=progress,
+            result = generate(hf, regions, params=params, progress=progress,
                               tile_size=getattr(args, "tile_size", None),
                               scheduler=getattr(args, "scheduler", None),
-                              tile_progress=None if args.quiet else _tile_progress(progress),
-                              **params)
+                              tile_progress=None if args.quiet else _tile_progress(progress))
         except TerraceInputError as e:
             progress.end()
             raise _name_input(e, context.inputs) from None
     progress.end()
+    t_write = time.perf_counter()
     for text in result.warnings:
         if text not in seen:
             seen.add(text)
             _warn(text)
     files = write_outputs(result, args.out, context, overwrite=args.overwrite, protect=protect,
                           extra=getattr(args, "export", None) or (),  # an --export flag's names
-                          skip=["viewer"] if getattr(args, "no_viewer", False) else [])
+                          skip=["viewer"] if getattr(args, "no_viewer", False) else [],
+                          progress=_writer_progress(progress, t_write))
     for text in context.warnings:
         _warn(text)
     from .io.exports import export_summaries
 
     for line in export_summaries(context):     # the engine import settings, on stdout
         sys.stdout.write(line + "\n")
+    progress.summary(result.timings, time.perf_counter() - t_write)
     progress.message(f"wrote {len(files)} files to {args.out} ({len(result.lots)} lots,"
                      f" {time.perf_counter() - progress.t0:.1f} s)")
     return 0
@@ -363,12 +393,16 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from .io.readers.geojson import check_metric_crs
 
     protect = [args.heightfield, args.regions]
-    _params_from(args)                       # bad parameters fail before any reading
+    params = _params_from(args)              # bad parameters fail before any reading
     _clean_stale(args.out)
     check_output_folder(args.out, args.overwrite, protect)
     hf = read_heightfield(args.heightfield, cell_size=args.cell_size,
                           height_range=args.height_range)
+    _note_large_read(args.regions, args.quiet)
     regs = read_regions(args.regions, strict=args.strict)
+    if not args.quiet and _file_size(args.regions) > LARGE_INPUT:
+        n_v = sum(len(r) for reg in regs.regions for r in reg.rings)
+        sys.stderr.write(f"{PROG}: read {len(regs.regions)} regions ({n_v} vertices)\n")
     for rep in regs.repairs:
         _warn(f"repaired {rep.message()}")
     for text in check_metric_crs(hf, regs, args.heightfield, args.local_metres):
@@ -385,7 +419,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         inputs={"heightfield": args.heightfield, "regions": args.regions},
         command=[PROG, *args.argv],
         report_extra={"repairs": [rep.to_dict() for rep in regs.repairs]})
-    return _run(hf, regs.regions, args, context, protect)
+    return _run(hf, regs.regions, params, args, context, protect)
 
 
 @_command("demo", "Terrace the built-in synthetic mountain (no input files needed).")
@@ -394,7 +428,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from .io import OutputContext, check_output_folder
     from .io._deps import available
 
-    _params_from(args)
+    params = _params_from(args)
     _clean_stale(args.out)
     check_output_folder(args.out, args.overwrite)
     hf, regions = demo_inputs()
@@ -406,7 +440,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if fmt == "npy" and not args.quiet:
         _warn("rasterio is not installed: writing terrace_heightfield.npy + .json instead of"
               " .tif (pip install terrace-foundation[io])")
-    return _run(hf, regions, args, context, protect=())
+    return _run(hf, regions, params, args, context, protect=())
 
 
 @_command("report", "Summarise an output folder's report.json (a table per region, lots"

@@ -14,9 +14,20 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
-    "pad_polygons", "widen_polygons", "bbox_pairs", "clip_halfplane", "clip_halfplanes", "polygon_area", "polygon_moments",
+    "roll_next", "pad_polygons", "widen_polygons", "bbox_pairs", "clip_halfplane", "clip_halfplanes", "polygon_area", "polygon_moments",
     "polygon_halfplanes", "polygon_bounds", "fan_triangles",
 ]
+
+
+def roll_next(a: np.ndarray, axis: int = 0) -> np.ndarray:
+    """``np.roll(a, -1, axis)`` (each element's successor, cyclically) without its overhead."""
+    if a.shape[axis] == 0:
+        return a.copy()
+    head = [slice(None)] * a.ndim
+    tail = [slice(None)] * a.ndim
+    head[axis] = slice(1, None)
+    tail[axis] = slice(None, 1)
+    return np.concatenate((a[tuple(head)], a[tuple(tail)]), axis=axis)
 
 
 def pad_polygons(poly: np.ndarray, count: np.ndarray) -> np.ndarray:
@@ -42,18 +53,48 @@ def bbox_pairs(alo: np.ndarray, ahi: np.ndarray, blo: np.ndarray, bhi: np.ndarra
                chunk: int = 4_000_000) -> tuple[np.ndarray, np.ndarray]:
     """Index pairs ``(i, j)`` whose boxes ``[alo[i], ahi[i]]`` and ``[blo[j], bhi[j]]`` overlap.
 
-    Boxes are ``(n, 2)`` corner arrays; the all-pairs test runs in chunks of bounded memory.
+    Boxes are ``(n, 2)`` corner arrays (closed: touching boxes overlap). Sort and sweep on
+    ``x``: two closed intervals overlap exactly when ``b`` starts inside ``a``
+    (``alo <= blo <= ahi``) or ``a`` starts inside ``b`` (``blo < alo <= bhi``), and both sets
+    of pairs are contiguous runs of the boxes sorted by their start, found by binary search.
+    The work is the number of pairs overlapping on ``x`` (then filtered on ``y``), not all
+    pairs. Pairs come out sorted by ``i``, then ``j``.
     """
-    out_i, out_j = [np.zeros(0, dtype=np.intp)], [np.zeros(0, dtype=np.intp)]
-    step = max(1, chunk // max(len(blo), 1))
-    for s in range(0, len(alo), step):
-        lo = alo[s:s + step, None, :]
-        hi = ahi[s:s + step, None, :]
-        ov = np.all((lo <= bhi[None]) & (blo[None] <= hi), axis=2)
-        i, j = np.nonzero(ov)
-        out_i.append(i + s)
-        out_j.append(j)
-    return np.concatenate(out_i), np.concatenate(out_j)
+    empty = np.zeros(0, dtype=np.intp)
+    if len(alo) == 0 or len(blo) == 0:
+        return empty, empty
+    out_i, out_j = [empty], [empty]
+    # b starting inside a: for each a, the run of b sorted by start in [alo, ahi]
+    # a starting inside b: for each b, the run of a sorted by start in (blo, bhi]
+    for lo1, hi1, lo2, first, swap in ((alo, ahi, blo, "left", False),
+                                       (blo, bhi, alo, "right", True)):
+        order = np.argsort(lo2[:, 0], kind="stable")
+        starts = lo2[order, 0]
+        s = np.searchsorted(starts, lo1[:, 0], side=first)
+        e = np.searchsorted(starts, hi1[:, 0], side="right")
+        n = np.maximum(e - s, 0)
+        # ragged runs in bounded chunks of pairs
+        cum = np.cumsum(n)
+        k0 = 0
+        while k0 < len(n):
+            base = cum[k0 - 1] if k0 else 0
+            k1 = int(np.searchsorted(cum, base + chunk, side="right"))
+            k1 = max(k1, k0 + 1)
+            nn = n[k0:k1]
+            tot = int(nn.sum())
+            if tot:
+                own = np.repeat(np.arange(k0, k1), nn)
+                run = np.arange(tot) - np.repeat(np.cumsum(nn) - nn, nn)
+                other = order[s[own] + run]
+                i, j = (other, own) if swap else (own, other)
+                ok = (alo[i, 1] <= bhi[j, 1]) & (blo[j, 1] <= ahi[i, 1])
+                out_i.append(i[ok])
+                out_j.append(j[ok])
+            k0 = k1
+    i = np.concatenate(out_i).astype(np.intp)
+    j = np.concatenate(out_j).astype(np.intp)
+    key = np.lexsort((j, i))
+    return i[key], j[key]
 
 
 def clip_halfplane(poly: np.ndarray, count: np.ndarray, normal: np.ndarray,
@@ -148,7 +189,7 @@ def polygon_halfplanes(poly: np.ndarray, count: np.ndarray) -> tuple[np.ndarray,
     Slots past a polygon's count (and zero-length edges) get the always-true half-plane
     ``0 . p <= 1``.
     """
-    nxt = np.roll(poly, -1, axis=1)
+    nxt = roll_next(poly, 1)
     k = poly.shape[1]
     # The closing edge of a padded polygon runs from the last real vertex to slot 0.
     last = np.clip(count - 1, 0, k - 1)
@@ -167,7 +208,7 @@ def polygon_area(poly: np.ndarray) -> np.ndarray:
     """Signed shoelace area of each padded polygon, ``(N,)``."""
     x = poly[..., 0]
     y = poly[..., 1]
-    return 0.5 * (x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y).sum(axis=1)
+    return 0.5 * (x * roll_next(y, 1) - roll_next(x, 1) * y).sum(axis=1)
 
 
 def polygon_moments(poly: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -183,8 +224,8 @@ def polygon_moments(poly: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     """
     x0 = poly[..., 0]
     y0 = poly[..., 1]
-    x1 = np.roll(x0, -1, axis=1)
-    y1 = np.roll(y0, -1, axis=1)
+    x1 = roll_next(x0, 1)
+    y1 = roll_next(y0, 1)
     c = x0 * y1 - x1 * y0
     area = 0.5 * c.sum(axis=1)
     mx = (c * (x0 + x1)).sum(axis=1) / 6.0

@@ -159,6 +159,35 @@ def scatter_count(area: float, params: TerraceParams) -> int:
     return int(min(max(n, 1), params.scatter_count))
 
 
+#: Seconds between two counts of a long stage (regions or lots done / total).
+COUNT_INTERVAL = 5.0
+
+
+def _counter(progress: ProgressFn | None, stage: str, f0: float, f1: float, total: int,
+             unit: str) -> Callable[[int], None]:
+    """A function ``count(done)`` that reports ``done`` of ``total`` items of a stage.
+
+    Calls ``progress(stage, fraction)`` with the fraction between ``f0`` and ``f1``, and, when
+    the progress object has a ``count`` method, ``progress.count(stage, done, total, unit)``
+    (the CLI prints ``lots 12000/48000``); at most every :data:`COUNT_INTERVAL` seconds and
+    once at the end.
+    """
+    if progress is None or total <= 0:
+        return lambda done: None
+    last = [time.perf_counter()]
+    counts = getattr(progress, "count", None)
+
+    def count(done: int) -> None:
+        now = time.perf_counter()
+        if now - last[0] < COUNT_INTERVAL and done < total:
+            return
+        last[0] = now
+        progress(stage, f0 + (f1 - f0) * done / total)
+        if counts is not None:
+            counts(stage, done, total, unit)
+    return count
+
+
 def _warn(warnings: list[str], msg: str) -> None:
     """Record a warning on the result and issue it as a :class:`TerraceWarning`."""
     warnings.append(msg)
@@ -180,9 +209,9 @@ def _check_overlap(region: Region, extent: tuple[float, float, float, float],
 
 
 def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
-             progress: ProgressFn | None = None, tile_size: int | None = None,
-             scheduler: str | None = None, tile_progress=None, sinks=(),
-             in_memory: bool = True, **params) -> TerraceResult:
+             params: TerraceParams | None = None, progress: ProgressFn | None = None,
+             tile_size: int | None = None, scheduler: str | None = None, tile_progress=None,
+             sinks=(), in_memory: bool = True, **values) -> TerraceResult:
     """Terrace ``regions`` into ``heightfield``.
 
     Parameters
@@ -191,6 +220,8 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         The terrain (see :mod:`terrace_foundation.heightfield` for the axis conventions).
     regions : Region or sequence of Region (or of rings)
         Range polygons in the heightfield's world coordinates.
+    params : TerraceParams, optional
+        The parameters, already checked (a front end builds them once); defaults if omitted.
     progress : callable(stage: str, fraction: float), optional
         Called when a stage starts (fraction of the run done so far).
     tile_size : int, optional
@@ -212,8 +243,8 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         ``terrace_heightfield`` and ``lot_mask`` are None. With a heightfield memory-mapped
         from a float64 ``.npy`` (``numpy.load(path, mmap_mode="r")``), memory is then set by
         the tile size and the lots, not by the map (reference preset).
-    **params
-        Any field of :class:`~terrace_foundation.params.TerraceParams`.
+    **values
+        Any field of :class:`~terrace_foundation.params.TerraceParams`, over ``params``.
 
     Returns
     -------
@@ -242,7 +273,10 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
             progress(name, fraction)
 
     stage("validate", 0.0)
-    p = TerraceParams(**params).validated()
+    if params is None:
+        p = TerraceParams(**values)           # checked once, when built
+    else:
+        p = params.replace(**values) if values else params
     hf = heightfield.validate()
     regs = as_regions(regions)
     for reg in regs:
@@ -269,7 +303,11 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     extent = local.extent
 
     stage("subdivide", 0.05)
-    lot_sets = [fracture_region(reg, p, extent, local.sample) for reg in regs]
+    count = _counter(progress, "subdivide", 0.05, 0.25, len(regs), "regions")
+    lot_sets = []
+    for reg in regs:
+        lot_sets.append(fracture_region(reg, p, extent, local.sample))
+        count(len(lot_sets))
     if sum(ls.n_lots for ls in lot_sets) == 0:
         raise TerraceInputError("no part of any region lies on the heightfield", "regions")
 
@@ -278,6 +316,8 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     pieces, piece_count, piece_lot = [], [], []
     width = max(ls.pieces.shape[1] for ls in lot_sets if ls.n_lots)
     offset = 0
+    count = _counter(progress, "footprint", 0.25, 0.35, sum(ls.n_lots for ls in lot_sets),
+                     "lots")
     for reg, ls in zip(regs, lot_sets):
         if ls.n_lots == 0:
             continue
@@ -299,6 +339,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         piece_count.append(ls.piece_count)
         piece_lot.append(ls.piece_lot + offset)
         offset += ls.n_lots
+        count(offset)
     n_lots = offset
 
     stage("remesh", 0.35)

@@ -32,7 +32,9 @@ def ring_area(ring: np.ndarray) -> float:
     # relative to the first vertex: at national-grid magnitudes (1e6 m) absolute products
     # would cancel away areas of a few square millimetres
     x, y = ring[:, 0] - ring[0, 0], ring[:, 1] - ring[0, 1]
-    return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(np.roll(x, -1), y))
+    y1 = np.concatenate((y[1:], y[:1]))
+    x1 = np.concatenate((x[1:], x[:1]))
+    return 0.5 * float(np.dot(x, y1) - np.dot(x1, y))
 
 
 def _clean_ring(points: np.ndarray) -> np.ndarray:

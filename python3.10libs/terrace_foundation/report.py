@@ -14,16 +14,30 @@ import numpy as np
 
 from .terrain.kernels import cone_envelope, neighbour_pairs, slope_tangent
 
-__all__ = ["lot_statistics", "lot_extras", "inner_cells", "edge_slopes", "build_report"]
+__all__ = ["label_order", "lot_statistics", "lot_extras", "inner_cells", "edge_slopes", "build_report"]
 
 
 def _deg(tangent: np.ndarray) -> np.ndarray:
     return np.degrees(np.arctan(tangent))
 
 
+def label_order(labels: np.ndarray, n: int) -> np.ndarray:
+    """The stable sort order of non-negative labels up to ``n`` (radix sort on 16-bit keys).
+
+    The same permutation as ``np.argsort(labels, kind="stable")`` (a stable sort's order is
+    unique): numpy sorts 16-bit keys stably by radix sort in linear time, so labels up to
+    65535 are sorted as uint16 and larger ones by two such passes (low half, then high half).
+    """
+    if n < 1 << 16:
+        return np.argsort(labels.astype(np.uint16), kind="stable")
+    lab = labels.astype(np.uint32)
+    order = np.argsort((lab & 0xFFFF).astype(np.uint16), kind="stable")
+    return order[np.argsort((lab[order] >> 16).astype(np.uint16), kind="stable")]
+
+
 def _grouped(labels: np.ndarray, values: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
     """min/max/sum of each value array per label 1..n (sorted reduceat)."""
-    order = np.argsort(labels, kind="stable")
+    order = label_order(labels, n)
     lab = labels[order]
     starts = np.r_[0, np.nonzero(lab[1:] != lab[:-1])[0] + 1] if len(lab) else np.zeros(0, int)
     present = lab[starts] if len(lab) else np.zeros(0, int)

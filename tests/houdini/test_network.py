@@ -14,8 +14,7 @@ from terrace_testkit import shared_path
 
 from terrace_foundation import PARAMETERS, TerraceParams
 from terrace_foundation.houdini.network import (
-    ASSETS, ENGINE_ONLY_PARMS, GRADING_PARMS, NATIVE, NUMPY, SLICES_GROUP, TARGET_HOUDINI, Expr,
-    Indirect, Src, parm_kind,
+    ASSETS, NATIVE, NUMPY, SLICES_GROUP, TARGET_HOUDINI, Expr, Indirect, Src, parm_kind,
 )
 
 #: Node types the shared catalog lacks, read from the same Labs mirror (sources inside).
@@ -205,11 +204,14 @@ def test_promoted_parms_follow_engine_parameters():
                     assert parm_kind(p.name) == "str"
                     continue
                 assert parm_kind(p.name) == ("int" if p.type == "integer" else "float")
+                # the slider stays in the valid range; Houdini refuses values beyond an end
+                # only where that end is the valid bound (or stands in for an exclusive one)
                 if info.minimum is not None:
                     assert p.minimum >= info.minimum and p.min_locked
                     assert p.minimum > info.minimum or info.min_inclusive
                 if info.maximum is not None:
-                    assert p.maximum <= info.maximum and p.max_locked
+                    assert p.maximum <= info.maximum
+                    assert p.max_locked == (p.maximum == info.maximum or not info.max_inclusive)
                     assert p.maximum < info.maximum or info.max_inclusive
         names = [p.name for p in asset.parms]
         # The reference method's parameters are all promoted on both assets.
@@ -222,28 +224,38 @@ def test_promoted_parms_follow_engine_parameters():
 
 
 def test_grading_options_are_on_the_numpy_asset_only():
-    grading = ["preset", "lot_layout", "pad_rule", "max_step", "max_slope", "max_wall_height",
-               "max_embankment_height", "boundary"]
-    assert list(GRADING_PARMS) == grading
+    grading = [n for n, info in PARAMETERS.items() if info.folder == "grading"]
+    assert set(grading) >= {"preset", "lot_layout", "pad_rule", "max_step", "max_slope",
+                            "max_wall_height", "max_embankment_height", "boundary"}
     assert not set(grading) & {p.name for p in NATIVE.parms}   # the native net is the reference
     parms = {p.name: p for p in NUMPY.parms}
     assert {parms[n].folder for n in grading} == {"fd_grading"}
     assert ("fd_grading", "Grading") in [(f.name, f.label) for f in NUMPY.folders]
     assert parms["preset"].default == "reference" and not parms["preset"].disable_when
     assert parms["lot_layout"].default == "auto" and not parms["lot_layout"].disable_when
-    for n in grading[2:]:                       # greyed out unless the grading preset is chosen
+    for n in grading:                # greyed out while a preset they do not serve is chosen
+        only = PARAMETERS[n].only_for()
+        assert parms[n].disable_when == ("" if only is None else f"{{ preset != {only} }}")
+    for n in ("pad_rule", "max_step", "max_slope", "boundary", "max_wall_height",
+              "max_embankment_height"):
         assert parms[n].disable_when == "{ preset != grading }"
+    for n in ("blend", "blur_radius", "min_blur_cells"):    # the grading preset ignores them
+        assert parms[n].disable_when == "{ preset != reference }"
     assert parms["max_slope"].minimum > 0 and parms["max_slope"].maximum < 90
 
 
 def test_both_assets_share_the_interface():
     # The numpy asset has the native asset's parameters, in the same order, then the grading
-    # preset's options (GRADING_PARMS), which only the engine implements.
+    # preset's options, which only the engine implements (and the engine options the native
+    # network does not implement: Parameter.native False).
     native = [p.name for p in NATIVE.parms]
-    # (and the engine options the native network does not implement, ENGINE_ONLY_PARMS)
     numpy_names = [p.name for p in NUMPY.parms]
-    assert [n for n in numpy_names if n not in ENGINE_ONLY_PARMS] == native + list(GRADING_PARMS)
-    assert not set(ENGINE_ONLY_PARMS) & set(native) and set(ENGINE_ONLY_PARMS) <= set(numpy_names)
+    engine_only = [n for n, info in PARAMETERS.items() if not info.native]
+    grading = [n for n in numpy_names if n in PARAMETERS and PARAMETERS[n].folder == "grading"]
+    assert [n for n in numpy_names if n not in engine_only or n in grading] == native + grading
+    assert not set(engine_only) & set(native) and set(engine_only) <= set(numpy_names)
+    assert [p.name for p in NATIVE.parms if p.name in PARAMETERS] == \
+        [n for n, info in PARAMETERS.items() if info.native]
     assert NATIVE.input_labels == NUMPY.input_labels == ("Range Polygons", "Heightfield")
     assert NATIVE.output_labels == NUMPY.output_labels == ("Terrace Slices",
                                                            "Terrace Heightfield")

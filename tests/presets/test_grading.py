@@ -15,6 +15,9 @@ from terrace_foundation.presets.grading import balanced_pads, cell_pad_heights
 from terrace_foundation.report import inner_cells
 from terrace_foundation.terrain.kernels import cone_envelope
 
+#: The default embankment limit (degrees), which these runs use.
+MAX_SLOPE = tf.PARAMETERS["max_slope"].default
+
 
 def _dem(name):
     return real_dem(name)
@@ -101,15 +104,15 @@ def test_embankments_are_no_steeper_than_max_slope(real):
     band = (after != hf.heights) & (res.lot_mask == 0)
     # wing cells (where a wall between two pads reaches the outline) are walls, not embankment
     wing_free = band.copy()
-    t = np.tan(np.radians(33.7))
+    t = np.tan(np.radians(MAX_SLOPE))
     # independent check: a band cell next to a pad differs from it by at most t * distance,
     # and neighbouring band cells by at most t * distance, unless it is a wing cell
     s = _slope_pairs(after, band, band | (res.lot_mask > 0), hf.cell_size)
-    assert res.report["totals"]["max_embankment_slope_deg"] <= 33.7 + 1e-6
-    frac_ok = np.mean(s <= 33.7 + 1e-6)
+    assert res.report["totals"]["max_embankment_slope_deg"] <= MAX_SLOPE + 1e-6
+    frac_ok = np.mean(s <= MAX_SLOPE + 1e-6)
     # 25-30 m cells against a 9 m band: wings and the soft toe make up the rest; the 2 m
     # cases in test_limits.py hold the slope on every non-wing pair
-    assert frac_ok > 0.85, f"only {frac_ok:.1%} of embankment cell pairs within 33.7 deg"
+    assert frac_ok > 0.85, f"only {frac_ok:.1%} of embankment cell pairs within {MAX_SLOPE} deg"
     assert wing_free.any() and t > 0
 
 
@@ -120,7 +123,7 @@ def test_nothing_changes_beyond_the_band(real):
     ndimage = needs("scipy.ndimage")
     # the band is at most max_embankment_height / tan(max_slope) wide from the first cell
     # outside, plus the fade (half of it) where the limits cannot be met
-    width = 6.0 / np.tan(np.radians(33.7))
+    width = 6.0 / np.tan(np.radians(MAX_SLOPE))
     dist = ndimage.distance_transform_edt(~lots) * hf.cell_size
     far = dist > hf.cell_size + 1.5 * width + 1e-9
     assert np.array_equal(after[far], hf.heights[far])
@@ -131,7 +134,7 @@ def test_unlimited_band_keeps_terrain_between_the_cones(real_unlimited):
     hf, res = real_unlimited
     after = res.terrace_heightfield.heights
     lots = res.lot_mask > 0
-    t = np.tan(np.radians(33.7))
+    t = np.tan(np.radians(MAX_SLOPE))
     pads = np.r_[np.nan, [l.pad_height for l in res.lots]]
     # cells whose terrain lies within every lot's Euclidean cones by more than the soft
     # clip's half-width (max_embankment_height / 6) keep it (octagonal cones as the bound)
@@ -195,7 +198,7 @@ def test_wings_are_reported_walls(real):
     hf, res = real
     after = res.terrace_heightfield.heights
     changed = (after != hf.heights) | (res.lot_mask > 0)
-    rise = np.tan(np.radians(33.7)) * hf.cell_size
+    rise = np.tan(np.radians(MAX_SLOPE)) * hf.cell_size
     wings = [w for w in res.walls if w["on"] in ("wing", "outline")]
     assert res.report["totals"]["wing_cells"] == 0 or wings
     faces = set()

@@ -12,7 +12,7 @@ import pytest
 
 from terrace_testkit import write_json
 
-from terrace_foundation import TerraceParams
+from terrace_foundation import PARAMETERS, TerraceParams
 from terrace_foundation.io.summary import (PAD_RANGE_LIMIT, WALL_ENGINEERING_HEIGHT,
                                            limit_breaches, region_rows)
 from terrace_foundation.io.writers.walls_geojson import walls_feature_collection
@@ -138,7 +138,8 @@ def _hand_report(preset="grading"):
     low = {"lot_a": 5, "lot_b": 6, "base_height": 15.0, "top_height": 15.8, "height": 0.8,
            "length": 3.0}
     return {
-        "params": {"preset": preset, "max_slope": 33.7, "max_step": 0.5},
+        "params": {"preset": preset, "max_slope": PARAMETERS["max_slope"].default,
+                   "max_step": 0.5},
         "lots": [
             _lot(1, walls=[{"neighbour": 4, "length": 8.0, "height": 2.0}]),
             _lot(2, pad_height_range=2 * PAD_RANGE_LIMIT),          # not flat (range)

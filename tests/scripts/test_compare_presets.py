@@ -47,3 +47,25 @@ def test_measure_on_a_synthetic_case(cp, tmp_path):
     assert ref["pad_range_m"] > 1.0 and ref["fill_m3"] > ref["cut_m3"]
     table = cp.markdown(rows, cp.EARTH_COLUMNS)
     assert table.count("\n") == 3 and "grading/mean" in table
+
+
+def test_layout_comparison_on_a_small_slope(cp, tmp_path):
+    # a 20 degree plane of 150 x 150 cells at 2 m with a small town: four variants at one lot
+    # count, the figures the issue asks for, and the 2 x 2 picture
+    from terrace_foundation.demo import town_outline
+
+    case = cp.Case("small20", "plane 20 deg, small", lambda: (
+        cp.plane(20, 150, 2.0), [town_outline(cp.plane(20, 150, 2.0), 0.5, 0.5, 90, 70)]),
+        {"seed": 2, "min_lot_size": 1500.0})
+    pytest.importorskip("PIL")
+    rows = cp.run_layouts(case, pictures=str(tmp_path))
+    assert [r["variant"] for r in rows] == [v for v, _ in cp.LAYOUT_VARIANTS]
+    counts = {r["lots"] for r in rows}
+    assert max(counts) - min(counts) <= 1
+    after = {r["variant"]: r for r in rows}
+    for v in ("voronoi/after", "contour/after"):
+        assert after[v]["ratio"] <= 3.0 and after[v]["pad_range_m"] <= 0.01
+        assert after[v]["band_reach_m"] <= 2.0 + 1.5 * 6.0 / np.tan(np.radians(33.7)) + 1e-9
+    assert (tmp_path / "small20_layouts.png").exists()
+    gains = cp.contour_gains(rows)
+    assert gains and {"on_lots_drop", "wall_face_drop"} <= set(gains[0])

@@ -31,12 +31,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Union
 
-from ..params import PARAMETERS, TerraceParams
+from ..params import PARAMETERS, Parameter, TerraceParams
 
 __all__ = [
     "Expr", "Indirect", "Src", "ParmSpec", "FolderSpec", "NodeSpec", "NetBoxSpec", "AssetSpec",
-    "NATIVE", "NUMPY", "ASSETS", "TARGET_HOUDINI", "asset_by_type", "GRADING_PARMS",
-    "ENGINE_ONLY_PARMS",
+    "NATIVE", "NUMPY", "ASSETS", "TARGET_HOUDINI", "asset_by_type",
     "parm_kind", "SLICES_GROUP", "NATIVE_VS_ENGINE",
 ]
 
@@ -200,29 +199,8 @@ def asset_by_type(type_name: str) -> AssetSpec:
 
 _DEFAULTS = TerraceParams()
 
-#: Slider ranges where the engine gives no upper bound (UI only; Houdini lets users type more).
-_UI_MAX = {
-    "seed": 100, "scatter_count": 200, "relax_iterations": 20, "min_lot_size": 50000.0,
-    "lot_iterations": 20, "irregularity": 1.0, "remesh_size": 50.0, "blend": 1.0,
-    "blur_radius": 100.0, "max_step": 10.0, "min_blur_cells": 10.0, "max_wall_height": 20.0,
-    "max_embankment_height": 30.0,
-}
-#: Locked minimum used where the engine's minimum is exclusive (Houdini ranges are inclusive).
-_EXCLUSIVE_FLOOR = {"min_lot_size": 1.0, "remesh_size": 0.1, "max_slope": 0.1,
-                    "max_wall_height": 0.01, "max_embankment_height": 0.01}
-#: Locked maximum used where the engine's maximum is exclusive.
-_EXCLUSIVE_CEILING = {"max_slope": 89.9}
-_INT_PARMS = {"seed", "scatter_count", "relax_iterations", "lot_iterations"}
-_FOLDER_OF = {
-    "seed": "fd_lots", "scatter_count": "fd_lots", "relax_iterations": "fd_lots",
-    "min_lot_size": "fd_lots", "lot_iterations": "fd_lots", "irregularity": "fd_lots",
-    "remesh_size": "fd_slices", "blur_iterations": "fd_slices", "blend": "fd_slices",
-    "blur_radius": "fd_heightfield", "preset": "fd_grading", "pad_rule": "fd_grading",
-    "max_step": "fd_grading", "max_slope": "fd_grading", "boundary": "fd_grading",
-    "max_wall_height": "fd_grading", "max_embankment_height": "fd_grading",
-    "lot_layout": "fd_grading",
-    "scatter_mode": "fd_lots", "min_blur_cells": "fd_heightfield",
-}
+#: The Houdini folders, in order; each engine parameter names its folder in the registry
+#: (:attr:`terrace_foundation.params.Parameter.folder`).
 FOLDERS = (
     FolderSpec("fd_lots", "Lots"),
     FolderSpec("fd_slices", "Terrace Slices"),
@@ -231,84 +209,55 @@ FOLDERS = (
 #: The numpy asset's extra folder: the grading preset (the native network implements the
 #: reference method only).
 GRADING_FOLDER = FolderSpec("fd_grading", "Grading")
-#: Order of the parameters on the asset (engine names plus the native-only blur_iterations).
-PARM_ORDER = ("seed", "scatter_count", "scatter_mode", "relax_iterations", "min_lot_size",
-              "lot_iterations", "irregularity", "remesh_size", "blur_iterations", "blend",
-              "blur_radius", "min_blur_cells")
-#: The grading preset's parameters, on the numpy asset only, in this order.
-GRADING_PARMS = ("preset", "lot_layout", "pad_rule", "max_step", "max_slope",
-                 "max_wall_height", "max_embankment_height", "boundary")
-#: Engine options the native network does not implement (it scatters a fixed count and blurs
-#: with Blur Radius alone): on the numpy asset only, in their place in ``PARM_ORDER``.
-ENGINE_ONLY_PARMS = ("scatter_mode", "min_blur_cells")
-#: Menu labels of the choice parameters (the tokens are the engine's choices).
-_MENU_LABELS = {
-    "reference": "Reference (blurred, half-flat pads)",
-    "grading": "Grading (flat pads, walls, embankments)",
-    "mean": "Mean (cut = fill per lot)", "median": "Median", "min": "Min (fill only)",
-    "max": "Max (cut only)", "balanced": "Balanced (cut = fill per region)",
-    "embankment": "Embankment", "wall": "Wall",
-    "auto": "Auto (Voronoi for reference, contour for grading)",
-    "voronoi": "Voronoi", "contour": "Contour rows",
-    "density": "By Density (area / Min Lot Size)", "fixed": "Fixed Count",
-}
-#: Grading options are greyed out while the reference preset is chosen.
-_GRADING_ONLY = "{ preset != grading }"
+#: Pad-height blur passes of the native network; enough for lots about 40 remesh edges across.
+BLUR_ITERATIONS = 1000
 
 
 def parm_kind(name: str) -> str:
     """How the Python SOP reads the engine parameter ``name``: ``"int"``, ``"float"`` or
     ``"str"`` (a menu token)."""
-    if PARAMETERS[name].choices:
-        return "str"
-    return "int" if name in _INT_PARMS else "float"
-#: Pad-height blur passes of the native network; enough for lots about 40 remesh edges across.
-BLUR_ITERATIONS = 1000
+    return {int: "int", float: "float", str: "str"}[PARAMETERS[name].kind]
 
 
-def _engine_parm(name: str) -> ParmSpec:
-    """A promoted parameter whose label, help and range (or menu) come from ``PARAMETERS``."""
-    info = PARAMETERS[name]
-    disable = _GRADING_ONLY if name in GRADING_PARMS and name not in ("preset", "lot_layout") \
-        else ""
-    if info.choices:
-        return ParmSpec(
-            name=name, label=info.label, type="string", default=str(getattr(_DEFAULTS, name)),
-            help=info.help, folder=_FOLDER_OF[name],
-            menu=tuple((c, _MENU_LABELS.get(c, c.title())) for c in info.choices),
-            disable_when=disable)
-    lo = info.minimum if info.minimum is not None else 0.0
-    locked = info.minimum is not None
-    if info.minimum is not None and not info.min_inclusive:
-        lo = _EXCLUSIVE_FLOOR[name]
-    hi = info.maximum if info.maximum is not None else _UI_MAX[name]
-    if info.maximum is not None and not info.max_inclusive:
-        hi = _EXCLUSIVE_CEILING[name]
+def _engine_parm(info: Parameter, native: bool) -> ParmSpec:
+    """The asset parameter of one registry entry: label, help, default, type, folder, slider
+    range and locks, menu, and (numpy asset) greyed out under the presets it does not serve."""
+    only = info.only_for()
+    disable = f"{{ preset != {only} }}" if only is not None and not native else ""
+    folder = "fd_" + info.folder
+    if info.options:
+        return ParmSpec(name=info.name, label=info.label, type="string",
+                        default=str(info.default), help=info.help, folder=folder,
+                        menu=info.options, disable_when=disable)
     return ParmSpec(
-        name=name, label=info.label, type="integer" if name in _INT_PARMS else "float",
-        default=float(getattr(_DEFAULTS, name)), help=info.help, folder=_FOLDER_OF[name],
-        minimum=float(lo), maximum=float(hi), min_locked=locked,
-        max_locked=info.maximum is not None, disable_when=disable,
-    )
+        name=info.name, label=info.label, type="integer" if info.kind is int else "float",
+        default=float(info.default), help=info.help, folder=folder,
+        minimum=info.ui_min, maximum=info.ui_max, min_locked=info.min_locked,
+        max_locked=info.max_locked, disable_when=disable)
+
+
+def _blur_iterations(native: bool) -> ParmSpec:
+    """The native network's own parameter (the engine computes the pad height exactly)."""
+    return ParmSpec(
+        "blur_iterations", "Blur Iterations", "integer", float(BLUR_ITERATIONS),
+        "Smoothing passes that spread each lot's vertex heights until they meet at the "
+        "lot's average (the pad height). Raise it for lots many remesh edges across."
+        if native else
+        "Native network only: the numpy engine computes the pad height exactly.",
+        "fd_slices", 1.0, 5000.0, min_locked=True, invisible=not native)
 
 
 def _parms(native: bool) -> tuple:
+    """The asset's parameters: the registry's, folder by folder (the native asset only those
+    it implements), with Blur Iterations after the last Terrace Slices parameter before it."""
     out = []
-    for name in PARM_ORDER:
-        if native and name in ENGINE_ONLY_PARMS:
-            continue
-        if name == "blur_iterations":
-            out.append(ParmSpec(
-                "blur_iterations", "Blur Iterations", "integer", float(BLUR_ITERATIONS),
-                "Smoothing passes that spread each lot's vertex heights until they meet at the "
-                "lot's average (the pad height). Raise it for lots many remesh edges across."
-                if native else
-                "Native network only: the numpy engine computes the pad height exactly.",
-                "fd_slices", 1.0, 5000.0, min_locked=True, invisible=not native))
-        else:
-            out.append(_engine_parm(name))
-    if not native:
-        out.extend(_engine_parm(name) for name in GRADING_PARMS)
+    for folder in FOLDERS + (GRADING_FOLDER,):
+        for info in PARAMETERS.values():
+            if "fd_" + info.folder != folder.name or (native and not info.native):
+                continue
+            if info.name == "blend":        # the native network's pad blur comes first
+                out.append(_blur_iterations(native))
+            out.append(_engine_parm(info, native))
     return tuple(out)
 
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import fields
 
 import hou
 import numpy as np
@@ -40,14 +39,14 @@ import numpy as np
 from .. import generate
 from ..errors import TerraceError
 from ..heightfield import Heightfield
-from ..params import TerraceParams
+from ..params import PARAMETERS
 from ..pipeline import as_regions
 from ..region import Region, nest_rings
 from ..result import TerraceResult
 from .convert import (VolumeFrame, heightfield_from_voxels, ring_from_points, slice_points,
                       voxels_from_heights, walls_to_world)
 from .cookerror import one_line
-from .network import SLICES_GROUP, parm_kind
+from .network import SLICES_GROUP
 
 __all__ = ["cook", "read_heightfield", "read_regions", "read_params", "write_result",
            "write_walls", "volume_frame", "find_volume", "SLICES_GROUP"]
@@ -148,17 +147,16 @@ def read_params(asset: hou.OpNode) -> dict[str, int | float | str]:
     not have keep the engine's defaults (the native asset has no grading options).
     """
     out: dict[str, int | float | str] = {}
-    for f in fields(TerraceParams):
-        parm = asset.parm(f.name)
+    for name, info in PARAMETERS.items():
+        parm = asset.parm(name)
         if parm is None:
             continue
-        kind = parm_kind(f.name)
-        if kind == "str":
-            out[f.name] = parm.evalAsString()
-        elif kind == "int":
-            out[f.name] = parm.evalAsInt()
+        if info.kind is str:
+            out[name] = parm.evalAsString()
+        elif info.kind is int:
+            out[name] = parm.evalAsInt()
         else:
-            out[f.name] = parm.evalAsFloat()
+            out[name] = parm.evalAsFloat()
     return out
 
 

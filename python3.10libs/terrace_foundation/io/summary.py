@@ -98,7 +98,7 @@ def limit_breaches(report: dict) -> dict[str, Any]:
     """
     p = _params(report)
     grading = p.get("preset") == "grading"
-    max_slope = float(p.get("max_slope", 33.7))
+    max_slope = float(p["max_slope"])           # _params fills in the defaults
     flat: list[int] | None = [] if grading else None
     unmeasured: list[int] = []
     steep, tall, walled = [], [], []

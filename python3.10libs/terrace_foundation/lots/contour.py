@@ -12,7 +12,9 @@ For every lot that is still too large, the dominant terrain gradient over the lo
 * **across the contour** (along the gradient) once the lot is shallow enough;
 * on ground flatter than ``flat_slope``, or where the ground rises less than ``FLAT_RELIEF``
   across the lot, the cut is the Voronoi layout's (across the lot's major axis), so a flat
-  town (or the flat part of one) is cut into compact lots like the default layout.
+  town (or the flat part of one) is cut into compact lots like the default layout; so is a
+  needle (a lot more than ``2 * aspect`` times longer than wide, left where cuts met at a
+  sharp angle), so that it gets shorter rather than thinner.
 
 Cuts run through the whole lot (all its convex pieces), so the first cuts through a town are
 whole rows and the rows of neighbouring lots line up. The cut is shifted along its normal at
@@ -140,6 +142,10 @@ def contour_cut_normals(lots, which: np.ndarray, area: np.ndarray, centroid: np.
     normal = np.where(cut_along_contour[:, None], down, along)
     extent = np.where(cut_along_contour, depth, run)
     flat = (slope < flat_slope) | (slope * depth < FLAT_RELIEF)
+    # a lot already far thinner than a row should be (a needle left by cuts that met at a
+    # sharp angle) is cut across its own long axis instead, so it does not get thinner
+    width = area[which] / np.maximum(length[which], 1e-300)
+    flat |= length[which] > 2.0 * aspect * width
     normal[flat] = axis[which][flat]
     extent[flat] = length[which][flat]
     return normal, extent

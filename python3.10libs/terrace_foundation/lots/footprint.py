@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import polygon_halfplanes
+from ..geometry import bbox_pairs, polygon_halfplanes, roll_next
 from ..region import points_in_edges, ring_area
 
-__all__ = ["lot_footprint"]
+__all__ = ["lot_footprint", "lot_footprints"]
 
 
 def _crossing_t(a: np.ndarray, b: np.ndarray, normal: np.ndarray, offset: np.ndarray) -> np.ndarray:
@@ -57,7 +57,7 @@ def lot_footprint(ra: np.ndarray, rb: np.ndarray, outline: np.ndarray, count: in
     live = np.any(cn != 0, axis=1)
     cn, co = cn[live], co[live]
     ca = c[live]
-    cb = np.roll(c, -1, axis=0)[live]
+    cb = roll_next(c)[live]
     lo, hi = c.min(axis=0), c.max(axis=0)
     scale = max(1.0, float(np.abs(c).max()))
     # 1. region edges inside the outline (Cyrus-Beck)
@@ -88,33 +88,135 @@ def lot_footprint(ra: np.ndarray, rb: np.ndarray, outline: np.ndarray, count: in
         e = cb - ca
         s = ((pts - ca[None]) * e[None]).sum(-1) / (e * e).sum(-1)[None]
         valid = np.isfinite(t) & (t >= 0) & (t <= 1) & (s > 0) & (s < 1)
-    for h in range(len(ca)):
-        if len(a):
-            sel = valid[:, h]
-            sv = s[sel, h]
-            pv = pts[sel, h]
-        else:
-            sv = np.zeros(0)
-            pv = np.zeros((0, 2))
-        order = np.argsort(sv, kind="stable")
-        svals = np.concatenate([[0.0], sv[order], [1.0]])
-        spts = np.concatenate([ca[h:h + 1], pv[order], cb[h:h + 1]])
-        mid_s = 0.5 * (svals[:-1] + svals[1:])
-        keep = (svals[1:] - svals[:-1]) > tol
-        mids = ca[h] + mid_s[:, None] * (cb[h] - ca[h])
+    # every outline edge at once: its crossings sorted along it, cut into pieces between them
+    n_h = len(ca)
+    if len(a):
+        hh, ee = np.nonzero(valid.T)                  # by outline edge, then region edge
+        sv, pv = s[ee, hh], pts[ee, hh]
+        o = np.lexsort((sv, hh))                      # stable: ties keep region-edge order
+        hh, sv, pv = hh[o], sv[o], pv[o]
+    else:
+        hh, sv, pv = np.zeros(0, dtype=np.intp), np.zeros(0), np.zeros((0, 2))
+    if n_h:
+        n_cross = np.bincount(hh, minlength=n_h)
+        size = n_cross + 2                            # [0, crossings..., 1] per outline edge
+        first = np.cumsum(size) - size
+        owner = np.repeat(np.arange(n_h), size)
+        svals = np.empty(int(size.sum()))
+        spts = np.empty((len(svals), 2))
+        svals[first], svals[first + size - 1] = 0.0, 1.0
+        spts[first], spts[first + size - 1] = ca, cb
+        pos = first[hh] + 1 + np.arange(len(hh)) - (np.cumsum(n_cross) - n_cross)[hh]
+        svals[pos], spts[pos] = sv, pv
+        j = np.nonzero(owner[:-1] == owner[1:])[0]    # piece from entry j to j + 1
+        ho = owner[j]
+        mid_s = 0.5 * (svals[j] + svals[j + 1])
+        keep = (svals[j + 1] - svals[j]) > tol
+        mids = ca[ho] + mid_s[:, None] * (cb[ho] - ca[ho])
         inside = points_in_edges(mids[:, 0], mids[:, 1], ra, rb) & keep
         if inside.any() and len(a):
             # a piece of the outline lying on the region's own boundary is already traced
             # by step 1 (outlines clipped to the region's bounding box do this often)
             inside &= ~_on_edges(mids, a, b, tol * scale)
         if inside.any():
-            segs.append(np.stack([spts[:-1][inside], spts[1:][inside]], axis=1))
+            segs.append(np.stack([spts[j][inside], spts[j + 1][inside]], axis=1))
     if not segs:
         return []
     seg = np.concatenate(segs)
     length = np.hypot(*(seg[:, 1] - seg[:, 0]).T)
     seg = seg[length > tol * scale]
     return _chain(seg)
+
+
+def lot_footprints(ra: np.ndarray, rb: np.ndarray, outline: np.ndarray, count: np.ndarray,
+                   shift: np.ndarray | None = None, tol: float = 1e-9) -> list[list[list[np.ndarray]]]:
+    """:func:`lot_footprint` of every lot of one region, batched.
+
+    A lot whose outline's bounding box meets no region edge lies wholly inside the region
+    (lots are cut from it), so its footprint is its outline without zero-length and collinear
+    edges: these lots are found and traced together (bounding boxes by sort and sweep, one
+    point-in-region test per lot), exactly as :func:`lot_footprint` traces them. The others
+    (the lots on the region's boundary) are traced one by one.
+
+    Parameters
+    ----------
+    ra, rb : (E, 2) ndarray
+        Directed region edges (inside on the left).
+    outline : (L, K, 2) ndarray
+        Padded convex outlines (slots past ``count`` repeat the first vertex).
+    count : (L,) ndarray of int
+    shift : (2,) ndarray, optional
+        Added to every ring (the local frame's origin in world coordinates).
+
+    Returns
+    -------
+    list of L lists of polygons
+        As :func:`lot_footprint`, per lot.
+    """
+    n, k = outline.shape[:2]
+    shift = np.zeros(2) if shift is None else np.asarray(shift, dtype=np.float64)
+    fast = np.zeros(n, dtype=bool)
+    out: list = [None] * n
+    if n:
+        slot = np.arange(k)[None, :]
+        used = slot < count[:, None]
+        lo = np.where(used[..., None], outline, np.inf).min(axis=1)
+        hi = np.where(used[..., None], outline, -np.inf).max(axis=1)
+        scale = np.maximum(1.0, np.where(used[..., None], np.abs(outline), 0.0).max(axis=(1, 2)))
+        nxt_slot = (slot + 1) % np.maximum(count, 1)[:, None]
+        nxt = np.take_along_axis(outline, nxt_slot[..., None], axis=1)
+        e = nxt - outline
+        live = used & ((e[..., 0] != 0) | (e[..., 1] != 0))
+        # 1. lots whose box meets a region edge's box go the exact way
+        near = np.zeros(n, dtype=bool)
+        if len(ra):
+            i, _ = bbox_pairs(lo, hi, np.minimum(ra, rb), np.maximum(ra, rb))
+            near[i] = True
+        # 2. every live outline edge kept whole: longer than the tolerance
+        length = np.hypot(e[..., 0], e[..., 1])
+        short = (live & ~(length > tol * scale[:, None])).any(axis=1)
+        fast = ~near & ~short & (live.sum(axis=1) >= 3) & (count >= 3)
+        # 3. inside the region (one point per lot: no region edge crosses its box)
+        idx = np.nonzero(fast)[0]
+        if len(idx):
+            first = np.argmax(live[idx], axis=1)
+            a = outline[idx, first]
+            b = nxt[idx, first]
+            mid = a + 0.5 * (b - a)
+            fast[idx] = points_in_edges(mid[:, 0], mid[:, 1], ra, rb)
+        idx = np.nonzero(fast)[0]
+        if len(idx):
+            # the ring: live vertices in order, without collinear ones (as _drop_collinear)
+            rows, slots = np.nonzero(live[idx])
+            ring = outline[idx[rows], slots]
+            cnt = np.bincount(rows, minlength=len(idx))
+            start = np.cumsum(cnt) - cnt
+            pos = np.arange(len(rows)) - start[rows]
+            prev = ring[start[rows] + (pos - 1) % cnt[rows]]
+            after = ring[start[rows] + (pos + 1) % cnt[rows]]
+            cross = (ring[:, 0] - prev[:, 0]) * (after[:, 1] - prev[:, 1]) - \
+                    (ring[:, 1] - prev[:, 1]) * (after[:, 0] - prev[:, 0])
+            sc = np.hypot(after[:, 0] - prev[:, 0], after[:, 1] - prev[:, 1]) ** 2
+            keep = np.abs(cross) > 1e-12 * np.maximum(sc, 1e-300)
+            kept = np.bincount(rows, keep, minlength=len(idx)).astype(np.intp)
+            # signed area (relative to the first vertex, as ring_area) clearly positive; the
+            # collinear vertices dropped do not change it
+            x = ring[:, 0] - ring[start[rows], 0]
+            y = ring[:, 1] - ring[start[rows], 1]
+            xn = after[:, 0] - ring[start[rows], 0]
+            yn = after[:, 1] - ring[start[rows], 1]
+            area2 = np.bincount(rows, x * yn - xn * y, minlength=len(idx))
+            ext = (hi[idx] - lo[idx]).max(axis=1)
+            ok = (kept >= 3) & (area2 > 1e-9 * np.maximum(ext * ext, 1e-300))
+            fast[idx[~ok]] = False
+            sel = ok[rows] & keep
+            rings = np.split(ring[sel] + shift, np.cumsum(kept[ok])[:-1])
+            for i, r in zip(idx[ok], rings):
+                out[i] = [[r]]
+    for i in np.nonzero(~fast)[0]:
+        out[i] = [[r + shift for r in poly]
+                  for poly in lot_footprint(ra, rb, outline[i], int(count[i]), tol)]
+    return out
 
 
 def _on_edges(p: np.ndarray, a: np.ndarray, b: np.ndarray, tol: float) -> np.ndarray:
@@ -177,8 +279,8 @@ def _chain(seg: np.ndarray) -> list[list[np.ndarray]]:
 
 def _drop_collinear(ring: np.ndarray) -> np.ndarray:
     """Remove vertices that lie on the straight line through their neighbours."""
-    prev = np.roll(ring, 1, axis=0)
-    nxt = np.roll(ring, -1, axis=0)
+    prev = np.concatenate((ring[-1:], ring[:-1]))
+    nxt = roll_next(ring)
     cross = (ring[:, 0] - prev[:, 0]) * (nxt[:, 1] - prev[:, 1]) - \
             (ring[:, 1] - prev[:, 1]) * (nxt[:, 0] - prev[:, 0])
     scale = np.hypot(*(nxt - prev).T) ** 2
@@ -215,7 +317,7 @@ def pieces_outline(pieces: np.ndarray, count: np.ndarray) -> list[list[np.ndarra
         if n < 3:
             continue
         a = poly[:n]
-        b = np.roll(a, -1, axis=0)
+        b = roll_next(a)
         keep = np.any(a != b, axis=1)
         a, b = a[keep], b[keep]
         vert = a[:, 0] == b[:, 0]

@@ -26,10 +26,10 @@ __all__ = ["footprint_geometry", "slices_feature_collection", "write_slices_geoj
 
 
 def _closed(ring) -> list[list[float]]:
-    r = np.asarray(ring, dtype=np.float64)[:, :2]
-    if len(r) and np.any(r[0] != r[-1]):
-        r = np.vstack([r, r[:1]])
-    return r.tolist()
+    pts = np.asarray(ring, dtype=np.float64)[:, :2].tolist()
+    if pts and pts[0] != pts[-1]:
+        pts.append(list(pts[0]))
+    return pts
 
 
 def footprint_geometry(footprint: Sequence[Sequence[np.ndarray]]) -> dict:
@@ -92,21 +92,29 @@ def write_slices_obj(lots: Iterable[Lot], path: str | os.PathLike,
         Extra comment lines written at the top.
     """
     path = Path(path)
-    offset = 1
+    lots = list(lots)
+    verts = [np.asarray(lot.vertices, dtype=np.float64).reshape(-1, 3) for lot in lots]
+    tris = [np.asarray(lot.triangles, dtype=np.int64).reshape(-1, 3) for lot in lots]
+    nv = np.array([len(v) for v in verts], dtype=np.int64)
+    nt = np.array([len(t) for t in tris], dtype=np.int64)
+    offset = np.cumsum(nv) - nv + 1
+    # every line formatted in bulk (the same text np.savetxt writes row by row)
+    v = np.concatenate(verts) if verts else np.zeros((0, 3))
+    yup = np.column_stack([v[:, 0], v[:, 2], -v[:, 1]])
+    t = (np.concatenate(tris) if tris else np.zeros((0, 3), dtype=np.int64)) + \
+        np.repeat(offset, nt)[:, None]
+    vlines = ("v %.6f %.6f %.6f\n" * len(yup) % tuple(yup.ravel().tolist())).splitlines(True)
+    flines = ("f %d %d %d\n" * len(t) % tuple(t.ravel().tolist())).splitlines(True)
+    parts = ["# Terrace Foundation terrace slices\n",
+             "# Y-up: v = (x east, height, -y north); north is -Z; faces CCW seen from +Y\n"]
+    parts += [f"# {line}\n" for line in header]
+    v0 = np.cumsum(nv) - nv
+    t0 = np.cumsum(nt) - nt
+    for lot, a, na, b, nb in zip(lots, v0.tolist(), nv.tolist(), t0.tolist(), nt.tolist()):
+        name = f"lot_{int(lot.lot_id)}"
+        parts.append(f"o {name}\ng {name}\n")
+        parts += vlines[a:a + na]
+        parts += flines[b:b + nb]
     with open(path, "w", encoding="ascii", newline="\n") as f:
-        f.write("# Terrace Foundation terrace slices\n")
-        f.write("# Y-up: v = (x east, height, -y north); north is -Z; faces CCW seen from +Y\n")
-        for line in header:
-            f.write(f"# {line}\n")
-        for lot in lots:
-            v = np.asarray(lot.vertices, dtype=np.float64)
-            t = np.asarray(lot.triangles, dtype=np.int64)
-            name = f"lot_{int(lot.lot_id)}"
-            f.write(f"o {name}\ng {name}\n")
-            if len(v):
-                yup = np.column_stack([v[:, 0], v[:, 2], -v[:, 1]])
-                np.savetxt(f, yup, fmt="v %.6f %.6f %.6f")
-            if len(t):
-                np.savetxt(f, t + offset, fmt="f %d %d %d")
-            offset += len(v)
+        f.write("".join(parts))
     return [path]

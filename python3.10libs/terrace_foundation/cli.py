@@ -233,6 +233,18 @@ class Progress:
             self.stage = None
 
 
+#: Seconds of writing after which each further writer is announced on stderr.
+WRITE_QUIET_SECONDS = 2.0
+
+
+def _writer_progress(progress: "Progress", t0: float):
+    """``write: viewer (5/7)`` on stderr before each writer once writing took a while."""
+    def show(name: str, done: int, total: int) -> None:
+        if time.perf_counter() - t0 >= WRITE_QUIET_SECONDS:
+            progress.message(f"write: {name} ({done + 1}/{total})")
+    return show
+
+
 def _tile_progress(progress: "Progress"):
     """Tiles done / total and throughput on stderr (a tiled run)."""
     def show(done: int, total: int, cells: int, seconds: float) -> None:
@@ -361,7 +373,8 @@ def _run(hf, regions, params: TerraceParams, args: argparse.Namespace, context,
             _warn(text)
     files = write_outputs(result, args.out, context, overwrite=args.overwrite, protect=protect,
                           extra=getattr(args, "export", None) or (),  # an --export flag's names
-                          skip=["viewer"] if getattr(args, "no_viewer", False) else [])
+                          skip=["viewer"] if getattr(args, "no_viewer", False) else [],
+                          progress=_writer_progress(progress, t_write))
     for text in context.warnings:
         _warn(text)
     from .io.exports import export_summaries

@@ -197,7 +197,8 @@ ROWS = [
     (3, d3_geographic_crs, "error", "gdalwarp -t_srs"),
     (4, d4_overlapping_features, "warning", "later regions lose the overlap"),
     (5, d5_stale_partial, "warning", "left by an interrupted run"),
-    (7, d7_island_in_a_hole, "warning", "(2 polygons)"),  # the island: its own polygon
+    (7, d7_island_in_a_hole, "warning",      # the island: its own polygon, named at its place
+     "hole 2: an island inside hole 1: made it a polygon of its own at (1200, 2150)"),
     (8, d8_dense_outline, "warning", "simplified from 20000"),
     (9, d9_properties_a_list, "error", "'properties' must be an object"),
     (9, d9_crs_code_not_a_number, "error", "EPSG code must be a whole number"),

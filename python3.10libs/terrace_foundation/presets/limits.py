@@ -102,11 +102,20 @@ def limit_pads(pad: np.ndarray, heights: np.ndarray, lot_mask: np.ndarray, cell_
     t = np.tan(np.radians(max_slope))
     width = max_emb / t
     lots = lot_mask > 0
-    dist, (nr, nc) = distance_transform(lots, cell_size)
-    near_lot = lot_mask[nr, nc]
-    rim, _ = _rim(heights, lot_mask, dist, near_lot, cell_size, width)
+    if not lots.any():
+        return pad.copy(), np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    # only the lots' box plus the band can hold the rim
+    rows, cols = np.nonzero(lots)
+    k = int(np.ceil(width / cell_size)) + 3
+    m_, n_ = lot_mask.shape
+    win = (slice(max(rows.min() - k, 0), min(rows.max() + 1 + k, m_)),
+           slice(max(cols.min() - k, 0), min(cols.max() + 1 + k, n_)))
+    lm = lot_mask[win]
+    dist, (nr, nc) = distance_transform(lm > 0, cell_size)
+    near_lot = lm[nr, nc]
+    rim, _ = _rim(heights[win], lm, dist, near_lot, cell_size, width)
     lab = near_lot[rim]
-    h = heights[rim].astype(np.float64)
+    h = heights[win][rim].astype(np.float64)
     reach = max_wall + max_emb
     lo = np.full(n, -np.inf)
     hi = np.full(n, np.inf)

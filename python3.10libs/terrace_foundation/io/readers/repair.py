@@ -344,6 +344,22 @@ def repair_polygon(rings: list[np.ndarray], source: str, feature: str,
         else:
             holes.extend(kept)
             hole_names.extend([name] * len(kept))
+    # an island inside a hole (a hole inside an odd number of other holes) is land: a polygon
+    # of its own, named at the island's place (not at a corner of the outer ring)
+    if len(holes) > 1:
+        within = [[j for j, o in enumerate(holes) if j != i and _inside(h, o) > 0.5]
+                  for i, h in enumerate(holes)]
+        keep_h, keep_n = [], []
+        for h, hname, inn in zip(holes, hole_names, within):
+            if len(inn) % 2 == 0:
+                keep_h.append(h)
+                keep_n.append(hname)
+                continue
+            around = min(inn, key=lambda j: abs(ring_area(holes[j])))
+            log(hname, f"lies inside {hole_names[around]} (an island in a hole)",
+                f"an island inside {hole_names[around]}: made it a polygon of its own", h[0])
+            outers.append(h)
+        holes, hole_names = keep_h, keep_n
     # give every hole to the smallest outer ring containing it
     groups: list[list[np.ndarray]] = [[o] for o in outers]
     names: list[list[str]] = [["outer ring"] for _ in outers]

@@ -381,7 +381,8 @@ def _commit(tmp: Path, out: Path, overwrite: bool) -> None:
 def write_outputs(result: TerraceResult, out_dir: str | os.PathLike,
                   context: OutputContext | None = None, *, overwrite: bool = False,
                   extra: Iterable[str] = (), protect: Iterable[str | os.PathLike] = (),
-                  skip: Iterable[str] = ()) -> list[Path]:
+                  skip: Iterable[str] = (),
+                  progress: Callable[[str, int, int], None] | None = None) -> list[Path]:
     """Run every default writer (and the ``extra`` ones) into ``out_dir``, atomically.
 
     Parameters
@@ -400,6 +401,8 @@ def write_outputs(result: TerraceResult, out_dir: str | os.PathLike,
         Files that must not be inside the folder being replaced (the inputs).
     skip : iterable of str
         Names of default writers not to run (``--no-viewer`` forwards ``"viewer"``).
+    progress : callable(name, done, total), optional
+        Called before each writer with its name, the writers done so far and their number.
 
     Returns
     -------
@@ -420,7 +423,9 @@ def write_outputs(result: TerraceResult, out_dir: str | os.PathLike,
     written: list[Path] = []
     context.warnings.extend(remove_stale_work_folders(out))
     with output_folder(out, overwrite, protect) as tmp:
-        for w in chosen:
+        for k, w in enumerate(chosen):
+            if progress is not None:
+                progress(w.name, k, len(chosen))
             try:
                 paths = w.write(result, tmp, context)
             except MissingDependencyError as e:

@@ -21,12 +21,12 @@ import warnings
 
 import numpy as np
 import pytest
-from terrace_testkit import needs
 
 from terrace_foundation import generate
 from terrace_foundation.errors import TerraceError
 from terrace_foundation.heightfield import Heightfield
 from terrace_foundation.region import Region
+from terrace_testkit import needs
 
 hypothesis = needs("hypothesis")
 st = needs("hypothesis.strategies")

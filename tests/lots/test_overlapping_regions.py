@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+
 from terrace_testkit import needs
 
 _geometry = needs("shapely.geometry")

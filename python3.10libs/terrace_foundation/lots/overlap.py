@@ -1,8 +1,8 @@
-"""Overlapping regions: the rule that gives every piece of ground to one region.
+r"""Overlapping regions: the rule that gives every piece of ground to one region.
 
 Two features that overlap, an overlapping MultiPolygon, overlapping OBJ curves: each piece of
 ground is terraced once. **Later regions lose the overlap**: region ``k`` keeps
-``R_k \\ (R_0 ∪ ... ∪ R_{k-1})`` (input order), which may fall apart into several polygons
+``R_k \ (R_0 ∪ ... ∪ R_{k-1})`` (input order), which may fall apart into several polygons
 (they keep ``k``'s region id) or vanish. A warning names every region that lost ground and how
 much, so lot areas add up to the ground that exists and every figure of the report is computed
 on the cells its lot owns.
@@ -76,7 +76,7 @@ def _split_points(a: np.ndarray, b: np.ndarray) -> list[list[np.ndarray]]:
 
 
 def region_difference(keep: Region, lose: list[Region]) -> list[Region]:
-    """Polygons of ``keep \\ (lose[0] ∪ lose[1] ∪ ...)``, each a Region with ``keep``'s id.
+    r"""Polygons of ``keep \ (lose[0] ∪ lose[1] ∪ ...)``, each a Region with ``keep``'s id.
 
     Returns an empty list when nothing is left.
     """

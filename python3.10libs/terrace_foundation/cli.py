@@ -41,7 +41,8 @@ def _command(name: str, help: str):
 
 def params_parent() -> argparse.ArgumentParser:
     """Parent parser with one flag per method parameter, generated from the registry
-    (:data:`terrace_foundation.params.PARAMETERS`: flag, type, choices, help, range, default)."""
+    (:data:`terrace_foundation.params.PARAMETERS`: flag, type, choices, help, range, default).
+    """
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("method parameters")
     for info in PARAMETERS.values():
@@ -232,6 +233,18 @@ class Progress:
             self.stage = None
 
 
+#: Seconds of writing after which each further writer is announced on stderr.
+WRITE_QUIET_SECONDS = 2.0
+
+
+def _writer_progress(progress: "Progress", t0: float):
+    """``write: viewer (5/7)`` on stderr before each writer once writing took a while."""
+    def show(name: str, done: int, total: int) -> None:
+        if time.perf_counter() - t0 >= WRITE_QUIET_SECONDS:
+            progress.message(f"write: {name} ({done + 1}/{total})")
+    return show
+
+
 def _tile_progress(progress: "Progress"):
     """Tiles done / total and throughput on stderr (a tiled run)."""
     def show(done: int, total: int, cells: int, seconds: float) -> None:
@@ -360,7 +373,8 @@ def _run(hf, regions, params: TerraceParams, args: argparse.Namespace, context,
             _warn(text)
     files = write_outputs(result, args.out, context, overwrite=args.overwrite, protect=protect,
                           extra=getattr(args, "export", None) or (),  # an --export flag's names
-                          skip=["viewer"] if getattr(args, "no_viewer", False) else [])
+                          skip=["viewer"] if getattr(args, "no_viewer", False) else [],
+                          progress=_writer_progress(progress, t_write))
     for text in context.warnings:
         _warn(text)
     from .io.exports import export_summaries
@@ -375,8 +389,14 @@ def _run(hf, regions, params: TerraceParams, args: argparse.Namespace, context,
 
 @_command("generate", "Terrace regions into a heightfield file.")
 def cmd_generate(args: argparse.Namespace) -> int:
-    from .io import (OutputContext, check_output_folder, check_regions_against,
-                     heightfield_format, read_heightfield, read_regions)
+    from .io import (
+        OutputContext,
+        check_output_folder,
+        check_regions_against,
+        heightfield_format,
+        read_heightfield,
+        read_regions,
+    )
     from .io.readers.geojson import check_metric_crs
 
     protect = [args.heightfield, args.regions]
@@ -443,7 +463,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 class Terminated(BaseException):
     """SIGTERM arrived (``timeout``, a scheduler, ``docker stop``): unwind like Ctrl-C, so the
-    temporary output folder is removed on the way out."""
+    temporary output folder is removed on the way out.
+    """
 
 
 @contextmanager

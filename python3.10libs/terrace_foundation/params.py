@@ -378,7 +378,8 @@ def _default_text(p: Parameter) -> str:
 
 def markdown_table(front_end: str = "cli") -> str:
     """The parameter table of ``docs/cli.md`` (``"cli"``) or ``docs/houdini.md``
-    (``"houdini"``), generated from :data:`PARAMETERS`."""
+    (``"houdini"``), generated from :data:`PARAMETERS`.
+    """
     rows = []
     if front_end == "cli":
         rows.append("| flag | meaning | range | unit | default |")

@@ -9,15 +9,20 @@ in ``tests/lots``, ``tests/terrain``, ``tests/fuzz`` and ``tests/houdini``.
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from terrace_testkit import (SMALL_CELL, SMALL_ORIGIN, SMALL_SQUARE, feature_collection,
-                             small_heights, write_json, write_npy)
+from terrace_testkit import (
+    SMALL_CELL,
+    SMALL_ORIGIN,
+    SMALL_SQUARE,
+    feature_collection,
+    small_heights,
+    write_json,
+    write_npy,
+)
 
 ERROR = "terrace-foundation: error: "
 WARNING = "terrace-foundation: warning: "
@@ -192,7 +197,8 @@ ROWS = [
     (3, d3_geographic_crs, "error", "gdalwarp -t_srs"),
     (4, d4_overlapping_features, "warning", "later regions lose the overlap"),
     (5, d5_stale_partial, "warning", "left by an interrupted run"),
-    (7, d7_island_in_a_hole, "warning", "(2 polygons)"),  # the island: its own polygon
+    (7, d7_island_in_a_hole, "warning",      # the island: its own polygon, named at its place
+     "hole 2: an island inside hole 1: made it a polygon of its own at (1200, 2150)"),
     (8, d8_dense_outline, "warning", "simplified from 20000"),
     (9, d9_properties_a_list, "error", "'properties' must be an object"),
     (9, d9_crs_code_not_a_number, "error", "EPSG code must be a whole number"),

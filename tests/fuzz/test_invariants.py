@@ -21,12 +21,12 @@ import warnings
 
 import numpy as np
 import pytest
-from terrace_testkit import needs
 
 from terrace_foundation import generate
 from terrace_foundation.errors import TerraceError
 from terrace_foundation.heightfield import Heightfield
 from terrace_foundation.region import Region
+from terrace_testkit import needs
 
 hypothesis = needs("hypothesis")
 st = needs("hypothesis.strategies")
@@ -230,3 +230,27 @@ def test_deterministic_finite_and_strict_json(case):
     for lot in a.lots:
         assert np.isfinite(lot.vertices).all() and np.isfinite(lot.pad_height)
         assert len(lot.triangles) == 0 or lot.triangles.max() < len(lot.vertices)
+
+
+# --------------------------------------------------------------------------- found cases
+
+@pytest.mark.parametrize("cell, base, preset", [(1.0, 0.0, "grading"), (0.37, 1000.0, "reference"),
+                                                (10.0, 2_600_000.0, "reference")])
+def test_cell_centres_on_the_shared_edge_of_two_slivers_have_a_lot(cell, base, preset):
+    """Found by the long campaign: two slivers 1e-6 of a cell thick share an edge through a row
+    of cell centres; at remesh size 50 cells the vertex merge (size * 1e-7) fused each sliver's
+    two sides, its triangles had no area and the centres on the edge got no lot."""
+    ox, oy = base, (1_200_000.0 if base > 1e6 else base) + 10 * cell
+    hf = Heightfield(400.0 + np.add.outer(np.arange(10) * 0.7, np.arange(12) * 0.3) * cell,
+                     cell, (ox, oy))
+    a, b, t = ox + 0.5 * cell, oy - 2.5 * cell, 1e-6 * cell
+    below = np.array([[a, b - t], [a + 8 * cell, b - t], [a + 8 * cell, b], [a, b]])
+    above = np.array([[a, b], [a + 8 * cell, b], [a + 8 * cell, b + t], [a, b + t]])
+    params = dict(seed=1, scatter_count=3, min_lot_size=4 * cell * cell,
+                  remesh_size=50 * cell, preset=preset)
+    regions, res = _run(hf, [(below, []), (above, [])], params)
+    assert res is not None
+    assert (res.lot_mask[2, 1:8] > 0).all()          # the centres inside the shared edge
+    assert (res.lot_mask[[0, 1, 3, 4]] == 0).all()   # and nothing off the slivers
+    ground = unary_union([_shape(r) for r in regions])
+    assert sum(lot.area for lot in res.lots) == pytest.approx(ground.area, rel=1e-9)

@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import json
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
-from terrace_testkit import REPO as ROOT
-from terrace_testkit import shared_path
-
 from terrace_foundation import PARAMETERS, TerraceParams
 from terrace_foundation.houdini.network import (
-    ASSETS, NATIVE, NUMPY, SLICES_GROUP, TARGET_HOUDINI, Expr, Indirect, Src, parm_kind,
+    ASSETS,
+    NATIVE,
+    NUMPY,
+    SLICES_GROUP,
+    TARGET_HOUDINI,
+    Expr,
+    Indirect,
+    Src,
+    parm_kind,
 )
+from terrace_testkit import REPO as ROOT
+from terrace_testkit import shared_path
 
 #: Node types the shared catalog lacks, read from the same Labs mirror (sources inside).
 ADDITIONS_PATH = ROOT / "tests" / "data" / "node_catalog_additions.json"

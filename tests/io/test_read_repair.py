@@ -13,13 +13,20 @@ import warnings
 
 import numpy as np
 import pytest
-from terrace_testkit import (SMALL_CELL, SMALL_ORIGIN, feature_collection, needs, small_heights,
-                             write_json, write_npy)
 
 import terrace_foundation as tf
 from terrace_foundation.errors import TerraceError, TerraceInputError, TerraceWarning
 from terrace_foundation.io import read_regions
-from terrace_foundation.io.readers.repair import regions_from_polygons, repair_polygon
+from terrace_foundation.io.readers.repair import regions_from_polygons
+from terrace_testkit import (
+    SMALL_CELL,
+    SMALL_ORIGIN,
+    feature_collection,
+    needs,
+    small_heights,
+    write_json,
+    write_npy,
+)
 
 shapely = needs("shapely")
 hypothesis = needs("hypothesis")
@@ -286,3 +293,23 @@ def test_issue_small_regions_on_a_25m_grid(w, h, angle, preset):
         res = tf.generate(hf, [reg], seed=1, preset=preset)
     _check_partition(res, [reg])
     json.dumps(res.report, allow_nan=False, default=float)
+
+
+def test_island_in_a_hole_becomes_a_polygon_named_at_the_island():
+    """Defect 7: an island inside a hole is land: a polygon of its own (a hole inside the
+    island stays its hole), the warning names the island's place, not the outer ring's."""
+    shapely = pytest.importorskip("shapely")
+    from terrace_foundation.io.readers.repair import repair_polygon
+
+    def sq(a, b, s):
+        return np.array([[a, b], [a + s, b], [a + s, b + s], [a, b + s]], float)
+
+    rings = [sq(0, 0, 100), sq(20, 20, 60), sq(40, 40, 20), sq(45, 45, 5)]
+    polys, repairs = repair_polygon(rings, "x.geojson", "feature 3")
+    assert len(polys) == 2 and sorted(len(p) for p in polys) == [2, 2]
+    [msg] = [r.message() for r in repairs]
+    assert msg == ("x.geojson: feature 3 hole 2: an island inside hole 1: made it a polygon of"
+                   " its own at (40, 40)")
+    # the land is the even-odd area of the rings: 100² - 60² + 20² - 5²
+    got = shapely.union_all([shapely.Polygon(p[0], p[1:]) for p in polys])
+    assert got.is_valid and got.area == pytest.approx(100**2 - 60**2 + 20**2 - 5**2)

@@ -215,13 +215,15 @@ BLUR_ITERATIONS = 1000
 
 def parm_kind(name: str) -> str:
     """How the Python SOP reads the engine parameter ``name``: ``"int"``, ``"float"`` or
-    ``"str"`` (a menu token)."""
+    ``"str"`` (a menu token).
+    """
     return {int: "int", float: "float", str: "str"}[PARAMETERS[name].kind]
 
 
 def _engine_parm(info: Parameter, native: bool) -> ParmSpec:
     """The asset parameter of one registry entry: label, help, default, type, folder, slider
-    range and locks, menu, and (numpy asset) greyed out under the presets it does not serve."""
+    range and locks, menu, and (numpy asset) greyed out under the presets it does not serve.
+    """
     only = info.only_for()
     disable = f"{{ preset != {only} }}" if only is not None and not native else ""
     folder = "fd_" + info.folder
@@ -249,7 +251,8 @@ def _blur_iterations(native: bool) -> ParmSpec:
 
 def _parms(native: bool) -> tuple:
     """The asset's parameters: the registry's, folder by folder (the native asset only those
-    it implements), with Blur Iterations after the last Terrace Slices parameter before it."""
+    it implements), with Blur Iterations after the last Terrace Slices parameter before it.
+    """
     out = []
     for folder in FOLDERS + (GRADING_FOLDER,):
         for info in PARAMETERS.values():

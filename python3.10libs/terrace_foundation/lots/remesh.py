@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import clip_halfplanes, fan_triangles, polygon_halfplanes
+from ..geometry import clip_halfplanes, fan_triangles, polygon_area, polygon_halfplanes
 
 __all__ = ["remesh_lots", "LotMesh"]
 
@@ -109,8 +109,17 @@ def remesh_lots(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarr
     # merge coincident vertices within each lot
     flat = tri.reshape(-1, 2)
     flat_lot = np.repeat(tlot, 3)
-    quantum = size * 1e-7
-    q = np.round((flat - np.array([ax, ay])) / quantum).astype(np.int64)
+    # the merge distance is far below the lot's thinnest piece (area / extent is about its
+    # width): a sliver thinner than size * 1e-7 keeps its two sides apart (issue 15: a sliver
+    # 1e-6 of a cell thick at remesh size 50 cells collapsed to zero-area triangles, and the
+    # cell centres on it got no lot); never below a few ulps of the coordinates
+    rel = flat - np.array([ax, ay])
+    thin = np.abs(polygon_area(pieces)) / np.maximum(extent, 1e-300)
+    lot_thin = np.full(int(piece_lot.max()) + 1 if len(piece_lot) else 1, np.inf)
+    np.minimum.at(lot_thin, piece_lot, thin)
+    floor = 16.0 * float(np.spacing(max(float(np.abs(rel).max()) if len(rel) else 1.0, 1.0)))
+    quantum = np.maximum(np.minimum(size, lot_thin[flat_lot]) * 1e-7, floor)[:, None]
+    q = np.round(rel / quantum).astype(np.int64)
     keys = np.column_stack([flat_lot.astype(np.int64), q])
     _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)

@@ -68,7 +68,8 @@ def _pairs8(shape):
 
 def _rim(heights, lot_mask, dist, near_lot, cell_size, width):
     """Outside cells on the band's outer edge (distance from the lots' edge in
-    ``(width - cell, width]``) and their nearest lot."""
+    ``(width - cell, width]``) and their nearest lot.
+    """
     d_edge = dist - cell_size
     rim = (lot_mask == 0) & (d_edge > width - cell_size) & (d_edge <= width)
     return rim, near_lot
@@ -453,7 +454,8 @@ def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
 
 def lot_pair_steps(graded: np.ndarray, lot_mask: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
     """Steps (``|dh|``) across every cell side between two lots, grouped by lot pair
-    ``(a, b)``, ``a < b``."""
+    ``(a, b)``, ``a < b``.
+    """
     keys, steps = [], []
     for x, y, hx, hy in ((lot_mask[:, :-1], lot_mask[:, 1:], graded[:, :-1], graded[:, 1:]),
                          (lot_mask[:-1, :], lot_mask[1:, :], graded[:-1, :], graded[1:, :])):

@@ -117,7 +117,8 @@ def register_writer(name: str, *, default: bool = True, optional: bool = False,
 
 class OutputWriteError(TerraceError, OSError):
     """An output could not be written: names the user's output folder, the output and the
-    cause (never the hidden temporary folder)."""
+    cause (never the hidden temporary folder).
+    """
 
     def __init__(self, err: OSError, out: Path, what: str) -> None:
         cause = err.strerror or " ".join(str(err).split()) or type(err).__name__
@@ -221,7 +222,8 @@ def check_output_folder(out_dir: str | os.PathLike, overwrite: bool = False,
 
 def _check_place(out: Path, source: str) -> None:
     """Refuse before any work an output place that cannot be written: a name too long for the
-    file system, a parent that is a file, a folder we may not write into."""
+    file system, a parent that is a file, a folder we may not write into.
+    """
     name = out.absolute().name
     try:
         limit = os.pathconf(_existing_ancestor(out), "PC_NAME_MAX")
@@ -253,7 +255,8 @@ def _host_tag() -> str:
 
 def _work_name(out: Path, kind: str) -> str:
     """``.<name>.<host>-<pid>-<random>.<kind>``: a working folder next to ``out``, named after
-    its owner (this host and process), so a later run can tell a stale one from a live one."""
+    its owner (this host and process), so a later run can tell a stale one from a live one.
+    """
     return f".{_short_name(out)}.{_host_tag()}-{os.getpid()}-{secrets.token_hex(4)}.{kind}"
 
 
@@ -378,7 +381,8 @@ def _commit(tmp: Path, out: Path, overwrite: bool) -> None:
 def write_outputs(result: TerraceResult, out_dir: str | os.PathLike,
                   context: OutputContext | None = None, *, overwrite: bool = False,
                   extra: Iterable[str] = (), protect: Iterable[str | os.PathLike] = (),
-                  skip: Iterable[str] = ()) -> list[Path]:
+                  skip: Iterable[str] = (),
+                  progress: Callable[[str, int, int], None] | None = None) -> list[Path]:
     """Run every default writer (and the ``extra`` ones) into ``out_dir``, atomically.
 
     Parameters
@@ -397,6 +401,8 @@ def write_outputs(result: TerraceResult, out_dir: str | os.PathLike,
         Files that must not be inside the folder being replaced (the inputs).
     skip : iterable of str
         Names of default writers not to run (``--no-viewer`` forwards ``"viewer"``).
+    progress : callable(name, done, total), optional
+        Called before each writer with its name, the writers done so far and their number.
 
     Returns
     -------
@@ -417,7 +423,9 @@ def write_outputs(result: TerraceResult, out_dir: str | os.PathLike,
     written: list[Path] = []
     context.warnings.extend(remove_stale_work_folders(out))
     with output_folder(out, overwrite, protect) as tmp:
-        for w in chosen:
+        for k, w in enumerate(chosen):
+            if progress is not None:
+                progress(w.name, k, len(chosen))
             try:
                 paths = w.write(result, tmp, context)
             except MissingDependencyError as e:

@@ -130,8 +130,13 @@ def region_difference(keep: Region, lose: list[Region]) -> list[Region]:
     seg = seg[np.sort(first)]
     polys = _chain(seg)
     out = []
+    ulp = float(np.spacing(scale))
     for poly in polys:
-        if ring_area(poly[0]) <= 1e-12 * scale * scale:
+        # drop only what rounding can make (an area within a few ulps times the perimeter):
+        # a region far smaller than 1e-12 * scale² is real ground (issue 15: a 1e-3 cell
+        # square straddling an earlier region was lost whole)
+        perimeter = float(np.hypot(*(np.roll(poly[0], -1, axis=0) - poly[0]).T).sum())
+        if ring_area(poly[0]) <= 16.0 * perimeter * ulp:
             continue
         out.append(Region(poly[0], tuple(poly[1:]), keep.region_id, keep.properties))
     return out

@@ -24,6 +24,7 @@ from .lots.remesh import remesh_lots
 from .lots.scatter import region_rng, relax_points, scatter_points
 from .lots.subdivide import LotSet, subdivide_lots
 from .params import TerraceParams
+from .presets import Band
 from .presets.grading import balanced_pads, cell_pad_heights
 from .presets.limits import (
     GradeInfo,
@@ -610,7 +611,7 @@ def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_
     else:
         band_w = band[win] > 0
         # wings are walls and the fade beyond a broken limit is reported on its own
-        wing_w = (band[win] == 2) | (band[win] == 3)
+        wing_w = (band[win] == Band.WING) | (band[win] == Band.FADE)
     slopes = (slope_tangent(before, hf.cell_size), slope_tangent(after, hf.cell_size))
     stats = lot_statistics(before, after, mask, hf.cell_size, n_lots, slopes)
     # embankment slopes are measured off the wings (a wing is a wall, reported as such)
@@ -653,7 +654,7 @@ def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_
             before, after, mask, band_w, ginfo["lot_embankment"][win],
             ginfo["nearest_lot"][win], ginfo["embankment_height"][win], hf.cell_size,
             p.max_step, p.max_slope, n_lots)
-        more["limit_breach_cells"] = int((band[win] == 3).sum())
+        more["limit_breach_cells"] = int((band[win] == Band.FADE).sum())
         more["lots_pad_moved"] = int(gflags["pad_moved"].sum())
         more["lots_limit_conflict"] = int(gflags["limit_conflict"].sum())
         more["pad_share"] = float(ginfo["pad_cells"][win].sum() / max(lots_in.sum(), 1))

@@ -374,4 +374,4 @@ def test_netboxes_are_declared_and_named(written):
 
 def test_native_network_has_the_expected_size(written):
     (d,) = written[NATIVE.type_name].definitions.values()
-    assert len(_nodes(d["parts"])) == len(NATIVE.nodes) == 32
+    assert len(_nodes(d["parts"])) == len(NATIVE.nodes) == 33

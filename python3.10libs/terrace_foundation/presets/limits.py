@@ -39,6 +39,7 @@ import numpy as np
 
 from ..terrain.edt import distance_transform
 from ..terrain.kernels import cone_envelope
+from . import Band
 
 __all__ = ["limit_pads", "grade_limited", "GradeInfo"]
 
@@ -333,7 +334,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     graded = np.where(cov, g, graded)
     changed = ~cov & (graded != h)
     bw = changed.astype(np.int8)
-    bw[changed & (d_edge > width)] = 3
+    bw[changed & (d_edge > width)] = Band.FADE
     # wings: steps steeper than the slope between cells of different lots' embankments
     for sa, sb, dist in _pairs8(lm.shape):
         # (and the foot or top of an outline wall: a face, not an embankment)
@@ -342,7 +343,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
             (changed[sa] | changed[sb]) & ~(cov[sa] & cov[sb])
         for s_ in (sa, sb):
             sub = bw[s_]
-            sub[wing & ~cov[s_] & (sub == 1)] = 2
+            sub[wing & ~cov[s_] & (sub == Band.EMBANKMENT)] = Band.WING
     # embankment height: vertical distance from the embankment's top (the pad edge, or the top
     # or foot of the outline wall) to each of its cells
     top_f = seed - w_fill[near]

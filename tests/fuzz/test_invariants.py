@@ -37,6 +37,7 @@ MultiPolygon, Point, Polygon, box = (_geometry.MultiPolygon, _geometry.Point, _g
                                      _geometry.box)
 unary_union = needs("shapely.ops").unary_union
 explain_validity = needs("shapely.validation").explain_validity
+translate = needs("shapely.affinity").translate
 
 
 # --------------------------------------------------------------------------- strategies
@@ -164,7 +165,13 @@ def test_lots_partition_the_regions_on_the_grid(case):
     # spacing (4.7e-10 at 2.6e6), so an area is known to about perimeter x that spacing
     ulp = float(np.spacing(max(abs(hf.origin[0]), abs(hf.origin[1]), 1.0)))
     total = sum(lot.area for lot in res.lots)
-    assert total == pytest.approx(ground.area, rel=1e-9, abs=1e-12 * max(grid.area, 1.0))
+    # the oracle's area in the grid's frame: shapely intersecting at national-grid magnitudes
+    # rounds the cut points to the coordinates' spacing (0.1071537694 for 0.1071537696 in a
+    # case the campaign found: an error of the oracle, not of the lots)
+    ox, oy = hf.origin
+    near = translate(unary_union([_shape(r) for r in regions]), -ox, -oy).intersection(
+        translate(grid, -ox, -oy))
+    assert total == pytest.approx(near.area, rel=1e-9, abs=1e-12 * max(grid.area, 1.0))
     outlines = []
     for lot in res.lots:
         polys = [Polygon(p[0], p[1:]) for p in lot.footprint]
@@ -280,3 +287,58 @@ def test_lot_outlines_stay_whole_where_an_overlap_cuts_an_axis_parallel_edge():
         assert shape.is_valid, f"lot {lot.lot_id}: {explain_validity(shape)}"
     ground = unary_union([_shape(r) for r in regions]).intersection(box(*hf.extent))
     assert sum(lot.area for lot in res.lots) == pytest.approx(ground.area, rel=1e-9)
+
+
+_TRIANGLE_LV95 = [[2600000.9375, 1200000.0], [2600000.822733652, 1200000.4494614424],
+                  [2600001.0130668236, 1200001.5777580966]]
+_SMALL = dict(seed=0, scatter_count=1, relax_iterations=0, min_lot_size=0.125,
+              remesh_size=0.15, blur_radius=0.0, blend=0.0, preset="reference")
+
+
+def _slope(rows, cols, cell, origin):
+    h = 400.0 + np.add.outer(np.arange(rows) * 0.7, np.arange(cols) * 0.3) * cell
+    return Heightfield(h, cell, origin)
+
+
+def test_lot_areas_match_the_oracle_in_the_grid_frame_at_lv95():
+    """Found by the long campaign: shapely cutting this triangle with the grid at LV95
+    magnitudes gives 0.1071537694 (cut points rounded to 4.7e-10), the lots 0.1071537696,
+    which is the exact area in the grid's frame; the property compares in that frame."""
+    hf = _slope(3, 5, 0.5, (2600000.0, 1200001.5))
+    regions, res = _run(hf, [(np.array(_TRIANGLE_LV95), [])], dict(_SMALL))
+    assert res is not None
+    exact = Polygon(np.array(_TRIANGLE_LV95) - hf.origin).intersection(box(0, -1.5, 2.5, 0))
+    assert sum(lot.area for lot in res.lots) == pytest.approx(exact.area, rel=1e-12)
+
+
+# Still open (found by the long campaign after the fixes above; each a region meeting the
+# grid's edge or another region within 1e-11 .. 1e-9 of a cell; lot outlines, defect 6): kept here so the lead sees
+# them run; strict=False so a fix does not turn the suite red.
+_OPEN = {
+    "self-touching outline where a vertex lies 9e-12 beside a sliver's edge": (
+        (3, 6), [([[0.0, 0.0], [2.0, 0.0], [2.0, 0.0005], [0.0, 0.0005]], ),
+                 ([[2.625, 0.0], [2.34375, 9.375e-12], [2.4526133647005524, 0.31555161930296116],
+                   [2.2765264506253886, 0.3740606199765204],
+                   [2.1831577291314406, 0.3689947300777263],
+                   [2.0939449362948217, 0.3409865350596306],
+                   [2.157188203443708, 0.01323000075561255],
+                   [2.0048836421761456, -0.28380093574047305],
+                   [2.3563733195487098, -0.3595966029986769]], )]),
+    "needle 2.3e-9 high on the grid's edge: a lot of 8.2e-11 with an empty outline": (
+        (3, 3), [([[0.09375, 0.0], [0.023437499999999882, 2.3437499999999958e-09],
+                   [-0.12255817891192725, -0.14190046787023652]], )]),
+}
+
+
+@pytest.mark.xfail(strict=False, reason="issue 15: open cases of the long campaign")
+@pytest.mark.parametrize("name", list(_OPEN))
+def test_open_campaign_cases(name):
+    shape, rings = _OPEN[name]
+    hf = _slope(*shape, 0.5, (0.0, 1.5))
+    regions, res = _run(hf, [(np.array(r[0]), []) for r in rings], dict(_SMALL))
+    assert res is not None and res.lots
+    ground = unary_union([_shape(r) for r in regions]).intersection(box(*hf.extent))
+    assert sum(lot.area for lot in res.lots) == pytest.approx(ground.area, rel=1e-9)
+    for lot in res.lots:
+        shape = MultiPolygon([Polygon(p[0], p[1:]) for p in lot.footprint])
+        assert shape.is_valid and shape.area == pytest.approx(lot.area, rel=1e-6)

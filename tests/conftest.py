@@ -20,15 +20,27 @@ import os
 import shutil
 from pathlib import Path
 
-import houdini_scenes
 import numpy as np
 import pytest
-from terrace_testkit import (INTERLAKEN_TOWN, INTERLAKEN_VILLAGE, INTERLAKEN_VILLAGE_HOLE, REPO,
-                             SMALL_CELL, SMALL_ORIGIN, SMALL_SQUARE, CliResult, feature_collection,
-                             shared_path, small_heights, write_geotiff, write_json,
-                             write_npy)
 
+import houdini_scenes
 from terrace_foundation import Heightfield, Region
+from terrace_testkit import (
+    INTERLAKEN_TOWN,
+    INTERLAKEN_VILLAGE,
+    INTERLAKEN_VILLAGE_HOLE,
+    REPO,
+    SMALL_CELL,
+    SMALL_ORIGIN,
+    SMALL_SQUARE,
+    CliResult,
+    feature_collection,
+    shared_path,
+    small_heights,
+    write_geotiff,
+    write_json,
+    write_npy,
+)
 
 # --------------------------------------------------------------------------- hypothesis
 

@@ -8,12 +8,12 @@ import importlib.util
 import sys
 
 import pytest
-from terrace_testkit import REPO
 
 import terrace_foundation as tf
 from terrace_foundation.cli import build_parser
 from terrace_foundation.houdini.network import NATIVE, NUMPY
 from terrace_foundation.params import PARAMETERS, Parameter, TerraceParams
+from terrace_testkit import REPO
 
 
 def _sync_docs():

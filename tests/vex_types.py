@@ -43,6 +43,11 @@ VEX_FUNCTIONS: dict[str, tuple[frozenset, str, str]] = {
             "vector set(float, float, float) and the other vector/matrix forms"),
     "chf": (frozenset({"float"}), _DOCS + "chf.html", "float chf(string channel)"),
     "chi": (frozenset({"int"}), _DOCS + "chi.html", "int chi(string channel)"),
+    "chs": (frozenset({"string"}), _DOCS + "chs.html",
+            ("the string form of chf: the chf page (_DOCS + chf.html) says 'To get a string, "
+             "use chs'; the chs page itself was not in the docs store")),
+    "nprimitives": (frozenset({"int"}), _DOCS + "nprimitives.html",
+                    "int nprimitives(<geometry>geometry)"),
 }
 
 _TYPES = ("int", "float", "vector2", "vector4", "vector", "matrix2", "matrix3", "matrix",

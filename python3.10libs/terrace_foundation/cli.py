@@ -41,7 +41,8 @@ def _command(name: str, help: str):
 
 def params_parent() -> argparse.ArgumentParser:
     """Parent parser with one flag per method parameter, generated from the registry
-    (:data:`terrace_foundation.params.PARAMETERS`: flag, type, choices, help, range, default)."""
+    (:data:`terrace_foundation.params.PARAMETERS`: flag, type, choices, help, range, default).
+    """
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("method parameters")
     for info in PARAMETERS.values():
@@ -388,8 +389,14 @@ def _run(hf, regions, params: TerraceParams, args: argparse.Namespace, context,
 
 @_command("generate", "Terrace regions into a heightfield file.")
 def cmd_generate(args: argparse.Namespace) -> int:
-    from .io import (OutputContext, check_output_folder, check_regions_against,
-                     heightfield_format, read_heightfield, read_regions)
+    from .io import (
+        OutputContext,
+        check_output_folder,
+        check_regions_against,
+        heightfield_format,
+        read_heightfield,
+        read_regions,
+    )
     from .io.readers.geojson import check_metric_crs
 
     protect = [args.heightfield, args.regions]
@@ -456,7 +463,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 class Terminated(BaseException):
     """SIGTERM arrived (``timeout``, a scheduler, ``docker stop``): unwind like Ctrl-C, so the
-    temporary output folder is removed on the way out."""
+    temporary output folder is removed on the way out.
+    """
 
 
 @contextmanager

@@ -33,7 +33,8 @@ MAX_HEIGHT = 1e30
 
 def release_pages(a: np.ndarray) -> None:
     """Drop the resident pages of a memory-mapped array (they are read again when needed), so
-    a grid on disk does not fill memory as tiles read it; nothing for other arrays."""
+    a grid on disk does not fill memory as tiles read it; nothing for other arrays.
+    """
     mm = getattr(a, "_mmap", None)
     if mm is None and isinstance(getattr(a, "base", None), np.memmap):
         mm = getattr(a.base, "_mmap", None)

@@ -203,8 +203,7 @@ PARAMETERS: dict[str, Parameter] = {p.name: p for p in [
         "density: about area / Min Lot Size points per polygon, at most Scatter Count (a "
         "polygon smaller than Min Lot Size is one lot). fixed: Scatter Count points in every "
         "polygon whatever its size (the reference asset's behaviour).",
-        options=(("density", "By Density (area / Min Lot Size)"), ("fixed", "Fixed Count")),
-        native=False),
+        options=(("density", "By Density (area / Min Lot Size)"), ("fixed", "Fixed Count"))),
     Parameter(
         "relax_iterations", int, 2, "Relax Iterations",
         "Lloyd relaxation passes that spread the scattered points evenly (0 = none).",
@@ -240,7 +239,7 @@ PARAMETERS: dict[str, Parameter] = {p.name: p for p in [
         "says, so terraces meet the terrain in a visible slope on coarse grids "
         "(0 = Blur Radius alone).",
         unit="cells", minimum=0, ui_range=(0, 10.0), folder="heightfield",
-        presets=("reference",), native=False),
+        presets=("reference",)),
     Parameter(
         "preset", str, "reference", "Preset",
         "reference: the method as the reference asset does it (blurred, half-flat pads). "
@@ -379,7 +378,8 @@ def _default_text(p: Parameter) -> str:
 
 def markdown_table(front_end: str = "cli") -> str:
     """The parameter table of ``docs/cli.md`` (``"cli"``) or ``docs/houdini.md``
-    (``"houdini"``), generated from :data:`PARAMETERS`."""
+    (``"houdini"``), generated from :data:`PARAMETERS`.
+    """
     rows = []
     if front_end == "cli":
         rows.append("| flag | meaning | range | unit | default |")

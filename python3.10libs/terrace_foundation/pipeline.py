@@ -12,21 +12,28 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from .budget import check_budget
 from .errors import TerraceInputError, TerraceWarning
 from .geometry import polygon_area, widen_polygons
 from .heightfield import Heightfield, release_pages
 from .lot import Lot
 from .lots.footprint import lot_footprint, pieces_outline
 from .lots.fracture import decompose_region, intersect_pieces, rectangle, voronoi_cells
-from .budget import check_budget
 from .lots.overlap import resolve_overlaps
 from .lots.remesh import remesh_lots
 from .lots.scatter import region_rng, relax_points, scatter_points
 from .lots.subdivide import LotSet, subdivide_lots
 from .params import TerraceParams
+from .presets import Band
 from .presets.grading import balanced_pads, cell_pad_heights
-from .presets.limits import (GradeInfo, grade_limited, grading_figures, limit_pads,
-                             lot_pair_steps, step_walls)
+from .presets.limits import (
+    GradeInfo,
+    grade_limited,
+    grading_figures,
+    limit_pads,
+    lot_pair_steps,
+    step_walls,
+)
 from .presets.walls import find_walls, grid_steps, outline_walls, touching_lots
 from .region import Region, ring_area, simplify_region
 from .report import _num, build_report, lot_extras, lot_statistics
@@ -36,8 +43,15 @@ from .terrain.heights import pad_heights, slice_heights, vertex_degrees
 from .terrain.kernels import lot_adjacency, neighbour_pairs, slope_tangent
 from .terrain.project import rasterize_triangles
 from .terrain.tiles import halo_cells, plan_tiles
-from .tiling import (CREATED_SLOPE_LIMIT, CREATED_SLOPE_MARGIN, ArraySink, ArraySource,
-                     ReferenceJob, TeeSink, run_tiles)
+from .tiling import (
+    CREATED_SLOPE_LIMIT,
+    CREATED_SLOPE_MARGIN,
+    ArraySink,
+    ArraySource,
+    ReferenceJob,
+    TeeSink,
+    run_tiles,
+)
 
 __all__ = ["generate", "as_regions", "fracture_region"]
 
@@ -467,7 +481,8 @@ def _tile_window_cells(shape, tile_size, p, cell_size) -> int:
 
 def _source(heights, scheduler):
     """Where tiles read the terrain: the array, or (for Dask workers) the ``.npy`` file a
-    memory-mapped grid comes from, so workers read their own windows."""
+    memory-mapped grid comes from, so workers read their own windows.
+    """
     name = getattr(heights, "filename", None)
     if scheduler is not None and isinstance(heights, np.memmap) and str(name).endswith(".npy"):
         from .io.windows import NpySource
@@ -596,7 +611,7 @@ def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_
     else:
         band_w = band[win] > 0
         # wings are walls and the fade beyond a broken limit is reported on its own
-        wing_w = (band[win] == 2) | (band[win] == 3)
+        wing_w = (band[win] == Band.WING) | (band[win] == Band.FADE)
     slopes = (slope_tangent(before, hf.cell_size), slope_tangent(after, hf.cell_size))
     stats = lot_statistics(before, after, mask, hf.cell_size, n_lots, slopes)
     # embankment slopes are measured off the wings (a wing is a wall, reported as such)
@@ -639,7 +654,7 @@ def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_
             before, after, mask, band_w, ginfo["lot_embankment"][win],
             ginfo["nearest_lot"][win], ginfo["embankment_height"][win], hf.cell_size,
             p.max_step, p.max_slope, n_lots)
-        more["limit_breach_cells"] = int((band[win] == 3).sum())
+        more["limit_breach_cells"] = int((band[win] == Band.FADE).sum())
         more["lots_pad_moved"] = int(gflags["pad_moved"].sum())
         more["lots_limit_conflict"] = int(gflags["limit_conflict"].sum())
         more["pad_share"] = float(ginfo["pad_cells"][win].sum() / max(lots_in.sum(), 1))

@@ -11,8 +11,16 @@ import json
 import numpy as np
 import pytest
 
-from terrace_testkit import (SMALL_CELL, SMALL_ORIGIN, SMALL_SQUARE, feature_collection,
-                             small_heights, write_geotiff, write_json, write_npy)
+from terrace_testkit import (
+    SMALL_CELL,
+    SMALL_ORIGIN,
+    SMALL_SQUARE,
+    feature_collection,
+    small_heights,
+    write_geotiff,
+    write_json,
+    write_npy,
+)
 
 PREFIX = "terrace-foundation: error: "
 

@@ -13,11 +13,9 @@ import sys
 
 import numpy as np
 import pytest
-from terrace_testkit import needs
-
-from terrace_testkit import LIB, REPO
 
 from terrace_foundation import PARAMETERS, TerraceParams, __version__
+from terrace_testkit import LIB, REPO, needs
 
 OUTPUTS_TIF = {"terrace_heightfield.tif", "terrace_slices.geojson", "terrace_slices.obj",
                "report.json", "preview.png", "preview.html"}

@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pytest
-from terrace_testkit import needs
 
-from terrace_testkit import small_heights
+from terrace_testkit import needs, small_heights
 
 FAST = ["--remesh-size", "20", "--quiet"]
 

@@ -9,15 +9,20 @@ in ``tests/lots``, ``tests/terrain``, ``tests/fuzz`` and ``tests/houdini``.
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from terrace_testkit import (SMALL_CELL, SMALL_ORIGIN, SMALL_SQUARE, feature_collection,
-                             small_heights, write_json, write_npy)
+from terrace_testkit import (
+    SMALL_CELL,
+    SMALL_ORIGIN,
+    SMALL_SQUARE,
+    feature_collection,
+    small_heights,
+    write_json,
+    write_npy,
+)
 
 ERROR = "terrace-foundation: error: "
 WARNING = "terrace-foundation: warning: "

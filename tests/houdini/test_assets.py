@@ -21,10 +21,10 @@ from houdini_scenes import HYTHON_ONLY
 hou = pytest.importorskip("hou", reason=HYTHON_ONLY)   # Houdini is never installed by CI
 
 from terrace_foundation import generate
-from terrace_foundation.terrain.blend import blur_radius_used
 from terrace_foundation.houdini import sop
 from terrace_foundation.houdini.build import validate_network
 from terrace_foundation.houdini.network import NATIVE, NUMPY
+from terrace_foundation.terrain.blend import blur_radius_used
 
 #: The numpy asset runs the engine itself: only float32 voxel storage separates them.
 NUMPY_MAX_M = 1e-3

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
-from terrace_testkit import needs
-
-from terrace_testkit import REPO as ROOT
 
 from terrace_foundation import Heightfield, TerraceInputError
 from terrace_foundation.houdini.convert import (
-    VolumeFrame, frame_for_heightfield, heightfield_from_voxels, houdini_from_world,
-    voxels_from_heights, world_from_houdini,
+    VolumeFrame,
+    frame_for_heightfield,
+    heightfield_from_voxels,
+    houdini_from_world,
+    voxels_from_heights,
+    world_from_houdini,
 )
+from terrace_testkit import needs
 
 
 def _voxel_centres(frame: VolumeFrame) -> np.ndarray:
@@ -89,11 +88,11 @@ def test_world_houdini_axes():
 # World heights (defect 7) and local coordinates (issue 15, defect 17)
 # --------------------------------------------------------------------------------------------
 
-from shapely.geometry import Point, Polygon
-
 from terrace_foundation import Region, TerraceError, generate
 from terrace_foundation.houdini.convert import (
-    ring_from_points, slice_points, walls_to_world,
+    ring_from_points,
+    slice_points,
+    walls_to_world,
 )
 from terrace_foundation.houdini.cookerror import one_line
 

@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import json
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
-from terrace_testkit import REPO as ROOT
-from terrace_testkit import shared_path
-
 from terrace_foundation import PARAMETERS, TerraceParams
 from terrace_foundation.houdini.network import (
-    ASSETS, NATIVE, NUMPY, SLICES_GROUP, TARGET_HOUDINI, Expr, Indirect, Src, parm_kind,
+    ASSETS,
+    NATIVE,
+    NUMPY,
+    SLICES_GROUP,
+    TARGET_HOUDINI,
+    Expr,
+    Indirect,
+    Src,
+    parm_kind,
 )
+from terrace_testkit import REPO as ROOT
+from terrace_testkit import shared_path
 
 #: Node types the shared catalog lacks, read from the same Labs mirror (sources inside).
 ADDITIONS_PATH = ROOT / "tests" / "data" / "node_catalog_additions.json"
@@ -266,7 +271,7 @@ def test_both_assets_share_the_interface():
 def _references(node) -> set:
     text = " ".join(v.expr for v in node.parms.values() if isinstance(v, Expr))
     text += " ".join(str(v) for v in node.parms.values() if isinstance(v, str))
-    return set(re.findall(r'ch[fi]?\("\.\./(\w+)"\)', text))
+    return set(re.findall(r'ch[fis]?\("\.\./(\w+)"\)', text))
 
 
 def test_every_parameter_is_used_and_every_reference_resolves():
@@ -300,7 +305,8 @@ def test_wiring_is_a_dag_with_both_inputs_and_two_unique_outputs(asset):
 
 def test_native_network_follows_the_method():
     n = NATIVE.node
-    assert n("scatter").parms["npts"].expr == 'ch("../scatter_count")'
+    assert n("scatter").parms["npts"].expr == \
+        'detail("../region_scatter_count", "scatter_npts", 0)'
     assert n("voronoifracture").inputs == (Src("foreach_region_begin"), Src("scatter"))
     lots = n("lot_subdivision").parms
     assert lots["min_lot_size"].expr == 'ch("../min_lot_size")'
@@ -322,7 +328,7 @@ def test_native_network_follows_the_method():
     hf = [x.type for x in NATIVE.nodes if x.type.startswith("heightfield_")]
     assert hf == ["heightfield_project", "heightfield_layer", "heightfield_blur",
                   "heightfield_layer", "heightfield_layer", "heightfield_project"]
-    assert n("blur_difference").parms["radius"].expr == 'ch("../blur_radius")'
+    assert 'ch("../blur_radius")' in n("blur_difference").parms["radius"].expr
     assert n("OUT_HEIGHTFIELD").inputs == (Src("project_mask"),)
 
 
@@ -333,3 +339,73 @@ def test_every_stage_has_a_named_network_box():
             assert node.netbox is None or node.netbox in boxes
         assert all(b.comment for b in asset.netboxes)
         assert "@parameters" in asset.help and asset.type_name in asset.help
+
+
+def _eval_hscript(expr: str, parms: dict, x_size: float, x_res: int) -> float:
+    """Evaluate the few hscript functions the blur radius uses, in Python (no Houdini)."""
+    env = {"ch": lambda path: parms[path.removeprefix("../")],
+           "bbox": lambda node, axis: {"D_XSIZE": x_size}[axis],
+           "volumeres": lambda node, prim, axis: [x_res][axis],
+           "_if": lambda c, a, b: a if c else b, "max": max, "D_XSIZE": "D_XSIZE"}
+    return eval(expr.replace("if(", "_if("), {"__builtins__": {}}, env)
+
+
+@pytest.mark.parametrize("blur,cells,cell_size", [
+    (10.0, 3.0, 1.0), (10.0, 3.0, 5.0), (0.0, 3.0, 5.0), (2.0, 0.0, 30.0), (4.0, 2.5, 2.0)])
+def test_native_blur_radius_is_the_engines(blur, cells, cell_size):
+    """Issue 10: HeightField Blur's radius (world units) is max(blur_radius, min_blur_cells *
+    cell size), 0 when blur_radius is 0, exactly as the engine's blur_radius_used()."""
+    from terrace_foundation.terrain.blend import blur_radius_used
+
+    radius = NATIVE.node("blur_difference").parms["radius"]
+    assert radius.value == TerraceParams().blur_radius
+    x_res = 64
+    got = _eval_hscript(radius.expr, {"blur_radius": blur, "min_blur_cells": cells},
+                        cell_size * x_res, x_res)
+    assert got == pytest.approx(blur_radius_used(blur, cell_size, cells))
+    assert NATIVE.node("blur_difference").inputs == (Src("difference"),)
+
+
+def test_native_scatter_count_follows_the_engines_density_rule():
+    """Issue 10: each region's Scatter total comes from a detail wrangle on that region,
+    round(area / min_lot_size) clamped to [1, scatter_count] (density) or scatter_count (fixed),
+    as pipeline.scatter_count(); scatter_mode and min_blur_cells are on the native asset."""
+    n = NATIVE.node
+    count = n("region_scatter_count")
+    assert (count.type, count.parms["class"]) == ("attribwrangle", "detail")
+    assert count.inputs == (Src("foreach_region_begin"),)
+    assert n("scatter").inputs == (Src("region_scatter_count"),)
+    # Voronoi still fractures the region itself, not the wrangle's output.
+    assert n("voronoifracture").inputs == (Src("foreach_region_begin"), Src("scatter"))
+    scatter = n("scatter").parms
+    assert scatter["generateby"] == "bydensity" and scatter["forcetotal"] is True
+    assert scatter["npts"].value == TerraceParams().scatter_count
+    vex = " ".join(count.parms["snippet"].split())
+    for piece in ('primintrinsic(0, "measuredarea", i)', "i < nprimitives(0)",
+                  'int most = chi("../scatter_count")',
+                  'int n = max(1, int(area / chf("../min_lot_size") + 0.5))',
+                  "int count = n > most ? most : n",
+                  'if (chs("../scatter_mode") == "fixed") count = most',
+                  "i@scatter_npts = count"):
+        assert piece in vex, piece
+    names = {p.name for p in NATIVE.parms}
+    assert {"scatter_mode", "min_blur_cells"} <= names
+    assert PARAMETERS["scatter_mode"].native and PARAMETERS["min_blur_cells"].native
+    mode = next(p for p in NATIVE.parms if p.name == "scatter_mode")
+    assert mode.default == "density" and [t for t, _ in mode.menu] == ["density", "fixed"]
+
+
+@pytest.mark.parametrize("area,mode,expected", [
+    (0.0, "density", 1), (3400.0, "density", 1), (3600.0, "density", 1),
+    (10600.0, "density", 2), (1e9, "density", 50), (1e9, "fixed", 50), (10.0, "fixed", 50)])
+def test_scatter_count_snippet_matches_pipeline(area, mode, expected):
+    """The wrangle's arithmetic, transcribed line by line into Python, against the engine."""
+    from terrace_foundation.pipeline import scatter_count
+
+    p = TerraceParams(scatter_mode=mode)
+    most = p.scatter_count
+    n = max(1, int(area / p.min_lot_size + 0.5))
+    count = most if n > most else n   # noqa: FURB136 (the VEX ternary, as written)
+    if mode == "fixed":
+        count = most
+    assert count == scatter_count(area, p) == expected

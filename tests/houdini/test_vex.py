@@ -9,9 +9,9 @@ would fail to compile in the wrangle.
 from __future__ import annotations
 
 import pytest
-from vex_types import ANY, VEX_FUNCTIONS, check_snippet
 
 from terrace_foundation.houdini.network import ASSETS
+from vex_types import ANY, VEX_FUNCTIONS, check_snippet
 
 
 def _wrangles():

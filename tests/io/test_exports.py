@@ -11,17 +11,20 @@ import json
 
 import numpy as np
 import pytest
-from terrace_testkit import needs
-
-from terrace_testkit import SMALL_CELL, SMALL_ORIGIN, SMALL_SQUARE
 
 from terrace_foundation import Heightfield, Region, generate
 from terrace_foundation.io import OutputContext, write_outputs
-from terrace_foundation.io.exports._grid16 import (UNITY_SIZES, UNREAL_SIZES, resample_corners,
-                                           unity_size_for, unreal_sizes_for)
-from terrace_foundation.io.exports.unreal import unreal_z_mapping, write_unreal_landscape
-from terrace_foundation.io.exports.unity import write_unity_terrain
 from terrace_foundation.io.exports import export_summaries
+from terrace_foundation.io.exports._grid16 import (
+    UNITY_SIZES,
+    UNREAL_SIZES,
+    resample_corners,
+    unity_size_for,
+    unreal_sizes_for,
+)
+from terrace_foundation.io.exports.unity import write_unity_terrain
+from terrace_foundation.io.exports.unreal import unreal_z_mapping, write_unreal_landscape
+from terrace_testkit import SMALL_CELL, SMALL_ORIGIN, SMALL_SQUARE, needs
 
 
 def asymmetric_heights(rows: int = 40, cols: int = 50) -> np.ndarray:

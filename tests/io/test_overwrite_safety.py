@@ -107,3 +107,17 @@ def test_demo_output_can_be_overwritten(cli, tmp_path):
     out = tmp_path / "demo"
     assert cli("demo", "--out", out, "-q").code == 0
     assert cli("demo", "--out", out, "-q", "--overwrite").code == 0
+
+
+def test_overwrite_replaces_our_output_with_a_large_report(cli, tmp_path, small_npy,
+                                                           small_regions):
+    """A report.json of many lots (over 16 MB) is still read whole and recognised as ours."""
+    out = tmp_path / "out"
+    assert cli("generate", small_npy, small_regions, "--out", out, "-q").code == 0
+    report = out / "report.json"
+    doc = json.loads(report.read_text())
+    doc["padding"] = "x" * (17 * 1024 * 1024)   # stands in for the rows of 48 000 lots
+    report.write_text(json.dumps(doc))
+    res = cli("generate", small_npy, small_regions, "--out", out, "--overwrite", "-q")
+    assert res.code == 0, res.err
+    assert "padding" not in json.loads(report.read_text())

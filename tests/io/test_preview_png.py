@@ -6,11 +6,22 @@ import numpy as np
 import pytest
 
 from terrace_foundation import Lot
-from terrace_foundation.io.writers.preview_png import (DIVERGING, MAX_CROP, OUTLINE_ALPHA, WALL,
-                                                       change_scale, crop_panels, diverging,
-                                                       footprint_pixels, hillshade, lot_edges,
-                                                       outline_pixels, preview_image,
-                                                       town_windows, write_preview)
+from terrace_foundation.io.writers.preview_png import (
+    DIVERGING,
+    MAX_CROP,
+    OUTLINE_ALPHA,
+    WALL,
+    change_scale,
+    crop_panels,
+    diverging,
+    footprint_pixels,
+    hillshade,
+    lot_edges,
+    outline_pixels,
+    preview_image,
+    town_windows,
+    write_preview,
+)
 
 
 def square_lot(lot_id, x0, y0, size, h, region_id=0):

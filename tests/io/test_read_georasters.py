@@ -12,13 +12,16 @@ import json
 
 import numpy as np
 import pytest
-from terrace_testkit import needs
-
-from terrace_testkit import SMALL_CELL, SMALL_ORIGIN, small_heights, write_geotiff, write_npy
 
 from terrace_foundation import Heightfield, TerraceInputError
-from terrace_foundation.io import (heightfield_format, read_heightfield, sidecar_path,
-                                   write_geotiff_heightfield, write_npy_heightfield)
+from terrace_foundation.io import (
+    heightfield_format,
+    read_heightfield,
+    sidecar_path,
+    write_geotiff_heightfield,
+    write_npy_heightfield,
+)
+from terrace_testkit import SMALL_CELL, SMALL_ORIGIN, needs, small_heights, write_geotiff, write_npy
 
 
 def test_read_real_sidecar(interlaken_npy, interlaken_sidecar):

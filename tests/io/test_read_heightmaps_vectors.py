@@ -11,14 +11,12 @@ import json
 
 import numpy as np
 import pytest
-from terrace_testkit import needs
-
-from terrace_testkit import write_json
 
 from terrace_foundation import Heightfield, TerraceInputError
 from terrace_foundation.io.exports.unreal import write_unreal_landscape
 from terrace_foundation.io.readers.heightmaps import read_heightfield
 from terrace_foundation.io.readers.vectors import read_regions
+from terrace_testkit import needs, write_json
 
 
 def ramp_u16(rows: int = 9, cols: int = 9) -> np.ndarray:

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from terrace_testkit import needs
-
-from terrace_testkit import SMALL_SQUARE, feature_collection, write_json
 
 from terrace_foundation import Heightfield, TerraceInputError
 from terrace_foundation.io import check_regions_against, read_regions, write_regions_geojson
 from terrace_foundation.region import ring_area
+from terrace_testkit import SMALL_SQUARE, feature_collection, needs, write_json
 
 SQ = SMALL_SQUARE
 SQ2 = [[1320.0, 2100.0], [1400.0, 2100.0], [1400.0, 2200.0], [1320.0, 2200.0]]

@@ -13,13 +13,20 @@ import warnings
 
 import numpy as np
 import pytest
-from terrace_testkit import (SMALL_CELL, SMALL_ORIGIN, feature_collection, needs, small_heights,
-                             write_json, write_npy)
 
 import terrace_foundation as tf
 from terrace_foundation.errors import TerraceError, TerraceInputError, TerraceWarning
 from terrace_foundation.io import read_regions
-from terrace_foundation.io.readers.repair import regions_from_polygons, repair_polygon
+from terrace_foundation.io.readers.repair import regions_from_polygons
+from terrace_testkit import (
+    SMALL_CELL,
+    SMALL_ORIGIN,
+    feature_collection,
+    needs,
+    small_heights,
+    write_json,
+    write_npy,
+)
 
 shapely = needs("shapely")
 hypothesis = needs("hypothesis")

@@ -8,13 +8,11 @@ import json
 
 import numpy as np
 import pytest
-from terrace_testkit import needs
 
 import terrace_foundation as tf
-from terrace_foundation import Heightfield
+from terrace_foundation import Heightfield, Region
 from terrace_foundation.terrain.tiles import plan_tiles
-
-from terrace_foundation import Region
+from terrace_testkit import needs
 
 
 # the same synthetic case as tests/terrain/test_tiles.py

@@ -21,12 +21,11 @@ import zlib
 import numpy as np
 import pytest
 
-from terrace_testkit import ARTIFACTS, needs, needs_program
-
 from terrace_foundation import Heightfield, TerraceParams, TerraceResult, generate
 from terrace_foundation.demo import demo_inputs
 from terrace_foundation.io import OutputContext, write_outputs
 from terrace_foundation.io.writers.viewer_html import SIZE_BUDGET_MB, viewer_data, viewer_html
+from terrace_testkit import ARTIFACTS, needs, needs_program
 
 
 def unpack(text: str, dtype) -> np.ndarray:

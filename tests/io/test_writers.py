@@ -6,12 +6,19 @@ import json
 
 import numpy as np
 import pytest
-from terrace_testkit import needs
 
 from terrace_foundation import Heightfield, Lot, TerraceParams, TerraceResult
-from terrace_foundation.io import (WRITERS, OutputContext, output_folder, register_writer,
-                                   write_outputs, write_slices_geojson, write_slices_obj)
+from terrace_foundation.io import (
+    WRITERS,
+    OutputContext,
+    output_folder,
+    register_writer,
+    write_outputs,
+    write_slices_geojson,
+    write_slices_obj,
+)
 from terrace_foundation.io.writers.report_json import to_json_value, write_report
+from terrace_testkit import needs
 
 
 def square_lot(lot_id, x0, y0, size, h, region_id=0):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from terrace_testkit import flower_region, mountain, needs
 
 shapely = needs("shapely")

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from terrace_testkit import needs
 
 shapely = needs("shapely")
 from shapely.geometry import MultiPolygon, Polygon
 
 import terrace_foundation as tf
-from terrace_foundation.lots.fracture import decompose_region, voronoi_cells
 from terrace_foundation.geometry import clip_halfplane, polygon_area
-from terrace_foundation.pipeline import fracture_region
+from terrace_foundation.lots.fracture import decompose_region, voronoi_cells
 from terrace_foundation.lots.scatter import region_rng, scatter_points
-
 from terrace_testkit import flower_region, mountain
 
 

@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
+
 from terrace_testkit import needs
 
 Polygon = needs("shapely.geometry").Polygon
@@ -19,8 +20,13 @@ Polygon = needs("shapely.geometry").Polygon
 from terrace_foundation import generate
 from terrace_foundation.errors import TerraceInputError
 from terrace_foundation.heightfield import Heightfield
-from terrace_foundation.region import (Region, crossing_edges, nest_rings, overlapping_boxes,
-                                       simplify_region)
+from terrace_foundation.region import (
+    Region,
+    crossing_edges,
+    nest_rings,
+    overlapping_boxes,
+    simplify_region,
+)
 
 
 def circle(n, r=100.0, cx=250.0, cy=250.0):

@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+
 from terrace_testkit import needs
 
 _geometry = needs("shapely.geometry")
@@ -85,3 +86,19 @@ def test_difference_with_a_hole_is_valid():
     poly = Polygon(out[1].exterior, out[1].holes)
     assert poly.is_valid and poly.area == pytest.approx(10000 - 400)
     assert "loses 400" in notes[0]
+
+
+@pytest.mark.parametrize("cell, base", [(0.3, 100.0), (1.0, 960.0), (0.3, 960.0)])
+def test_a_tiny_region_across_an_earlier_one_keeps_its_part(cell, base):
+    """Found by the long campaign: a square 1e-3 of a cell across an earlier region's edge was
+    dropped whole (the part left was compared with 1e-12 * coordinate² instead of what
+    rounding can make); the kept part must be its area minus the overlap (shapely)."""
+    a = Region.from_rings(sq(base, base, 5 * cell), region_id=0)
+    s = 1e-3 * cell
+    b = Region.from_rings(sq(base + 5 * cell - 0.5 * s, base + cell, s), region_id=1)
+    out, notes = resolve_overlaps([a, b])
+    want = Polygon(b.exterior).difference(Polygon(a.exterior)).area
+    assert [r.region_id for r in out] == [0, 1] and len(notes) == 1
+    assert out[1].area == pytest.approx(want, rel=1e-9)
+    assert sum(r.area for r in out) == pytest.approx(
+        unary_union([Polygon(a.exterior), Polygon(b.exterior)]).area, rel=1e-9)

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from terrace_testkit import flower_region, mountain, needs, real_dem
 
 import terrace_foundation as tf
 from terrace_foundation.demo import town_outline
 from terrace_foundation.presets.grading import balanced_pads, cell_pad_heights
-from terrace_foundation.report import inner_cells
 from terrace_foundation.terrain.kernels import cone_envelope
+from terrace_testkit import flower_region, mountain, needs, real_dem
 
 #: The default embankment limit (degrees), which these runs use.
 MAX_SLOPE = tf.PARAMETERS["max_slope"].default

@@ -10,12 +10,15 @@ import json
 import numpy as np
 import pytest
 
-from terrace_testkit import write_json
-
 from terrace_foundation import PARAMETERS, TerraceParams
-from terrace_foundation.io.summary import (PAD_RANGE_LIMIT, WALL_ENGINEERING_HEIGHT,
-                                           limit_breaches, region_rows)
+from terrace_foundation.io.summary import (
+    PAD_RANGE_LIMIT,
+    WALL_ENGINEERING_HEIGHT,
+    limit_breaches,
+    region_rows,
+)
 from terrace_foundation.io.writers.walls_geojson import walls_feature_collection
+from terrace_testkit import write_json
 
 FAST = ["--remesh-size", "20"]
 

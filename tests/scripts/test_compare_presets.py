@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 import pytest
+
 from terrace_testkit import REPO
 
 SCRIPT = REPO / "scripts" / "compare_presets.py"

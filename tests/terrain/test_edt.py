@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from terrace_testkit import needs
 
 ndimage = needs("scipy.ndimage")

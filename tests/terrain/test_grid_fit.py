@@ -11,13 +11,11 @@ import warnings
 
 import numpy as np
 import pytest
-from terrace_testkit import needs
 
 import terrace_foundation as tf
-from terrace_foundation.terrain.blend import blur_halfwidth, blur_radius_used, blur_reach, box_blur
 from terrace_foundation.errors import TerraceWarning
-
-from terrace_testkit import flower_region, mountain
+from terrace_foundation.terrain.blend import blur_halfwidth, blur_radius_used, blur_reach, box_blur
+from terrace_testkit import flower_region, mountain, needs
 
 ndimage = needs("scipy.ndimage")
 

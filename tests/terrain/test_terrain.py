@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from terrace_testkit import needs
 
 import terrace_foundation as tf
 from terrace_foundation.terrain.blend import blur_halfwidth, blur_reach, box_blur
 from terrace_foundation.terrain.heights import pad_heights, slice_heights, vertex_degrees
-
-from terrace_testkit import flower_region, mountain
+from terrace_testkit import flower_region, mountain, needs
 
 ndimage = needs("scipy.ndimage")
 sparse = needs("scipy.sparse")

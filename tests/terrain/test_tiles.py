@@ -11,8 +11,7 @@ import pytest
 import terrace_foundation as tf
 from terrace_foundation import Heightfield, Region
 from terrace_foundation.terrain.blend import box_blur
-from terrace_foundation.terrain.tiles import (CHUNK, PartialSums, box_dilate, plan_tiles,
-                                              window_sums)
+from terrace_foundation.terrain.tiles import CHUNK, PartialSums, box_dilate, plan_tiles, window_sums
 
 
 def _terrain(rows: int, cols: int, cell: float = 2.0) -> Heightfield:

@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+
 from terrace_testkit import needs
 
 shapely_geometry = needs("shapely.geometry")

@@ -215,13 +215,15 @@ BLUR_ITERATIONS = 1000
 
 def parm_kind(name: str) -> str:
     """How the Python SOP reads the engine parameter ``name``: ``"int"``, ``"float"`` or
-    ``"str"`` (a menu token)."""
+    ``"str"`` (a menu token).
+    """
     return {int: "int", float: "float", str: "str"}[PARAMETERS[name].kind]
 
 
 def _engine_parm(info: Parameter, native: bool) -> ParmSpec:
     """The asset parameter of one registry entry: label, help, default, type, folder, slider
-    range and locks, menu, and (numpy asset) greyed out under the presets it does not serve."""
+    range and locks, menu, and (numpy asset) greyed out under the presets it does not serve.
+    """
     only = info.only_for()
     disable = f"{{ preset != {only} }}" if only is not None and not native else ""
     folder = "fd_" + info.folder
@@ -249,7 +251,8 @@ def _blur_iterations(native: bool) -> ParmSpec:
 
 def _parms(native: bool) -> tuple:
     """The asset's parameters: the registry's, folder by folder (the native asset only those
-    it implements), with Blur Iterations after the last Terrace Slices parameter before it."""
+    it implements), with Blur Iterations after the last Terrace Slices parameter before it.
+    """
     out = []
     for folder in FOLDERS + (GRADING_FOLDER,):
         for info in PARAMETERS.values():
@@ -285,6 +288,22 @@ VEX_STAMP_REGION = """\
 // Lot Subdivision builds its cuts with addprim() and deletes the originals, so new lots carry
 // default attribute values: stamp this loop's region (input 1 is the region piece) again.
 i@region_id = prim(1, "region_id", 0);
+"""
+
+VEX_SCATTER_COUNT = """\
+// Points to scatter in this region, as the engine's pipeline.scatter_count(): density mode
+// round(area / min_lot_size), at least 1 and at most scatter_count (area/min_lot_size >= 0, so
+// int(x + 0.5) is the engine's floor(x + 0.5)); fixed mode scatter_count. The area is the
+// region's after the clip to the heightfield (the engine counts on the grid too).
+float area = 0.0;
+for (int i = 0; i < nprimitives(0); i++)
+    area += primintrinsic(0, "measuredarea", i);
+int most = chi("../scatter_count");
+int n = max(1, int(area / chf("../min_lot_size") + 0.5));
+int count = n > most ? most : n;
+if (chs("../scatter_mode") == "fixed")
+    count = most;
+i@scatter_npts = count;
 """
 
 VEX_LOT_ATTRIBUTES = """\
@@ -393,6 +412,24 @@ def _clip(name: str, src: str, axis: str, keep: str, position: tuple) -> NodeSpe
                     (Src(src),), position, _BOX_REGIONS)
 
 
+#: Scatter's total per region: the count the detail wrangle ``region_scatter_count`` wrote.
+#: Its value with the defaults depends on the region; the stored value is the most.
+_SCATTER_NPTS = Expr('detail("../region_scatter_count", "scatter_npts", 0)',
+                     float(_DEFAULTS.scatter_count))
+
+#: The blend blur radius, world units, as the engine's terrain.blend.blur_radius_used():
+#: max(blur_radius, min_blur_cells * cell size), and 0 (off) when blur_radius is 0. The cell
+#: size is the heightfield's X extent (bbox D_XSIZE) over its X resolution (hscript
+#: volumeres(node, prim, 0), sidefx.com/docs/houdini/expressions/volumeres.html; every layer
+#: of a heightfield shares one grid, so primitive 0 serves). hscript if() and max():
+#: sidefx.com/docs/houdini/expressions/ (the function index). The stored value is the
+#: default blur_radius (the cell size is known only when the asset cooks).
+_BLUR_RADIUS = Expr(
+    'if(ch("../blur_radius") > 0, max(ch("../blur_radius"), ch("../min_blur_cells") * '
+    'bbox("../IN_HEIGHTFIELD", D_XSIZE) / max(1, volumeres("../IN_HEIGHTFIELD", 0, 0))), 0)',
+    float(_DEFAULTS.blur_radius))
+
+
 # Layout: the slices column runs down x = 0, the heightfield column at x = 6 (y grows upward in
 # the network editor, so stages go down in negative y).
 _NATIVE_NODES = (
@@ -414,13 +451,20 @@ _NATIVE_NODES = (
     NodeSpec("foreach_region_begin", "block_begin",
              {"method": "piece", "blockpath": "../foreach_region_end"},
              (Src("clip_south"),), (0.0, -8.0), _BOX_LOTS, color=(0.75, 0.4, 0.0)),
+    # Issue 10: the engine scatters by density. The detail wrangle writes this region's count
+    # (VEX_SCATTER_COUNT) and Scatter reads it as its exact total: Scatter 2.0 "bydensity" with
+    # Force Total Count (forcetotal) uses npts as the total (SOP_Scatter-2.0.proto.h, HDK:
+    # sidefx.com/docs/hdk/_s_o_p___scatter-2_80_8proto_8h_source.html); hscript detail(node,
+    # attrib, index) reads a detail attribute (sidefx.com/docs/houdini/expressions/detail.html).
+    _wrangle("region_scatter_count", VEX_SCATTER_COUNT, "detail", (Src("foreach_region_begin"),),
+             (2.0, -8.5), _BOX_LOTS),
     NodeSpec("scatter", "scatter::2.0", {
-        "generateby": "bydensity", "forcetotal": True, "npts": _ch("scatter_count"),
+        "generateby": "bydensity", "forcetotal": True, "npts": _SCATTER_NPTS,
         "seed": _ch("seed"),
         "relaxpoints": Expr('ch("../relax_iterations") > 0',
                             float(_DEFAULTS.relax_iterations > 0)),
         "relaxiterations": _ch("relax_iterations"),
-    }, (Src("foreach_region_begin"),), (2.0, -9.0), _BOX_LOTS),
+    }, (Src("region_scatter_count"),), (2.0, -9.5), _BOX_LOTS),
     NodeSpec("voronoifracture", "voronoifracture", {"createinside": False},
              (Src("foreach_region_begin"), Src("scatter")), (0.0, -10.0), _BOX_LOTS),
     # Lot Subdivision runs per region (inside the loop), as the engine splits each region's
@@ -479,8 +523,12 @@ _NATIVE_NODES = (
     NodeSpec("difference", "heightfield_layer", {
         "mode": "add", "layer": "height", "base_scale": -1.0, "layer_scale": 1.0,
     }, (Src("IN_HEIGHTFIELD"), Src("project_slices")), (6.0, -24.5), _BOX_HF),
+    # Issue 10: the engine blurs with max(blur_radius, min_blur_cells * cell size), 0 = off.
+    # HeightField Blur's Radius is in metres (world units), not voxels
+    # (sidefx.com/docs/houdini/nodes/sop/heightfield_blur.html), so the cell size is the
+    # heightfield's X extent over its X resolution (_BLUR_RADIUS).
     NodeSpec("blur_difference", "heightfield_blur", {
-        "layer": "height", "method": "blur", "radius": _ch("blur_radius"),
+        "layer": "height", "method": "blur", "radius": _BLUR_RADIUS,
     }, (Src("difference"),), (6.0, -25.5), _BOX_HF),
     NodeSpec("add_difference", "heightfield_layer", {
         "mode": "add", "layer": "height", "base_scale": 1.0, "layer_scale": 1.0,
@@ -572,13 +620,18 @@ def _help(title: str, internal: str, summary: str, overview: str, parms: tuple,
 #: What the native network shares with the numpy engine and what it cannot (defect 6 of issue
 #: 9); tests/houdini/test_assets.py compares exactly the shared statistics.
 NATIVE_VS_ENGINE = (
-    "What is the same as the numpy engine: the method, its parameters and defaults, and the "
-    "statistics of the result, within the tolerances tests/houdini states: the total lot area (the regions clipped to the heightfield), "
+    "What is the same as the numpy engine: the method, its parameters and defaults (scatter "
+    "by density: round(area / Min Lot Size) points per region, at least 1 and at most Scatter "
+    "Count, or Scatter Count in Fixed mode; blend blur radius max(Blur Radius, Min Blur Cells "
+    "x cell size), off when Blur Radius is 0), and the statistics of the result, within the "
+    "tolerances tests/houdini states: the total lot area (the regions clipped to the "
+    "heightfield), "
     "the distribution of pad heights, the number of cells that change, and heights beyond the "
     "blend reach, which are the input's bit for bit. What is not: the individual lots. "
     "Houdini's Scatter and Labs' Lot Subdivision cuts are not the engine's seeded PCG64 points "
     "and oriented-box cuts, so lot outlines, lot counts and per-cell heights differ for the "
-    "same seed. For the engine's own lots use Terrace Foundation (numpy).")
+    "same seed, and HeightField Blur's Gaussian blur is not the engine's three box passes of "
+    "the same radius. For the engine's own lots use Terrace Foundation (numpy).")
 
 _NATIVE_PARMS = _parms(native=True)
 _NUMPY_PARMS = _parms(native=False)
@@ -593,11 +646,11 @@ NATIVE = AssetSpec(
         "Terrace Foundation", "terrace::terrace_foundation::1.0",
         "Cuts range polygons into lots and terraces a heightfield under them.",
         "Flattens the range polygons onto the map and clips them to the heightfield, scatters "
-        "seeded points in each region and Voronoi-fractures it, splits pieces larger than the "
+        "seeded points in each region (by density, as the engine) and Voronoi-fractures it, splits pieces larger than the "
         "minimum lot size (Labs Lot Subdivision), remeshes every lot and drapes it on the "
         "terrain, and moves each vertex to `lerp(max(avg, h), avg, blend)` where `avg` is the "
         "lot's average height. The slices are projected into the heightfield; the signed "
-        "difference to the terrain is blurred and added back; the `mask` layer is cleared and "
+        "difference to the terrain is blurred (at least Min Blur Cells cells) and added back; the `mask` layer is cleared and "
         "set to 1 under the lots.\n\n" + NATIVE_VS_ENGINE + "\n\n"
         "Needs SideFX Labs. Without it, or in Houdini Engine sessions without Labs, use "
         "Terrace Foundation (numpy), which runs the reference engine itself.",

@@ -43,8 +43,14 @@ from ..params import PARAMETERS
 from ..pipeline import as_regions
 from ..region import Region, nest_rings
 from ..result import TerraceResult
-from .convert import (VolumeFrame, heightfield_from_voxels, ring_from_points, slice_points,
-                      voxels_from_heights, walls_to_world)
+from .convert import (
+    VolumeFrame,
+    heightfield_from_voxels,
+    ring_from_points,
+    slice_points,
+    voxels_from_heights,
+    walls_to_world,
+)
 from .cookerror import one_line
 from .network import SLICES_GROUP
 

@@ -62,12 +62,12 @@ def _num(v: float) -> str:
 
 
 def _quote(s: str) -> str:
-    """Double-quoted with ``\\`` and ``"`` escaped; newlines stay literal [§7.7]."""
+    r"""Double-quoted with ``\`` and ``"`` escaped; newlines stay literal [§7.7]."""
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _ds_string(s: str) -> str:
-    """A one-line DialogScript string: newlines written ``\\n`` [§5.5]."""
+    r"""A one-line DialogScript string: newlines written ``\n`` [§5.5]."""
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 

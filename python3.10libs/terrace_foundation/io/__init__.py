@@ -21,12 +21,29 @@ from __future__ import annotations
 
 from . import exports as _exports  # noqa: F401 - registers the ue, unity, glb, masks writers
 from ._deps import MissingDependencyError
-from .readers import (RegionsFile, check_regions_against, heightfield_format, read_heightfield,
-                      read_regions, sidecar_path)
-from .writers import (OUTPUT_MARKERS, WRITERS, OutputContext, OutputWriter, check_output_folder,
-                      output_folder, register_writer, write_geotiff_heightfield,
-                      write_npy_heightfield, write_outputs, write_regions_geojson,
-                      write_slices_geojson, write_slices_obj)
+from .readers import (
+                      RegionsFile,
+                      check_regions_against,
+                      heightfield_format,
+                      read_heightfield,
+                      read_regions,
+                      sidecar_path,
+)
+from .writers import (
+                      OUTPUT_MARKERS,
+                      WRITERS,
+                      OutputContext,
+                      OutputWriter,
+                      check_output_folder,
+                      output_folder,
+                      register_writer,
+                      write_geotiff_heightfield,
+                      write_npy_heightfield,
+                      write_outputs,
+                      write_regions_geojson,
+                      write_slices_geojson,
+                      write_slices_obj,
+)
 
 __all__ = [
     "read_heightfield", "heightfield_format", "sidecar_path", "read_regions", "RegionsFile",

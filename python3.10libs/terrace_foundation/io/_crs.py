@@ -75,7 +75,8 @@ def is_geographic(crs: str | None) -> bool | None:
 
 def crs_understood(crs: str | None) -> bool | None:
     """Whether ``crs`` names a system GDAL knows; ``None`` when that cannot be told (no
-    rasterio) or there is no CRS. ``EPSG:n`` and ``OGC:CRS84`` are taken as understood."""
+    rasterio) or there is no CRS. ``EPSG:n`` and ``OGC:CRS84`` are taken as understood.
+    """
     n = normalise_crs(crs)
     if n is None:
         return None

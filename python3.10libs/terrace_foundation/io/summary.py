@@ -127,7 +127,8 @@ def limit_breaches(report: dict) -> dict[str, Any]:
 
 def region_rows(report: dict) -> list[dict[str, Any]]:
     """Per region (sorted by id): lots, area, pad height min/max, cut, fill, net (lot cells),
-    walls touching it, tallest wall, steepest embankment and buildable share (by cells)."""
+    walls touching it, tallest wall, steepest embankment and buildable share (by cells).
+    """
     lots = report["lots"]
     region_of = {int(x["lot_id"]): int(x.get("region_id", 0)) for x in lots}
     rows: dict[int, dict[str, Any]] = {}

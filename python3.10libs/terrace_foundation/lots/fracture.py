@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import (bbox_pairs, clip_halfplanes, polygon_area, polygon_halfplanes,
-                       widen_polygons)
+from ..geometry import bbox_pairs, clip_halfplanes, polygon_area, polygon_halfplanes, widen_polygons
 from ..region import Region
 
 __all__ = ["decompose_region", "voronoi_cells", "rectangle", "intersect_pieces"]

@@ -1,8 +1,8 @@
-"""Overlapping regions: the rule that gives every piece of ground to one region.
+r"""Overlapping regions: the rule that gives every piece of ground to one region.
 
 Two features that overlap, an overlapping MultiPolygon, overlapping OBJ curves: each piece of
 ground is terraced once. **Later regions lose the overlap**: region ``k`` keeps
-``R_k \\ (R_0 ∪ ... ∪ R_{k-1})`` (input order), which may fall apart into several polygons
+``R_k \ (R_0 ∪ ... ∪ R_{k-1})`` (input order), which may fall apart into several polygons
 (they keep ``k``'s region id) or vanish. A warning names every region that lost ground and how
 much, so lot areas add up to the ground that exists and every figure of the report is computed
 on the cells its lot owns.
@@ -56,6 +56,14 @@ def _split_points(a: np.ndarray, b: np.ndarray) -> list[list[np.ndarray]]:
     for k in np.nonzero(proper)[0]:
         i, j = int(gi[k]), int(gj[k])
         p = ea[k] + t[k] * d[k]
+        # a crossing on an axis-parallel edge takes that edge's exact coordinate: otherwise
+        # it lies an ulp beside the edge and the convex decomposition cuts a slab one ulp
+        # wide there (lot outlines then fall apart into rings an ulp apart)
+        for q, s0 in ((ea[k], d[k]), (fa[k], e[k])):
+            if s0[0] == 0:
+                p[0] = q[0]
+            if s0[1] == 0:
+                p[1] = q[1]
         pts[i].append(p)
         pts[j].append(p)
     # end points of one edge on the other (T-junctions, collinear overlaps)
@@ -76,7 +84,7 @@ def _split_points(a: np.ndarray, b: np.ndarray) -> list[list[np.ndarray]]:
 
 
 def region_difference(keep: Region, lose: list[Region]) -> list[Region]:
-    """Polygons of ``keep \\ (lose[0] ∪ lose[1] ∪ ...)``, each a Region with ``keep``'s id.
+    r"""Polygons of ``keep \ (lose[0] ∪ lose[1] ∪ ...)``, each a Region with ``keep``'s id.
 
     Returns an empty list when nothing is left.
     """
@@ -130,8 +138,13 @@ def region_difference(keep: Region, lose: list[Region]) -> list[Region]:
     seg = seg[np.sort(first)]
     polys = _chain(seg)
     out = []
+    ulp = float(np.spacing(scale))
     for poly in polys:
-        if ring_area(poly[0]) <= 1e-12 * scale * scale:
+        # drop only what rounding can make (an area within a few ulps times the perimeter):
+        # a region far smaller than 1e-12 * scale² is real ground (issue 15: a 1e-3 cell
+        # square straddling an earlier region was lost whole)
+        perimeter = float(np.hypot(*(np.roll(poly[0], -1, axis=0) - poly[0]).T).sum())
+        if ring_area(poly[0]) <= 16.0 * perimeter * ulp:
             continue
         out.append(Region(poly[0], tuple(poly[1:]), keep.region_id, keep.properties))
     return out

@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..terrain.kernels import OCTAGON_STRETCH, cone_envelope
+from . import Band
 
 __all__ = ["cell_pad_heights", "balanced_pads", "grade_heightfield"]
 
@@ -232,7 +233,7 @@ def grade_heightfield(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray
     g[cov] = out[win][cov]
     band = (g != h) & ~cov
     band_w = band.astype(np.int8)
-    band_w[conflict] = np.where(cov[conflict], 0, 2)
+    band_w[conflict] = np.where(cov[conflict], Band.NONE, Band.WING)
     out[win] = g
     band_mask = np.zeros(lot_mask.shape, dtype=np.int8)
     band_mask[win] = band_w

@@ -39,6 +39,7 @@ import numpy as np
 
 from ..terrain.edt import distance_transform
 from ..terrain.kernels import cone_envelope
+from . import Band
 
 __all__ = ["limit_pads", "grade_limited", "GradeInfo"]
 
@@ -68,7 +69,8 @@ def _pairs8(shape):
 
 def _rim(heights, lot_mask, dist, near_lot, cell_size, width):
     """Outside cells on the band's outer edge (distance from the lots' edge in
-    ``(width - cell, width]``) and their nearest lot."""
+    ``(width - cell, width]``) and their nearest lot.
+    """
     d_edge = dist - cell_size
     rim = (lot_mask == 0) & (d_edge > width - cell_size) & (d_edge <= width)
     return rim, near_lot
@@ -332,7 +334,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     graded = np.where(cov, g, graded)
     changed = ~cov & (graded != h)
     bw = changed.astype(np.int8)
-    bw[changed & (d_edge > width)] = 3
+    bw[changed & (d_edge > width)] = Band.FADE
     # wings: steps steeper than the slope between cells of different lots' embankments
     for sa, sb, dist in _pairs8(lm.shape):
         # (and the foot or top of an outline wall: a face, not an embankment)
@@ -341,7 +343,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
             (changed[sa] | changed[sb]) & ~(cov[sa] & cov[sb])
         for s_ in (sa, sb):
             sub = bw[s_]
-            sub[wing & ~cov[s_] & (sub == 1)] = 2
+            sub[wing & ~cov[s_] & (sub == Band.EMBANKMENT)] = Band.WING
     # embankment height: vertical distance from the embankment's top (the pad edge, or the top
     # or foot of the outline wall) to each of its cells
     top_f = seed - w_fill[near]
@@ -453,7 +455,8 @@ def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
 
 def lot_pair_steps(graded: np.ndarray, lot_mask: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
     """Steps (``|dh|``) across every cell side between two lots, grouped by lot pair
-    ``(a, b)``, ``a < b``."""
+    ``(a, b)``, ``a < b``.
+    """
     keys, steps = [], []
     for x, y, hx, hy in ((lot_mask[:, :-1], lot_mask[:, 1:], graded[:, :-1], graded[:, 1:]),
                          (lot_mask[:-1, :], lot_mask[1:, :], graded[:-1, :], graded[1:, :])):

@@ -46,7 +46,8 @@ Window = tuple[int, int, int, int]   # row0, row1, col0, col1 (half-open)
 
 def _cuts(n: int, size: int) -> list[int]:
     """Tile boundaries along an axis of ``n`` cells: multiples of ``size``; a last piece
-    shorter than a quarter tile joins the one before it."""
+    shorter than a quarter tile joins the one before it.
+    """
     cuts = list(range(0, n, size)) + [n]
     if len(cuts) > 2 and cuts[-1] - cuts[-2] < size / 4:
         del cuts[-2]
@@ -186,7 +187,8 @@ class PartialSums:
         """Add cells given as values with their key and global row and column, in row-major
         order (as ``numpy.nonzero`` lists them), or already sorted by key (stable) with
         ``by_key``. The selection of cells must not depend on the tile's window (for example:
-        every changed cell of the tile)."""
+        every changed cell of the tile).
+        """
         if len(values) == 0:
             return
         v = np.asarray(values, dtype=np.float64)

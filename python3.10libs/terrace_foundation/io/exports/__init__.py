@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Callable
 
 from ...result import TerraceResult
-from ._grid16 import span_centre
 from ..writers.output_folder import OutputContext, register_writer
+from ._grid16 import span_centre
 
 __all__ = ["EXPORTS", "export_summaries"]
 
@@ -36,7 +36,8 @@ def export_summaries(context: OutputContext) -> list[str]:
 def _heightmap_export(name: str, writer: Callable) -> Callable[
         [TerraceResult, Path, OutputContext], list[Path]]:
     """Register ``writer(heightfield, folder, crs) -> (paths, info)`` as export ``name``; its
-    import settings go to ``report.json`` (and their summary line to stdout)."""
+    import settings go to ``report.json`` (and their summary line to stdout).
+    """
     def write(result: TerraceResult, folder: Path, context: OutputContext) -> list[Path]:
         paths, info = writer(result.terrace_heightfield, folder, context.crs)
         _note(context, name, info)

@@ -36,7 +36,8 @@ def _smallest_at_least(n: int, sizes: tuple[int, ...]) -> int:
 def unreal_sizes_for(rows: int, cols: int) -> tuple[int, int]:
     """Unreal landscape size ``(rows, cols)`` for a grid: per axis the smallest recommended size
     that holds it (never fewer samples), 8129 at most; if one axis needs 8129 both get it (8129
-    uses another component layout than the smaller sizes)."""
+    uses another component layout than the smaller sizes).
+    """
     r, c = _smallest_at_least(rows, UNREAL_SIZES), _smallest_at_least(cols, UNREAL_SIZES)
     if 8129 in (r, c):
         r = c = 8129
@@ -95,7 +96,8 @@ def decode_u16(values: np.ndarray, low: float, step: float) -> np.ndarray:
 
 def span_centre(hf) -> tuple[float, float]:
     """World ``(x, y)`` of the centre of the heightfield (of its cell-centre span and of its
-    extent: they coincide). Every engine export puts its local origin there."""
+    extent: they coincide). Every engine export puts its local origin there.
+    """
     rows, cols = hf.heights.shape
     x0, y0 = (float(v) for v in hf.origin)
     return (x0 + cols * float(hf.cell_size) / 2.0, y0 - rows * float(hf.cell_size) / 2.0)

@@ -37,7 +37,7 @@ def _pad(data: bytes, fill: bytes) -> bytes:
 def slices_gltf(lots: Sequence[Lot], offset: tuple[float, float],
                 crs: str | None = None, generator: str = "terrace-foundation"
                 ) -> tuple[dict, bytes]:
-    """glTF JSON document and binary buffer of the slices (see the module docstring).
+    """GlTF JSON document and binary buffer of the slices (see the module docstring).
 
     Parameters
     ----------

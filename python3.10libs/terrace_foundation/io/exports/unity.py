@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ...heightfield import Heightfield
-from ._grid16 import write_import_json, encode_u16, resample_corners, span_centre, unity_size_for
+from ._grid16 import encode_u16, resample_corners, span_centre, unity_size_for, write_import_json
 
 __all__ = ["unity_heightmap", "write_unity_terrain"]
 

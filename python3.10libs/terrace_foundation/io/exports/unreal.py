@@ -31,7 +31,14 @@ import numpy as np
 
 from ...heightfield import Heightfield
 from .._deps import require
-from ._grid16 import write_import_json, UNREAL_LAYOUT, encode_u16, resample_corners, span_centre, unreal_sizes_for
+from ._grid16 import (
+    UNREAL_LAYOUT,
+    encode_u16,
+    resample_corners,
+    span_centre,
+    unreal_sizes_for,
+    write_import_json,
+)
 
 __all__ = ["unreal_z_mapping", "unreal_import_settings", "write_unreal_landscape"]
 

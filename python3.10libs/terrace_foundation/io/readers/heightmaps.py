@@ -302,7 +302,8 @@ def read_exr_heightmap(path: str | os.PathLike, *, cell_size: float | None = Non
 def read_tiff_heightmap(path: str | os.PathLike, *, cell_size: float | None = None,
                         height_range: Sequence[float] | None = None) -> Heightfield:
     """Read a TIFF: georeferenced ones through :func:`.rasters.read_geotiff_heightfield`, plain
-    ones (float metres, or 16-bit with a height range) with ``cell_size``."""
+    ones (float metres, or 16-bit with a height range) with ``cell_size``.
+    """
     path = Path(path)
     source = str(path)
     _check_file(path)

@@ -138,7 +138,8 @@ def _split_touching(ring: np.ndarray) -> list[np.ndarray]:
 
 def _clean(ring: np.ndarray, name: str, log: _Log) -> tuple[np.ndarray, list[np.ndarray]]:
     """Duplicates, spikes and self-touching of one ring: the ring without duplicates and
-    spikes, and the loops it splits into."""
+    spikes, and the loops it splits into.
+    """
     ring, dropped = _drop_duplicates(ring)
     if _degenerate(ring) is not None:
         return ring, [ring]                # dropped by the caller, with the reason
@@ -201,7 +202,8 @@ def _valid_parts(outer: np.ndarray, holes: list[np.ndarray], log: _Log, problem)
 def _valid(rings: list[np.ndarray], names: list[str]):
     """None if the rings form a valid polygon for :meth:`Region.from_rings`, else
     ``(ring name, problem, point)`` of the first problem (crossing edges or a hole outside the
-    outer ring)."""
+    outer ring).
+    """
     hit = _first_crossing(rings)
     if hit is not None:
         owner = np.concatenate([np.full(len(r), k) for k, r in enumerate(rings)])
@@ -217,7 +219,8 @@ def _valid(rings: list[np.ndarray], names: list[str]):
 
 def _inside(ring: np.ndarray, outer: np.ndarray) -> float:
     """Share of ``ring``'s vertices and edge midpoints inside ``outer`` (a point on its
-    outline may go either way)."""
+    outline may go either way).
+    """
     pts = np.concatenate([ring, 0.5 * (ring + np.roll(ring, -1, axis=0))])
     return float(points_in_edges(pts[:, 0], pts[:, 1], outer, np.roll(outer, -1, axis=0))
                  .mean())
@@ -225,7 +228,8 @@ def _inside(ring: np.ndarray, outer: np.ndarray) -> float:
 
 def _shapely_problem(polys: list[list[np.ndarray]]):
     """With shapely installed: a point where the polygons are invalid or overlap (what the
-    numpy checks miss: a vertex touching another edge, loops traced twice), else None."""
+    numpy checks miss: a vertex touching another edge, loops traced twice), else None.
+    """
     from .._deps import available
 
     if not polys or not available("shapely"):
@@ -247,7 +251,8 @@ def _shapely_problem(polys: list[list[np.ndarray]]):
 def _start_inside(hole: np.ndarray, outer: np.ndarray) -> np.ndarray:
     """The hole clockwise, starting at its vertex farthest from ``outer``'s outline (the
     engine tests the first vertex of a hole; one touching the outline is ambiguous). If every
-    vertex touches the outline, the midpoint of an edge is put first."""
+    vertex touches the outline, the midpoint of an edge is put first.
+    """
     if ring_area(hole) > 0:
         hole = hole[::-1]
     a, b = outer, np.roll(outer, -1, axis=0)

@@ -7,8 +7,16 @@
 
 from __future__ import annotations
 
-from .output_folder import (OUTPUT_MARKERS, WRITERS, OutputContext, OutputWriter,
-                            check_output_folder, output_folder, register_writer, write_outputs)
+from .output_folder import (
+                            OUTPUT_MARKERS,
+                            WRITERS,
+                            OutputContext,
+                            OutputWriter,
+                            check_output_folder,
+                            output_folder,
+                            register_writer,
+                            write_outputs,
+)
 from .slices import write_regions_geojson, write_slices_geojson, write_slices_obj
 from .terrace_heightfield import write_geotiff_heightfield, write_npy_heightfield
 

@@ -117,7 +117,8 @@ def register_writer(name: str, *, default: bool = True, optional: bool = False,
 
 class OutputWriteError(TerraceError, OSError):
     """An output could not be written: names the user's output folder, the output and the
-    cause (never the hidden temporary folder)."""
+    cause (never the hidden temporary folder).
+    """
 
     def __init__(self, err: OSError, out: Path, what: str) -> None:
         cause = err.strerror or " ".join(str(err).split()) or type(err).__name__
@@ -159,8 +160,10 @@ def foreign_entry(folder: Path) -> str | None:
     if report.is_symlink() or not report.is_file():
         return "no report.json written by this tool"
     try:
+        # the whole file: a report of ours for tens of thousands of lots passes 20 MB, and a
+        # truncated read would call it foreign (a parse costs less than the run that wrote it)
         with open(report, "rb") as f:
-            doc = json.loads(f.read(16 * 1024 * 1024))
+            doc = json.load(f)
     except (OSError, ValueError, RecursionError):
         return "its report.json is not one this tool wrote"
     gen = doc.get("generator") if isinstance(doc, dict) else None
@@ -221,7 +224,8 @@ def check_output_folder(out_dir: str | os.PathLike, overwrite: bool = False,
 
 def _check_place(out: Path, source: str) -> None:
     """Refuse before any work an output place that cannot be written: a name too long for the
-    file system, a parent that is a file, a folder we may not write into."""
+    file system, a parent that is a file, a folder we may not write into.
+    """
     name = out.absolute().name
     try:
         limit = os.pathconf(_existing_ancestor(out), "PC_NAME_MAX")
@@ -253,7 +257,8 @@ def _host_tag() -> str:
 
 def _work_name(out: Path, kind: str) -> str:
     """``.<name>.<host>-<pid>-<random>.<kind>``: a working folder next to ``out``, named after
-    its owner (this host and process), so a later run can tell a stale one from a live one."""
+    its owner (this host and process), so a later run can tell a stale one from a live one.
+    """
     return f".{_short_name(out)}.{_host_tag()}-{os.getpid()}-{secrets.token_hex(4)}.{kind}"
 
 

@@ -274,7 +274,8 @@ def nice_number(x: float) -> float:
 def change_scale(changes: Sequence[np.ndarray], threshold: float = CHANGE_THRESHOLD) -> float:
     """Symmetric limit of the colour scale: the 98th percentile of ``|change|`` over the
     changed cells of every crop, rounded up to a round number (0.1 m at least), so every town
-    is drawn on the same scale."""
+    is drawn on the same scale.
+    """
     # every other cell of every other row is plenty for a percentile, and 4 x cheaper
     mags = [np.abs(c[::2, ::2][np.abs(c[::2, ::2]) > threshold]) if c.ndim == 2 else
             np.abs(c[np.abs(c) > threshold]) for c in changes]

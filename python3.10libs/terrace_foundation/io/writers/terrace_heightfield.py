@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from ...heightfield import Heightfield
-from ..readers.georasters import sidecar_path
 from .._deps import require
+from ..readers.georasters import sidecar_path
 
 __all__ = ["write_npy_heightfield", "write_geotiff_heightfield"]
 
@@ -68,9 +68,8 @@ def write_geotiff_heightfield(hf: Heightfield, path: str | os.PathLike,
     (the input's rasterio profile) when it is there.
     """
     rasterio = require("rasterio", "write GeoTIFF")
-    from rasterio.transform import Affine
-
     from rasterio.errors import RasterioError
+    from rasterio.transform import Affine
 
     path = Path(path)
     heights = np.asarray(hf.heights, dtype=np.float32)

@@ -254,3 +254,29 @@ def test_cell_centres_on_the_shared_edge_of_two_slivers_have_a_lot(cell, base, p
     assert (res.lot_mask[[0, 1, 3, 4]] == 0).all()   # and nothing off the slivers
     ground = unary_union([_shape(r) for r in regions])
     assert sum(lot.area for lot in res.lots) == pytest.approx(ground.area, rel=1e-9)
+
+
+def test_lot_outlines_stay_whole_where_an_overlap_cuts_an_axis_parallel_edge():
+    """Found by the long campaign: a square (region 0) across the bottom edge of a pentagon
+    (region 1) at LV95 magnitudes; the overlap rule put the crossing on the square's vertical
+    edge one ulp beside it, the decomposition cut a slab one ulp wide there and 12 lot
+    outlines fell into two rings meeting on that line (invalid MultiPolygons)."""
+    cell = 15.29508871984115
+    h = 400.0 + np.add.outer(np.arange(21) * 0.7, np.arange(19) * 0.3) * cell
+    hf = Heightfield(h, cell, (2600000.0, 1200321.1968631167))
+    square = np.array([[2600183.541064638, 1200000.0], [2600198.836153358, 1200000.0],
+                       [2600198.836153358, 1200015.2950887198],
+                       [2600183.541064638, 1200015.2950887198]])
+    pentagon = np.array([[2600265.416381539, 1200000.0], [2600237.371703823, 1200109.8318583234],
+                         [2600162.04308747, 1200117.117746694],
+                         [2600098.2149107917, 1200096.3865236046],
+                         [2600030.367379089, 1200013.0194652395]])
+    params = dict(seed=0, scatter_count=1, relax_iterations=0, min_lot_size=116.969869473906,
+                  remesh_size=4.588526615952345, blur_radius=0.0, blend=0.0, preset="reference")
+    regions, res = _run(hf, [(square, []), (pentagon, [])], params)
+    assert res is not None
+    for lot in res.lots:
+        shape = MultiPolygon([Polygon(p[0], p[1:]) for p in lot.footprint])
+        assert shape.is_valid, f"lot {lot.lot_id}: {explain_validity(shape)}"
+    ground = unary_union([_shape(r) for r in regions]).intersection(box(*hf.extent))
+    assert sum(lot.area for lot in res.lots) == pytest.approx(ground.area, rel=1e-9)

@@ -56,6 +56,14 @@ def _split_points(a: np.ndarray, b: np.ndarray) -> list[list[np.ndarray]]:
     for k in np.nonzero(proper)[0]:
         i, j = int(gi[k]), int(gj[k])
         p = ea[k] + t[k] * d[k]
+        # a crossing on an axis-parallel edge takes that edge's exact coordinate: otherwise
+        # it lies an ulp beside the edge and the convex decomposition cuts a slab one ulp
+        # wide there (lot outlines then fall apart into rings an ulp apart)
+        for q, s0 in ((ea[k], d[k]), (fa[k], e[k])):
+            if s0[0] == 0:
+                p[0] = q[0]
+            if s0[1] == 0:
+                p[1] = q[1]
         pts[i].append(p)
         pts[j].append(p)
     # end points of one edge on the other (T-junctions, collinear overlaps)

@@ -733,10 +733,13 @@ def _fit_and_absurd(hf, created, n_steep, lots, walls, totals, reach, p, warn) -
         flags["steep_slopes_created"] = bool(created is not None
                                              and created > CREATED_SLOPE_LIMIT)
         if flags["steep_slopes_created"]:
+            radius = reach[0] if reach is not None else 0.0
+            cure = (f"blur_radius {_round2(2 * radius):g} (twice the {radius:g} used)"
+                    if radius > 0 else
+                    f"a blur (blur_radius {_round2(3 * hf.cell_size):g}; it is off now)")
             _warn(warn, f"the terraces create slopes up to {created:.1f} degrees ({n_steep} cells "
                   f"steeper than {CREATED_SLOPE_LIMIT:g}) at the lots' edges: "
-                  f"blur_radius {_round2(2 * reach[0]):g} (twice the {reach[0]:g} "
-                  "used) or a smaller min_lot_size softens them")
+                  f"{cure} or a smaller min_lot_size softens them")
     if p.preset == "grading":
         tallest = totals["tallest_wall"]
         flags["tall_walls"] = tallest > WALL_HEIGHT_LIMIT

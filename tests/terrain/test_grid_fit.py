@@ -193,6 +193,16 @@ def test_cliffs_created_by_the_reference_preset_are_flagged():
     assert created <= np.degrees(np.arctan(np.hypot(gx, gy).max())) + 1e-9
 
 
+def test_cliff_warning_with_the_blur_off_suggests_a_blur():
+    # blur_radius 0 turns the blur off: "twice the 0 used" would suggest nothing
+    y, x = np.mgrid[0:120, 0:120].astype(float)
+    hf = tf.Heightfield(np.tan(np.radians(40)) * 5.0 * x, 5.0, (0.0, 600.0))
+    res = _run(hf, [_square(300.0, 300.0, 200.0)], seed=1, min_lot_size=20000.0, blend=1.0,
+               blur_radius=0.0)
+    line = next(w for w in res.warnings if "create slopes up to" in w)
+    assert "twice the 0" not in line and "blur_radius 15;" in line and "off now" in line
+
+
 def test_tall_walls_are_flagged():
     y, x = np.mgrid[0:120, 0:120].astype(float)
     hf = tf.Heightfield(np.tan(np.radians(35)) * 5.0 * x, 5.0, (0.0, 600.0))

@@ -193,3 +193,36 @@ def flower_region(hf: Heightfield, scale: float = 0.3, hole: bool = True,
     if hole:
         holes.append(np.column_stack([cx + 0.2 * rx * np.cos(t), cy + 0.25 * ry * np.sin(t)]))
     return Region.from_rings(ring, holes, region_id=region_id)
+
+
+def wavy_terrain(rows: int, cols: int, cell: float = 2.0) -> Heightfield:
+    """Hills of several wavelengths (the tiling tests' terrain), ``cell`` m cells."""
+    y, x = np.mgrid[0:rows, 0:cols] / 60.0
+    h = 80 * np.sin(x) * np.cos(0.7 * y) + 15 * np.sin(3.1 * x + 1.3 * y) + 3 * np.cos(11 * x)
+    return Heightfield(h, cell, (1000.0, 5000.0 + rows * cell))
+
+
+def wavy_towns(hf: Heightfield) -> list[Region]:
+    """Three wobbly round towns placed by fractions of the grid's extent."""
+    x0, y0, x1, y1 = hf.extent
+    t = np.linspace(0, 2 * np.pi, 48, endpoint=False)
+    out = []
+    for k, (cx, cy, r) in enumerate([(0.3, 0.4, 0.22), (0.72, 0.62, 0.2), (0.5, 0.9, 0.12)]):
+        rr = r * (x1 - x0) * (1 + 0.15 * np.sin(5 * t + k))
+        ring = np.column_stack([x0 + cx * (x1 - x0) + rr * np.cos(t),
+                                y0 + cy * (y1 - y0) + rr * np.sin(t)])
+        out.append(Region.from_rings(ring, region_id=k))
+    return out
+
+
+def assert_same_result(a, b) -> None:
+    """Two results are byte-identical: heightfield, lot mask, report, warnings, lots."""
+    ha, hb = a.terrace_heightfield.heights, b.terrace_heightfield.heights
+    assert ha.dtype == hb.dtype and ha.tobytes() == hb.tobytes()
+    assert a.lot_mask.tobytes() == b.lot_mask.tobytes()
+    assert json.dumps(a.report, sort_keys=True) == json.dumps(b.report, sort_keys=True)
+    assert a.warnings == b.warnings
+    assert len(a.lots) == len(b.lots)
+    for la, lb in zip(a.lots, b.lots):
+        assert la.vertices.tobytes() == lb.vertices.tobytes()
+        assert la.pad_height == lb.pad_height

@@ -3,8 +3,6 @@ tiling.py), on synthetic terrain with seams crossing lots and the blend band."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
@@ -12,36 +10,7 @@ import terrace_foundation as tf
 from terrace_foundation import Heightfield, Region
 from terrace_foundation.terrain.blend import box_blur
 from terrace_foundation.terrain.tiles import CHUNK, PartialSums, box_dilate, plan_tiles, window_sums
-
-
-def _terrain(rows: int, cols: int, cell: float = 2.0) -> Heightfield:
-    y, x = np.mgrid[0:rows, 0:cols] / 60.0
-    h = 80 * np.sin(x) * np.cos(0.7 * y) + 15 * np.sin(3.1 * x + 1.3 * y) + 3 * np.cos(11 * x)
-    return Heightfield(h, cell, (1000.0, 5000.0 + rows * cell))
-
-
-def _regions(hf: Heightfield) -> list[Region]:
-    x0, y0, x1, y1 = hf.extent
-    t = np.linspace(0, 2 * np.pi, 48, endpoint=False)
-    out = []
-    for k, (cx, cy, r) in enumerate([(0.3, 0.4, 0.22), (0.72, 0.62, 0.2), (0.5, 0.9, 0.12)]):
-        rr = r * (x1 - x0) * (1 + 0.15 * np.sin(5 * t + k))
-        ring = np.column_stack([x0 + cx * (x1 - x0) + rr * np.cos(t),
-                                y0 + cy * (y1 - y0) + rr * np.sin(t)])
-        out.append(Region.from_rings(ring, region_id=k))
-    return out
-
-
-def _same(a, b) -> None:
-    ha, hb = a.terrace_heightfield.heights, b.terrace_heightfield.heights
-    assert ha.dtype == hb.dtype and ha.tobytes() == hb.tobytes()
-    assert a.lot_mask.tobytes() == b.lot_mask.tobytes()
-    assert json.dumps(a.report, sort_keys=True) == json.dumps(b.report, sort_keys=True)
-    assert a.warnings == b.warnings
-    assert len(a.lots) == len(b.lots)
-    for la, lb in zip(a.lots, b.lots):
-        assert la.vertices.tobytes() == lb.vertices.tobytes()
-        assert la.pad_height == lb.pad_height
+from terrace_testkit import assert_same_result, wavy_terrain, wavy_towns
 
 
 def _seams_cross_lots(mask: np.ndarray, size: int) -> bool:
@@ -56,23 +25,23 @@ def _seams_cross_lots(mask: np.ndarray, size: int) -> bool:
     {"lot_layout": "contour", "seed": 3},
 ])
 def test_tiled_equals_untiled_bit_for_bit(params):
-    hf = _terrain(301, 263)
-    regions = _regions(hf)
+    hf = wavy_terrain(301, 263)
+    regions = wavy_towns(hf)
     whole = tf.generate(hf, regions, tile_size=0, **params)
     assert whole.lot_mask.max() > 10
     for size in (64, 128):
         tiled = tf.generate(hf, regions, tile_size=size, **params)
         assert _seams_cross_lots(tiled.lot_mask, size)
-        _same(whole, tiled)
+        assert_same_result(whole, tiled)
 
 
 def test_grading_ignores_the_tile_size():
     # the grading preset runs as one tile (its limits reach over the whole town)
-    hf = _terrain(160, 150)
-    regions = _regions(hf)
+    hf = wavy_terrain(160, 150)
+    regions = wavy_towns(hf)
     a = tf.generate(hf, regions, preset="grading", tile_size=0)
     b = tf.generate(hf, regions, preset="grading", tile_size=64)
-    _same(a, b)
+    assert_same_result(a, b)
 
 
 def test_small_maps_are_one_tile_and_tiles_are_chunk_aligned():

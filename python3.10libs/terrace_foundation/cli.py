@@ -15,12 +15,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-import warnings
 from contextlib import contextmanager
 from typing import Callable, Iterator, Sequence, TextIO
 
 from . import PARAMETERS, TerraceParams, __version__, generate
-from .errors import TerraceError, TerraceInputError, TerraceWarning
+from .errors import TerraceError, TerraceInputError, WarningLog
 
 __all__ = ["main", "build_parser", "COMMANDS"]
 
@@ -344,33 +343,25 @@ def _run(hf, regions, params: TerraceParams, args: argparse.Namespace, context,
     from .io import write_outputs
 
     progress = Progress(sys.stderr, enabled=not args.quiet)
-    seen: set[str] = set()
 
-    def show(message, category, *rest, **kw) -> None:
+    def show(text: str) -> None:
         # engine warnings show when they arise (a size warning before the long stage)
-        text = str(message)
-        if issubclass(category, TerraceWarning) and text not in seen:
-            seen.add(text)
-            progress.end()
-            _warn(text)
+        progress.end()
+        _warn(text)
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("always", TerraceWarning)
-        warnings.showwarning = show
-        try:
-            result = generate(hf, regions, params=params, progress=progress,
-                              tile_size=getattr(args, "tile_size", None),
-                              scheduler=getattr(args, "scheduler", None),
-                              tile_progress=None if args.quiet else _tile_progress(progress))
-        except TerraceInputError as e:
-            progress.end()
-            raise _name_input(e, context.inputs) from None
+    # the one warning channel: each line is printed once, by the log (not through `warnings`)
+    log = WarningLog(echo=show, issue=False)
+    try:
+        result = generate(hf, regions, params=params, progress=progress,
+                          tile_size=getattr(args, "tile_size", None),
+                          scheduler=getattr(args, "scheduler", None),
+                          tile_progress=None if args.quiet else _tile_progress(progress),
+                          log=log)
+    except TerraceInputError as e:
+        progress.end()
+        raise _name_input(e, context.inputs) from None
     progress.end()
     t_write = time.perf_counter()
-    for text in result.warnings:
-        if text not in seen:
-            seen.add(text)
-            _warn(text)
     files = write_outputs(result, args.out, context, overwrite=args.overwrite, protect=protect,
                           extra=getattr(args, "export", None) or (),  # an --export flag's names
                           skip=["viewer"] if getattr(args, "no_viewer", False) else [],
@@ -410,10 +401,11 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if not args.quiet and _file_size(args.regions) > LARGE_INPUT:
         n_v = sum(len(r) for reg in regs.regions for r in reg.rings)
         sys.stderr.write(f"{PROG}: read {len(regs.regions)} regions ({n_v} vertices)\n")
+    reader_log = WarningLog(echo=_warn, issue=False)    # the readers' warnings, said once
     for rep in regs.repairs:
-        _warn(f"repaired {rep.message()}")
+        reader_log.add(f"repaired {rep.message()}")
     for text in check_metric_crs(hf, regs, args.heightfield, args.local_metres):
-        _warn(text)
+        reader_log.add(text)
     if args.local_metres:
         hf, regs.crs = _without_crs(hf), None
     hf, regs = _drop_unknown_crs(hf, regs, args.heightfield)

@@ -6,7 +6,7 @@ problem. Front ends print ``str(error)`` and exit non-zero.
 
 from __future__ import annotations
 
-__all__ = ["TerraceError", "TerraceInputError", "TerraceWarning"]
+__all__ = ["TerraceError", "TerraceInputError", "TerraceWarning", "WarningLog"]
 
 
 class TerraceError(Exception):
@@ -32,3 +32,35 @@ class TerraceInputError(TerraceError, ValueError):
 
 class TerraceWarning(UserWarning):
     """A recoverable input problem (for example a region partly outside the heightfield)."""
+
+
+class WarningLog(list):
+    """The one warning channel: every warning line of a run, in the order it arose.
+
+    The engine (:func:`terrace_foundation.generate`) and the readers say each warning once,
+    with :meth:`add`. That one call
+
+    - appends the line here (the log is a list of lines; ``generate`` returns it as
+      ``result.warnings`` and writes it to ``report.json``),
+    - calls ``echo(line)`` if the log has one (a front end shows the line when it arises, for
+      example a size warning before the long stage), and
+    - issues it once as a :class:`TerraceWarning` through :mod:`warnings` when ``issue`` is
+      true (API users get the same lines there as in ``result.warnings``).
+
+    A front end that prints the lines itself (the CLI) passes ``echo`` and ``issue=False``, so
+    each line is printed exactly once, without de-duplication.
+    """
+
+    def __init__(self, echo=None, issue: bool = True) -> None:
+        super().__init__()
+        self.echo, self.issue = echo, issue
+
+    def add(self, line: str) -> None:
+        """Say one warning line (see the class docstring)."""
+        self.append(line)
+        if self.echo is not None:
+            self.echo(line)
+        if self.issue:
+            import warnings
+
+            warnings.warn(line, TerraceWarning, stacklevel=3)

@@ -7,13 +7,12 @@ scripts) only parse their inputs and call it.
 from __future__ import annotations
 
 import time
-import warnings as _warnings
 from typing import Callable, Sequence
 
 import numpy as np
 
 from .budget import check_budget
-from .errors import TerraceInputError, TerraceWarning
+from .errors import TerraceInputError, WarningLog
 from .geometry import polygon_area, widen_polygons
 from .heightfield import Heightfield, release_pages
 from .lot import Lot
@@ -79,12 +78,11 @@ def as_regions(regions, source: str = "regions") -> list[Region]:
     return out
 
 
-def _simplified(region: Region, spacing: float, warn: list[str]) -> Region:
+def _simplified(region: Region, spacing: float, warn: WarningLog) -> Region:
     """``region`` without outline detail far finer than the remesh size (said in a warning)."""
     out, note = simplify_region(region, spacing)
     if note:
-        warn.append(note)
-        _warnings.warn(note, TerraceWarning, stacklevel=3)
+        warn.add(note)
     return out
 
 
@@ -202,14 +200,8 @@ def _counter(progress: ProgressFn | None, stage: str, f0: float, f1: float, tota
     return count
 
 
-def _warn(warnings: list[str], msg: str) -> None:
-    """Record a warning on the result and issue it as a :class:`TerraceWarning`."""
-    warnings.append(msg)
-    _warnings.warn(msg, TerraceWarning, stacklevel=3)
-
-
 def _check_overlap(region: Region, extent: tuple[float, float, float, float],
-                   warnings: list[str]) -> None:
+                   warn: WarningLog) -> None:
     b = region.bounds
     x0, y0, x1, y1 = extent
     if b[2] <= x0 or b[0] >= x1 or b[3] <= y0 or b[1] >= y1:
@@ -218,14 +210,15 @@ def _check_overlap(region: Region, extent: tuple[float, float, float, float],
             f"(region bounds {tuple(round(v, 3) for v in b)}, grid extent "
             f"{tuple(round(v, 3) for v in extent)})", "regions")
     if b[0] < x0 or b[1] < y0 or b[2] > x1 or b[3] > y1:
-        _warn(warnings, f"region {region.region_id} reaches beyond the heightfield; it is "
+        warn.add(f"region {region.region_id} reaches beyond the heightfield; it is "
               "clipped to the grid")
 
 
 def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
              params: TerraceParams | None = None, progress: ProgressFn | None = None,
              tile_size: int | None = None, scheduler: str | None = None, tile_progress=None,
-             sinks=(), in_memory: bool = True, **values) -> TerraceResult:
+             sinks=(), in_memory: bool = True, log: WarningLog | None = None,
+             **values) -> TerraceResult:
     """Terrace ``regions`` into ``heightfield``.
 
     Parameters
@@ -257,6 +250,11 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         ``terrace_heightfield`` and ``lot_mask`` are None. With a heightfield memory-mapped
         from a float64 ``.npy`` (``numpy.load(path, mmap_mode="r")``), memory is then set by
         the tile size and the lots, not by the map (reference preset).
+    log : WarningLog, optional
+        Where the run's warnings go (:class:`~terrace_foundation.errors.WarningLog`, the one
+        warning channel); default a new log that issues each line once as a
+        :class:`~terrace_foundation.errors.TerraceWarning`. Its lines are
+        ``result.warnings``.
     **values
         Any field of :class:`~terrace_foundation.params.TerraceParams`, over ``params``.
 
@@ -271,7 +269,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         Bad parameters, an unusable grid, or a region wholly outside it.
     """
     timings: dict[str, float] = {}
-    warn: list[str] = []
+    warn = WarningLog() if log is None else log
     tick = time.perf_counter()
 
     def stage(name: str, fraction: float) -> None:
@@ -304,12 +302,10 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     window = _tile_window_cells(hf.shape, tile_size, p, hf.cell_size)
     streamed = not in_memory and isinstance(hf.heights, np.memmap)
     for note in check_budget(local, regs, p, window, streamed):  # refuse what cannot fit
-        warn.append(note)
-        _warnings.warn(note, TerraceWarning, stacklevel=2)
+        warn.add(note)
     regs, notes = resolve_overlaps(regs)          # later regions lose the overlap
     for note in notes:
-        warn.append(note)
-        _warnings.warn(note, TerraceWarning, stacklevel=2)
+        warn.add(note)
     if notes:   # a part left by the overlap rule may lie off the grid: nothing to terrace there
         x0, y0, x1, y1 = local.extent
         regs = [r for r in regs if not (r.bounds[2] <= x0 or r.bounds[0] >= x1
@@ -467,7 +463,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     if progress is not None:
         progress("done", 1.0)
     return TerraceResult(None if terrace is None else hf.with_heights(terrace), hf, lots,
-                         lot_mask, p, report, timings, warn,
+                         lot_mask, p, report, timings, list(warn),
                          walls)
 
 
@@ -490,7 +486,7 @@ def _source(heights, scheduler):
     return ArraySource(heights)
 
 
-def _warn_empty(cells_per_lot: np.ndarray, warn: list[str]) -> None:
+def _warn_empty(cells_per_lot: np.ndarray, warn: WarningLog) -> None:
     """Warn about lots that cover no cell centre (``cells_per_lot`` indexed by lot id)."""
     empty = cells_per_lot[1:] == 0
     if empty.any():
@@ -499,8 +495,7 @@ def _warn_empty(cells_per_lot: np.ndarray, warn: list[str]) -> None:
         msg = (f"{len(ids)} lot(s) cover no cell centre (lot {shown}): their pad height comes "
                f"from the bilinear terrain heights at their slice vertices and they do not "
                f"change the heightfield")
-        warn.append(msg)
-        _warnings.warn(msg, TerraceWarning, stacklevel=3)
+        warn.add(msg)
 
 
 def _report_tiles(hf, figs, reach, lots, walls, p, warn, n_lots):
@@ -703,7 +698,7 @@ def _fit_and_absurd(hf, created, n_steep, lots, walls, totals, reach, p, warn) -
             # lots come out a little smaller than min_lot_size predicts (cuts halve pieces):
             # a 25 % margin lands the median above the limit (real DEMs: 15.4-17.2 without)
             fit = 1.25 * p.min_lot_size * MIN_LOT_CELLS / max(median_cells, 1e-9)
-            _warn(warn, f"the median lot covers {median_cells:.1f} cells of {cell:g} (fewer than"
+            warn.add(f"the median lot covers {median_cells:.1f} cells of {cell:g} (fewer than"
                   f" {MIN_LOT_CELLS:g}): lots this small are blocky on this grid and their "
                   f"figures coarse; min_lot_size {_round2(fit):g} ({MIN_LOT_CELLS:g} cells a "
                   "lot or more) would fit it")
@@ -715,7 +710,7 @@ def _fit_and_absurd(hf, created, n_steep, lots, walls, totals, reach, p, warn) -
         if radius > 0:
             flags["blur_below_cell"] = radius < cell
             if flags["blur_below_cell"]:
-                _warn(warn, f"the blend blur radius {radius:g} is {radius / cell:.2f} cells of "
+                warn.add(f"the blend blur radius {radius:g} is {radius / cell:.2f} cells of "
                       f"{cell:g}: the terraces meet the terrain as steps; blur_radius "
                       f"{_round2(2 * cell):g} (2 cells) or min_blur_cells 2 would fit this grid")
     lots_vol = totals["cut_volume_lots"] + totals["fill_volume_lots"]
@@ -725,7 +720,7 @@ def _fit_and_absurd(hf, created, n_steep, lots, walls, totals, reach, p, warn) -
     if ratio is not None:
         flags["earthworks"] = ratio > EARTHWORK_RATIO_LIMIT
         if flags["earthworks"]:
-            _warn(warn, f"earthworks of {all_vol:.4g} are {ratio:.1f}x the {lots_vol:.4g} moved "
+            warn.add(f"earthworks of {all_vol:.4g} are {ratio:.1f}x the {lots_vol:.4g} moved "
                   f"on the lots themselves (more than {EARTHWORK_RATIO_LIMIT:g}x): the "
                   "transition around the lots moves most of the ground")
     totals["max_slope_created_deg"] = created
@@ -737,7 +732,7 @@ def _fit_and_absurd(hf, created, n_steep, lots, walls, totals, reach, p, warn) -
             cure = (f"blur_radius {_round2(2 * radius):g} (twice the {radius:g} used)"
                     if radius > 0 else
                     f"a blur (blur_radius {_round2(3 * hf.cell_size):g}; it is off now)")
-            _warn(warn, f"the terraces create slopes up to {created:.1f} degrees ({n_steep} cells "
+            warn.add(f"the terraces create slopes up to {created:.1f} degrees ({n_steep} cells "
                   f"steeper than {CREATED_SLOPE_LIMIT:g}) at the lots' edges: "
                   f"{cure} or a smaller min_lot_size softens them")
     if p.preset == "grading":
@@ -745,7 +740,7 @@ def _fit_and_absurd(hf, created, n_steep, lots, walls, totals, reach, p, warn) -
         flags["tall_walls"] = tallest > WALL_HEIGHT_LIMIT
         if flags["tall_walls"]:
             n = sum(1 for w in walls if w["height"] > WALL_HEIGHT_LIMIT)
-            _warn(warn, f"{n} retaining walls are higher than {WALL_HEIGHT_LIMIT:g} (up to "
+            warn.add(f"{n} retaining walls are higher than {WALL_HEIGHT_LIMIT:g} (up to "
                   f"{tallest:.1f}): the balanced pad rule or smaller lots (min_lot_size) lower them")
     return flags
 

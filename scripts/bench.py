@@ -149,7 +149,7 @@ def time_outputs(res, repeat: int = 5) -> dict:
     from pathlib import Path
 
     from terrace_foundation.io import OutputContext
-    from terrace_foundation.io.outputs import WRITERS
+    from terrace_foundation.io.writers import WRITERS
 
     out = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,0 +1,23 @@
+"""Smoke test of scripts/bench.py: one small case with the output writers, in its own process
+(what ``bench.py --sizes ...`` runs per size), so a moved module cannot break the benchmark
+unnoticed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from terrace_testkit import REPO
+
+
+def test_one_small_case_with_outputs_reports_every_stage():
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python3.10libs"))
+    run = subprocess.run([sys.executable, str(REPO / "scripts" / "bench.py"), "--one", "257",
+                          "--outputs"], capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr
+    figures = json.loads(run.stdout.strip().splitlines()[-1])
+    assert figures["peak_mb"] > 0 and figures["tiles"] >= 1
+    assert {"preview", "viewer"} <= set(figures["outputs"])
+    assert all(out["bytes"] > 0 for out in figures["outputs"].values())

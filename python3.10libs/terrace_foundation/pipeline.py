@@ -34,7 +34,7 @@ from .presets.limits import (
     step_walls,
 )
 from .presets.walls import find_walls, grid_steps, outline_walls, touching_lots
-from .region import Region, ring_area, simplify_region
+from .region import Region, check_on_grid, outside_grid_error, ring_area, simplify_region
 from .report import _num, build_report, lot_extras, lot_statistics
 from .result import TerraceResult
 from .terrain.blend import blur_halfwidth, blur_radius_used, blur_reach, box_blur
@@ -128,8 +128,8 @@ def fracture_region(region: Region, params: TerraceParams,
     on_grid, on_count, _ = intersect_pieces(pieces, np.full(len(pieces), 4), box,
                                             np.array([4]))
     if len(on_grid) == 0 or polygon_area(on_grid).sum() <= 1e-12 * max(region.area, 1e-300):
-        raise TerraceInputError(
-            f"region {region.region_id} lies wholly outside the heightfield", "regions")
+        # a guard: generate refuses regions off the grid first (check_on_grid)
+        raise outside_grid_error(region.region_id, clip)
     layout = params.layout
     if layout == "contour":
         if terrain is None:
@@ -204,14 +204,10 @@ def _check_overlap(region: Region, extent: tuple[float, float, float, float],
                    warn: WarningLog) -> None:
     b = region.bounds
     x0, y0, x1, y1 = extent
-    if b[2] <= x0 or b[0] >= x1 or b[3] <= y0 or b[1] >= y1:
-        raise TerraceInputError(
-            f"region {region.region_id} lies wholly outside the heightfield "
-            f"(region bounds {tuple(round(v, 3) for v in b)}, grid extent "
-            f"{tuple(round(v, 3) for v in extent)})", "regions")
+    check_on_grid(region, extent)
     if b[0] < x0 or b[1] < y0 or b[2] > x1 or b[3] > y1:
         warn.add(f"region {region.region_id} reaches beyond the heightfield; it is "
-              "clipped to the grid")
+                 "clipped to the grid")
 
 
 def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,

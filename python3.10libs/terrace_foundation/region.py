@@ -16,7 +16,8 @@ from .errors import TerraceInputError
 from .heightfield import MAX_COORDINATE
 
 __all__ = ["Region", "ring_area", "segments_cross", "nest_rings", "points_in_edges",
-           "overlapping_boxes", "crossing_edges", "simplify_ring", "simplify_region"]
+           "overlapping_boxes", "crossing_edges", "simplify_ring", "simplify_region",
+           "meets_box", "check_on_grid", "outside_grid_error"]
 
 
 def ring_area(ring: np.ndarray) -> float:
@@ -515,3 +516,52 @@ def simplify_region(region: "Region", spacing: float) -> tuple["Region", str | N
             return out, note
         tol /= 4.0
     return region, None
+
+
+def meets_box(region: Region, box: tuple[float, float, float, float]) -> bool:
+    """Whether the region's interior meets the open box ``(xmin, ymin, xmax, ymax)``.
+
+    True when a region vertex is strictly inside the box, a box corner is inside the region,
+    or a region edge crosses a box edge (vectorised over all edges).
+    """
+    xmin, ymin, xmax, ymax = box
+    rx0, ry0, rx1, ry1 = region.bounds
+    if rx1 <= xmin or rx0 >= xmax or ry1 <= ymin or ry0 >= ymax:
+        return False
+    a, b = region.edges()
+    if np.any((a[:, 0] > xmin) & (a[:, 0] < xmax) & (a[:, 1] > ymin) & (a[:, 1] < ymax)):
+        return True
+    corners = np.array([[xmin, ymin], [xmax, ymin], [xmax, ymax], [xmin, ymax]])
+    if region.contains(corners[:, 0], corners[:, 1]).any():
+        return True
+    c0 = corners[None, :, :]
+    c1 = np.roll(corners, -1, axis=0)[None, :, :]
+    return bool(segments_cross(a[:, None, :], b[:, None, :], c0, c1).any())
+
+
+def outside_grid_error(region_id, extent: tuple[float, float, float, float],
+                       source: str | None = "regions") -> TerraceInputError:
+    """The one error for a region that lies wholly outside the heightfield.
+
+    ``extent`` is the grid's ``(xmin, ymin, xmax, ymax)``; ``source`` names the regions' file
+    where a front end has one.
+    """
+    xmin, ymin, xmax, ymax = extent
+    return TerraceInputError(
+        f"region {region_id} lies wholly outside the heightfield"
+        f" (x {xmin:.12g}..{xmax:.12g}, y {ymin:.12g}..{ymax:.12g}); are both in the same"
+        " CRS?", source)
+
+
+def check_on_grid(region: Region, extent: tuple[float, float, float, float],
+                  source: str | None = "regions") -> None:
+    """Refuse a region whose interior does not meet the grid's extent (the one check of the
+    rule, used by the readers and by :func:`terrace_foundation.generate`).
+
+    Raises
+    ------
+    TerraceInputError
+        :func:`outside_grid_error`. Regions partly outside pass (the engine clips them).
+    """
+    if not meets_box(region, extent):
+        raise outside_grid_error(region.region_id, extent, source)

@@ -104,6 +104,27 @@ def test_check_touching_edge_only_is_outside(tmp_path):
         check_regions_against(rf, grid())
 
 
+@pytest.mark.parametrize("ring", [
+    [[1500.0, 2100.0], [1600.0, 2100.0], [1600.0, 2200.0], [1500.0, 2200.0]],  # shares an edge
+    [[1400.0, 2500.0], [1700.0, 2500.0], [1700.0, 2300.0], [1600.0, 2300.0],
+     [1600.0, 2450.0], [1400.0, 2450.0]],                     # an L whose box meets the grid
+], ids=["edge", "ell"])
+def test_outside_is_one_check_with_one_message(tmp_path, ring):
+    """The reader's check and generate's refuse the same regions with the same problem text;
+    only the source differs (the file name where the front end has one).
+    """
+    from terrace_foundation import generate
+
+    path = write_json(tmp_path / "r.geojson", feature_collection([[SQ], [ring]]))
+    with pytest.raises(TerraceInputError) as read_err:
+        check_regions_against(read_regions(path), grid())
+    with pytest.raises(TerraceInputError) as api_err:
+        generate(grid(), [np.array(SQ), np.array(ring)])
+    assert read_err.value.problem == api_err.value.problem
+    assert read_err.value.problem.startswith("region 1 lies wholly outside the heightfield (x ")
+    assert read_err.value.source == str(path) and api_err.value.source == "regions"
+
+
 def test_check_crs(tmp_path):
     rf = read_regions(write_json(tmp_path / "r.geojson", feature_collection([[SQ]],
                                                                             crs="EPSG:2056")))

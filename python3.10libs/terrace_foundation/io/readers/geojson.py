@@ -18,7 +18,7 @@ import numpy as np
 
 from ...errors import TerraceInputError
 from ...heightfield import Heightfield
-from ...region import Region, segments_cross
+from ...region import Region, check_on_grid
 from .._crs import is_geographic, normalise_crs, reproject_hint, same_crs
 from .repair import regions_from_polygons
 
@@ -206,27 +206,6 @@ def _named(polys):
         yield rid, props, rings, f"feature {rid}" + (f" part {j}" if parts[rid] > 1 else "")
 
 
-def _overlaps_box(reg: Region, box: tuple[float, float, float, float]) -> bool:
-    """Whether the region's interior meets the open box ``(xmin, ymin, xmax, ymax)``.
-
-    True when a region vertex is strictly inside the box, a box corner is inside the region,
-    or a region edge crosses a box edge (vectorised over all edges).
-    """
-    xmin, ymin, xmax, ymax = box
-    rx0, ry0, rx1, ry1 = reg.bounds
-    if rx1 <= xmin or rx0 >= xmax or ry1 <= ymin or ry0 >= ymax:
-        return False
-    a, b = reg.edges()
-    if np.any((a[:, 0] > xmin) & (a[:, 0] < xmax) & (a[:, 1] > ymin) & (a[:, 1] < ymax)):
-        return True
-    corners = np.array([[xmin, ymin], [xmax, ymin], [xmax, ymax], [xmin, ymax]])
-    if reg.contains(corners[:, 0], corners[:, 1]).any():
-        return True
-    c0 = corners[None, :, :]
-    c1 = np.roll(corners, -1, axis=0)[None, :, :]
-    return bool(segments_cross(a[:, None, :], b[:, None, :], c0, c1).any())
-
-
 def check_metric_crs(hf: Heightfield, regions: RegionsFile | None = None,
                      heightfield_source: str = "heightfield",
                      local_metres: bool = False) -> list[str]:
@@ -285,10 +264,5 @@ def check_regions_against(regions: RegionsFile, hf: Heightfield,
         raise TerraceInputError(
             f"CRS {regions.crs} differs from the heightfield's {hf.crs} ({heightfield_source});"
             " reproject one of them", regions.path)
-    xmin, ymin, xmax, ymax = hf.extent
-    for k, reg in enumerate(regions.regions):
-        if not _overlaps_box(reg, (xmin, ymin, xmax, ymax)):
-            raise TerraceInputError(
-                f"region {reg.region_id} (polygon {k}) lies wholly outside the heightfield"
-                f" (x {xmin:.12g}..{xmax:.12g}, y {ymin:.12g}..{ymax:.12g}); are both in the same"
-                " CRS?", regions.path)
+    for reg in regions.regions:
+        check_on_grid(reg, hf.extent, regions.path)

@@ -276,7 +276,7 @@ def measure(res: tf.TerraceResult, seconds: float) -> dict:
 
     # embankment: changed cells outside the lots (as tests/test_grading.py measures it), less
     # the grading preset's wing cells (where the envelopes of two pads cross: walls that
-    # continue outside the region, recomputed here the way grading.grade_heightfield finds them)
+    # continue outside the region, recomputed here the way limits.grade_limited finds them)
     band = changed & ~lots
     grading = res.params.preset == "grading"
     if grading:

@@ -9,28 +9,18 @@ blurs the result into the terrain), the grading preset builds what a civil gradi
   their neighbours to lower the walls, see :func:`balanced_pads`).
 * **Steps and walls.** Neighbouring pads meet in a vertical step on their shared edge; a step
   higher than ``max_step`` is a retaining wall (see :mod:`terrace_foundation.presets.walls`).
-* **Embankments.** Outside the region and in its holes the terrain is clamped between a lower
-  and an upper envelope, ``L = max_k (P_k - t d_k)`` and ``U = min_k (P_k + t d_k)``
-  (``P_k`` pad heights, ``d_k`` distance to lot ``k``, ``t = tan(max_slope)``). Cells already
-  between the envelopes keep their original height (and detail); the others move onto the
-  nearest envelope, which slopes at exactly ``t``. Beyond the band nothing changes. Where a
-  wall between two pads reaches the outline the envelopes cross (``L > U``): there a *wing*
-  continues the wall outside the region, each cell taking the envelope nearer its terrain.
-
-Envelopes are computed exactly for an octagonal distance (two raster sweeps of 8-neighbour
-steps, each row finished by a cumulative maximum: O(cells)), whose unit ball contains the
-Euclidean one, so no embankment is steeper than ``max_slope`` in any direction; the band is at
-most 8 % wider than a Euclidean cone's.
+* **Embankments.** Walls up to ``max_wall_height`` and embankments no steeper than
+  ``max_slope`` and no higher than ``max_embankment_height`` back to the terrain, on exact
+  Euclidean distances: :func:`terrace_foundation.presets.limits.grade_limited` (this
+  module holds the pad rules).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..terrain.kernels import OCTAGON_STRETCH, cone_envelope
-from . import Band
+__all__ = ["cell_pad_heights", "balanced_pads"]
 
-__all__ = ["cell_pad_heights", "balanced_pads", "grade_heightfield"]
 
 def cell_pad_heights(heights: np.ndarray, lot_mask: np.ndarray, n_lots: int,
                      rule: str) -> tuple[np.ndarray, np.ndarray]:
@@ -150,91 +140,3 @@ def balanced_pads(mean: np.ndarray, area: np.ndarray, a: np.ndarray, b: np.ndarr
     cvec = np.array([(area * (group == g)) @ base for g in groups])
     lam = np.linalg.solve(cmat, cvec)
     return mean + base - basis @ lam
-
-
-def grade_heightfield(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
-                      cell_size: float, max_slope: float,
-                      boundary: str) -> tuple[np.ndarray, np.ndarray, tuple[slice, slice]]:
-    """The grading preset's terrace heightfield.
-
-    Parameters
-    ----------
-    heights : (M, N) ndarray
-        Terrain.
-    lot_mask : (M, N) ndarray of int
-        Lot id per cell (0 = none).
-    pad : (L + 1,) ndarray
-        Pad height per lot id.
-    cell_size : float
-    max_slope : float
-        Degrees.
-    boundary : {"embankment", "wall"}
-
-    Returns
-    -------
-    graded : (M, N) ndarray
-    band : (M, N) ndarray of int8
-        1 for embankment cells (outside the lots, where the terrain lay outside the
-        envelopes), 2 for wing cells (where the envelopes of two pads conflict: a retaining
-        wall between them reaches the region outline and continues outside as a wing; each
-        wing cell takes the envelope nearer its terrain, so the wing is one vertical face),
-        0 elsewhere.
-    window : (slice, slice)
-        Where the result may differ from ``heights``.
-    """
-    out = heights.astype(np.float64, copy=True)
-    covered = lot_mask > 0
-    band_mask = np.zeros(lot_mask.shape, dtype=np.int8)
-    if not covered.any():
-        return out, band_mask, (slice(0, 0), slice(0, 0))
-    rows, cols = np.nonzero(covered)
-    r0, r1, c0, c1 = rows.min(), rows.max() + 1, cols.min(), cols.max() + 1
-    out[covered] = pad[lot_mask[covered]]
-    if boundary == "wall":
-        return out, band_mask, (slice(r0, r1), slice(c0, c1))
-    t = np.tan(np.radians(max_slope))
-    pads = pad[lot_mask[covered]]
-    m, n = heights.shape
-    # Start with a window sized by the height differences near the lots; grow it while the
-    # embankment reaches its edge (it never needs more than the whole grid).
-    near = heights[max(r0 - 1, 0):r1 + 1, max(c0 - 1, 0):c1 + 1]
-    span = max(pads.max() - near.min(), near.max() - pads.min(), 0.0)
-    k = int(np.ceil(span / t * OCTAGON_STRETCH / cell_size)) + 2
-    while True:
-        R0, R1 = max(r0 - k, 0), min(r1 + k, m)
-        C0, C1 = max(c0 - k, 0), min(c1 + k, n)
-        win = (slice(R0, R1), slice(C0, C1))
-        lm = lot_mask[win]
-        cov = lm > 0
-        seeds = np.full((2,) + lm.shape, -np.inf)
-        seeds[0][cov] = pad[lm[cov]]
-        seeds[1][cov] = -seeds[0][cov]
-        both, _ = cone_envelope(seeds, None, t, cell_size)
-        lower, upper = both[0], both[1]
-        np.negative(upper, out=upper)
-        # grow the window while the embankment reaches one of its inner edges
-        grow = False
-        for side, inner in ((np.s_[0, :], R0 > 0), (np.s_[-1, :], R1 < m),
-                            (np.s_[:, 0], C0 > 0), (np.s_[:, -1], C1 < n)):
-            if inner:
-                hs = heights[win][side]
-                grow |= bool(((hs < lower[side]) | (hs > upper[side])).any())
-        if not grow:
-            break
-        k *= 2
-    h = heights[win]
-    g = np.clip(h, lower, upper)            # where lower > upper this gives upper: fixed below
-    conflict = np.nonzero(lower > upper)
-    # a wing: the wall between two pads runs on outside the region. Each cell takes the
-    # envelope nearer its own terrain (the high pad's fill slope or the low pad's cut slope),
-    # so the wing is one vertical face with a slope-limited embankment on either side
-    lo_c, up_c, h_c = lower[conflict], upper[conflict], h[conflict]
-    g[conflict] = np.where(np.abs(lo_c - h_c) <= np.abs(up_c - h_c), lo_c, up_c)
-    g[cov] = out[win][cov]
-    band = (g != h) & ~cov
-    band_w = band.astype(np.int8)
-    band_w[conflict] = np.where(cov[conflict], Band.NONE, Band.WING)
-    out[win] = g
-    band_mask = np.zeros(lot_mask.shape, dtype=np.int8)
-    band_mask[win] = band_w
-    return out, band_mask, win

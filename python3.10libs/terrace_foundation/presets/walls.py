@@ -308,7 +308,7 @@ def wing_walls(heights: np.ndarray, wing: np.ndarray, graded: np.ndarray, lot_ma
     heights : (M, N) ndarray
         Terrace heightfield.
     wing : (M, N) ndarray of bool
-        Wing cells (see :func:`terrace_foundation.presets.grading.grade_heightfield`).
+        Wing cells (see :func:`terrace_foundation.presets.limits.grade_limited`).
     graded : (M, N) ndarray of bool
         Cells the grading set: pads, embankment and wing cells.
     lot_mask : (M, N) ndarray of int

@@ -816,9 +816,13 @@ def main(argv=None) -> int:
     print(markdown(rows, SHAPE_COLUMNS))
     print()
     print(markdown(rows, EARTH_COLUMNS))
+    return _finish(rows, chosen, args, t0)
+
+
+def _finish(rows: list, chosen: list, args, t0: float) -> int:
+    """Print the run count, the data attributions once each; save ``--json`` atomically."""
     print(f"\n{len(rows)} runs in {time.perf_counter() - t0:.1f} s")
-    used = [c.attribution for c in chosen if c.attribution]
-    for a in dict.fromkeys(used):
+    for a in dict.fromkeys(c.attribution for c in chosen if c.attribution):
         print(f"\n{a}")
     if args.json:
         tmp = args.json + ".tmp"
@@ -843,15 +847,7 @@ def _main_layouts(args) -> int:
     print(markdown(contour_gains(rows), [("case", "case", "{}"), ("lots", "lots v / c", "{}"),
                                          ("on_lots_drop", "volume on lots drop", "{:.0%}"),
                                          ("wall_face_drop", "wall face drop", "{:.0%}")]))
-    print(f"\n{len(rows)} runs in {time.perf_counter() - t0:.1f} s")
-    for a in dict.fromkeys(c.attribution for c in chosen if c.attribution):
-        print(f"\n{a}")
-    if args.json:
-        tmp = args.json + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(rows, f, indent=1)
-        os.replace(tmp, args.json)
-    return 0
+    return _finish(rows, chosen, args, t0)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..terrain.edt import distance_transform
-from ..terrain.kernels import cone_envelope
+from ..terrain.kernels import cell_sides, cone_envelope
 from . import Band
 
 __all__ = ["limit_pads", "grade_limited", "GradeInfo"]
@@ -393,7 +393,6 @@ def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
     """
     from .walls import _merge
     owner = np.where(lot_mask > 0, lot_mask, nearest)
-    x0, y0 = origin
     segs, lo_l, hi_l, lo_h, hi_h = [], [], [], [], []
     for axis in (0, 1):
         a = (slice(None, -1), slice(None)) if axis == 0 else (slice(None), slice(None, -1))
@@ -406,14 +405,7 @@ def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
             touched = (graded != terrain) | (lot_mask > 0)
             sel &= touched[a] | touched[b]
         r, c = np.nonzero(sel)
-        if axis == 0:
-            y = y0 - (r + 1) * cell_size
-            s = np.stack([np.column_stack([x0 + c * cell_size, y]),
-                          np.column_stack([x0 + (c + 1) * cell_size, y])], axis=1)
-        else:
-            x = x0 + (c + 1) * cell_size
-            s = np.stack([np.column_stack([x, y0 - r * cell_size]),
-                          np.column_stack([x, y0 - (r + 1) * cell_size])], axis=1)
+        s = cell_sides(r, c, axis == 0, origin, cell_size)
         ha, hb = graded[a][sel], graded[b][sel]
         oa, ob = owner[a][sel], owner[b][sel]
         oa = np.where(oa > 0, oa, ob)

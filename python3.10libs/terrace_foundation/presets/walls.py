@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..geometry import bbox_pairs
-from ..terrain.kernels import neighbour_pairs
+from ..terrain.kernels import cell_sides, neighbour_pairs
 
 __all__ = ["shared_edges", "find_walls", "touching_lots", "grid_steps", "outline_walls",
            "wing_walls"]
@@ -118,7 +118,6 @@ def grid_steps(lot_mask: np.ndarray, origin: tuple[float, float], cell_size: flo
     dict
         ``(a, b)`` (lot ids, ``a < b``) -> ``(K, 2, 2)`` world segments of the shared sides.
     """
-    x0, y0 = origin
     out: dict[tuple[int, int], list[np.ndarray]] = {}
     m = lot_mask
     # vertical sides: between (r, c) and (r, c + 1), at x = x0 + (c + 1) cell
@@ -128,14 +127,7 @@ def grid_steps(lot_mask: np.ndarray, origin: tuple[float, float], cell_size: flo
         r, c = np.nonzero(sel)
         if len(r) == 0:
             continue
-        if horizontal:   # side between rows r and r + 1, at y = y0 - (r + 1) cell
-            y = y0 - (r + 1) * cell_size
-            seg = np.stack([np.column_stack([x0 + c * cell_size, y]),
-                            np.column_stack([x0 + (c + 1) * cell_size, y])], axis=1)
-        else:
-            x = x0 + (c + 1) * cell_size
-            seg = np.stack([np.column_stack([x, y0 - r * cell_size]),
-                            np.column_stack([x, y0 - (r + 1) * cell_size])], axis=1)
+        seg = cell_sides(r, c, horizontal, origin, cell_size)
         la, lb = a[sel], b[sel]
         lo, hi = np.minimum(la, lb), np.maximum(la, lb)
         order = np.lexsort((hi, lo))
@@ -344,14 +336,7 @@ def wing_walls(heights: np.ndarray, wing: np.ndarray, graded: np.ndarray, lot_ma
         sel = ((wing[a] & graded[b]) | (wing[b] & graded[a])) & (step > max(max_step, max_rise))
         sel &= ~((lot_mask[a] > 0) & (lot_mask[b] > 0))
         r, c = np.nonzero(sel)
-        if axis == 0:   # between rows r and r + 1
-            y = y0 - (r + 1) * cell_size
-            s = np.stack([np.column_stack([x0 + c * cell_size, y]),
-                          np.column_stack([x0 + (c + 1) * cell_size, y])], axis=1)
-        else:           # between columns c and c + 1
-            x = x0 + (c + 1) * cell_size
-            s = np.stack([np.column_stack([x, y0 - r * cell_size]),
-                          np.column_stack([x, y0 - (r + 1) * cell_size])], axis=1)
+        s = cell_sides(r, c, axis == 0, (x0, y0), cell_size)
         segs.append(s)
         lows.append(np.minimum(heights[a][sel], heights[b][sel]))
         highs.append(np.maximum(heights[a][sel], heights[b][sel]))

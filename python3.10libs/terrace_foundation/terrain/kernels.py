@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["slope_tangent", "slope_degrees", "neighbour_pairs", "lot_adjacency",
+__all__ = ["cell_sides", "slope_tangent", "slope_degrees", "neighbour_pairs", "lot_adjacency",
            "cone_envelope", "OCTAGON_STRETCH"]
 
 #: Octagonal distance scale: 1 / cos(22.5 deg), the half-length of the unit octagon's sides.
@@ -200,3 +200,30 @@ def cone_envelope(seed: np.ndarray, label: np.ndarray | None, slope: float,
             _row_cones(cur, None if lab is None else lab[..., r, :], wa, ramp)
             prev = r
     return v, lab
+
+
+def cell_sides(r: np.ndarray, c: np.ndarray, between_rows: bool,
+               origin: tuple[float, float], cell_size: float) -> np.ndarray:
+    """World segments of the cell sides after cells ``(r, c)``, shape (K, 2, 2).
+
+    Parameters
+    ----------
+    r, c : (K,) ndarray of int
+        Row and column of the first cell of each pair.
+    between_rows : bool
+        True: the side between rows ``r`` and ``r + 1`` (at ``y = y0 - (r + 1) cell``), west
+        to east; False: the side between columns ``c`` and ``c + 1`` (at
+        ``x = x0 + (c + 1) cell``), north to south.
+    origin : (float, float)
+        North-west corner ``(x0, y0)`` of the grid.
+    cell_size : float
+        World units per cell.
+    """
+    x0, y0 = origin
+    if between_rows:
+        y = y0 - (r + 1) * cell_size
+        return np.stack([np.column_stack([x0 + c * cell_size, y]),
+                         np.column_stack([x0 + (c + 1) * cell_size, y])], axis=1)
+    x = x0 + (c + 1) * cell_size
+    return np.stack([np.column_stack([x, y0 - r * cell_size]),
+                     np.column_stack([x, y0 - (r + 1) * cell_size])], axis=1)

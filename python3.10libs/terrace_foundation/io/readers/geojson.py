@@ -9,7 +9,6 @@ heightfield's CRS by the caller.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ from ...errors import TerraceInputError
 from ...heightfield import Heightfield
 from ...region import Region, check_on_grid
 from .._crs import is_geographic, normalise_crs, reproject_hint, same_crs
+from ._files import check_file, read_json
 from .repair import regions_from_polygons
 
 __all__ = ["RegionsFile", "read_regions", "check_regions_against", "check_metric_crs"]
@@ -38,24 +38,8 @@ class RegionsFile:
 
 
 def _load_json(path: Path):
-    source = str(path)
-    if not path.exists():
-        raise TerraceInputError("file not found", source)
-    if path.is_dir():
-        raise TerraceInputError("is a folder, not a file", source)
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except json.JSONDecodeError as e:
-        raise TerraceInputError(
-            f"not valid JSON ({e.msg} at line {e.lineno} column {e.colno}; truncated?)",
-            source) from None
-    except UnicodeDecodeError:
-        raise TerraceInputError("not a UTF-8 GeoJSON text file", source) from None
-    except RecursionError:
-        raise TerraceInputError("JSON nested too deeply to be GeoJSON", source) from None
-    except OSError as e:
-        raise TerraceInputError(f"cannot read: {e.strerror or e}", source) from None
+    check_file(path)
+    return read_json(path, "GeoJSON")
 
 
 def _crs_of(obj: dict, source: str) -> str | None:

@@ -16,7 +16,6 @@ The richer form of ``../shared/data/*/dem.json`` is read too: ``cell_size_m``,
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from pathlib import Path
@@ -28,6 +27,7 @@ from ...errors import TerraceInputError
 from ...heightfield import Heightfield
 from .._crs import normalise_crs
 from .._deps import require
+from ._files import check_file, os_problem, read_json
 
 __all__ = ["read_npy_heightfield", "read_geotiff_heightfield", "sidecar_path",
            "heightfield_format"]
@@ -43,17 +43,6 @@ def heightfield_format(path: str | os.PathLike) -> str:
 def sidecar_path(path: str | os.PathLike) -> Path:
     """The JSON sidecar of an ``.npy`` heightfield: same folder and stem, ``.json``."""
     return Path(path).with_suffix(".json")
-
-
-def _os_problem(err: OSError) -> str:
-    return err.strerror or str(err) or type(err).__name__
-
-
-def _check_file(path: Path) -> None:
-    if not path.exists():
-        raise TerraceInputError("file not found", str(path))
-    if path.is_dir():
-        raise TerraceInputError("is a folder, not a file", str(path))
 
 
 def _nodata_error(count: int, nodata: float, source: str) -> TerraceInputError:
@@ -90,18 +79,7 @@ def _read_sidecar(path: Path) -> dict:
         raise TerraceInputError(
             f"sidecar {side_path.name} not found (an .npy heightfield needs cell_size and origin"
             " in a JSON file of the same name)", str(path))
-    try:
-        with open(side_path, encoding="utf-8") as f:
-            side = json.load(f)
-    except json.JSONDecodeError as e:
-        raise TerraceInputError(f"not valid JSON ({e.msg} at line {e.lineno} column {e.colno})",
-                                sidecar) from None
-    except UnicodeDecodeError:
-        raise TerraceInputError("not a UTF-8 JSON text file", sidecar) from None
-    except RecursionError:
-        raise TerraceInputError("JSON nested too deeply to be a sidecar", sidecar) from None
-    except OSError as e:
-        raise TerraceInputError(f"cannot read: {_os_problem(e)}", sidecar) from None
+    side = read_json(side_path, "a sidecar")
     if not isinstance(side, dict):
         raise TerraceInputError("must hold a JSON object", sidecar)
 
@@ -161,12 +139,12 @@ def read_npy_heightfield(path: str | os.PathLike) -> Heightfield:
     """Read ``path`` (``.npy``, 2-D, real) and its JSON sidecar; see the module docstring."""
     path = Path(path)
     source = str(path)
-    _check_file(path)
+    check_file(path)
     side = _read_sidecar(path)
     try:
         heights = np.load(path, allow_pickle=False)
     except OSError as e:
-        raise TerraceInputError(f"cannot read: {_os_problem(e)}", source) from None
+        raise TerraceInputError(f"cannot read: {os_problem(e)}", source) from None
     except (ValueError, EOFError) as e:
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise TerraceInputError(f"not a readable .npy array (truncated or corrupt: {first})",
@@ -196,7 +174,7 @@ def read_geotiff_heightfield(path: str | os.PathLike, band: int = 1) -> Heightfi
     """
     path = Path(path)
     source = str(path)
-    _check_file(path)
+    check_file(path)
     rasterio = require("rasterio", "read GeoTIFF")
     from rasterio.errors import RasterioError
 

@@ -39,6 +39,7 @@ from ...errors import TerraceInputError
 from ...heightfield import Heightfield
 from .._crs import normalise_crs
 from .._deps import available, require
+from ._files import check_file
 from .georasters import read_geotiff_heightfield, read_npy_heightfield, sidecar_path
 
 __all__ = ["read_heightfield", "read_png_heightmap", "read_raw_heightmap", "read_exr_heightmap",
@@ -102,13 +103,6 @@ def read_heightfield(path: str | os.PathLike, *, cell_size: float | None = None,
 
 
 # --------------------------------------------------------------------------- shared pieces
-
-def _check_file(path: Path) -> None:
-    if not path.exists():
-        raise TerraceInputError("file not found", str(path))
-    if path.is_dir():
-        raise TerraceInputError("is a folder, not a file", str(path))
-
 
 def _number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
@@ -213,7 +207,7 @@ def read_png_heightmap(path: str | os.PathLike, *, cell_size: float | None = Non
     """Read a 16-bit greyscale PNG heightmap (see the module docstring for the mapping)."""
     path = Path(path)
     source = str(path)
-    _check_file(path)
+    check_file(path)
     st = _settings(path, cell_size, height_range, "PNG", need_range=True)
     Image = require("PIL.Image", "read PNG heightmaps")
     try:
@@ -238,7 +232,7 @@ def read_raw_heightmap(path: str | os.PathLike, *, cell_size: float | None = Non
     """Read a headerless 16-bit ``.r16``/``.raw`` heightmap (square unless a sidecar says)."""
     path = Path(path)
     source = str(path)
-    _check_file(path)
+    check_file(path)
     st = _settings(path, cell_size, height_range, path.suffix.lower().lstrip(".") or "raw",
                    need_range=True)
     nbytes = path.stat().st_size
@@ -274,7 +268,7 @@ def read_exr_heightmap(path: str | os.PathLike, *, cell_size: float | None = Non
     """Read a single-channel (``Y``, ``R``, ``Z`` or the only channel) OpenEXR heightmap."""
     path = Path(path)
     source = str(path)
-    _check_file(path)
+    check_file(path)
     st = _settings(path, cell_size, height_range, "EXR", need_range=False)
     OpenEXR = require("OpenEXR", "read EXR heightmaps", "openexr")
     try:
@@ -306,7 +300,7 @@ def read_tiff_heightmap(path: str | os.PathLike, *, cell_size: float | None = No
     """
     path = Path(path)
     source = str(path)
-    _check_file(path)
+    check_file(path)
     rasterio = require("rasterio", "read GeoTIFF")
     from rasterio.errors import NotGeoreferencedWarning, RasterioError
     from rasterio.transform import Affine

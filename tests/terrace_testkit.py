@@ -226,3 +226,27 @@ def assert_same_result(a, b) -> None:
     for la, lb in zip(a.lots, b.lots):
         assert la.vertices.tobytes() == lb.vertices.tobytes()
         assert la.pad_height == lb.pad_height
+
+
+def assert_lots_partition_region(hf: Heightfield, region: Region, lots) -> None:
+    """The lots' outlines tile ``region`` (shapely as the oracle, in the grid's local frame).
+
+    Every outline is valid and its area is its lot's; the outlines add up to the region's area,
+    overlap nowhere and leave nothing of it out (all to 1e-9 relative).
+    """
+    shapely = needs("shapely")
+    from shapely.geometry import MultiPolygon, Polygon
+
+    ox, oy = hf.origin
+    shapes = [shapely.affinity.translate(
+        MultiPolygon([Polygon(p[0], p[1:]) for p in lot.footprint]), -ox, -oy) for lot in lots]
+    whole = shapely.affinity.translate(Polygon(region.exterior, region.holes), -ox, -oy)
+    assert all(s.is_valid for s in shapes)
+    assert sum(s.area for s in shapes) == pytest.approx(whole.area, rel=1e-9)
+    np.testing.assert_allclose([lot.area for lot in lots], [s.area for s in shapes], rtol=1e-9)
+    tree = shapely.STRtree(shapes)
+    left, right = tree.query(shapes, predicate="intersects")
+    pairs = left < right
+    overlap = sum(shapes[i].intersection(shapes[j]).area for i, j in zip(left[pairs], right[pairs]))
+    assert overlap < 1e-9 * whole.area
+    assert shapely.union_all(shapes).symmetric_difference(whole).area < 1e-9 * whole.area

@@ -6,17 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from terrace_testkit import flower_region, mountain, needs
+from terrace_testkit import assert_lots_partition_region, flower_region, mountain, needs
 
 shapely = needs("shapely")
-from shapely.geometry import MultiPolygon, Polygon
 
 import terrace_foundation as tf
 from terrace_foundation.lots.contour import lot_gradients
-
-
-def _shape(footprint):
-    return MultiPolygon([Polygon(p[0], p[1:]) for p in footprint])
 
 
 def _plane(deg: float = 25.0, size: int = 160, cell: float = 2.0) -> tf.Heightfield:
@@ -36,17 +31,7 @@ def run():
 
 def test_contour_lots_partition_region(run):
     hf, reg, res = run
-    ox, oy = hf.origin
-    shapes = [shapely.affinity.translate(_shape(l.footprint), -ox, -oy) for l in res.lots]
-    region = shapely.affinity.translate(Polygon(reg.exterior, reg.holes), -ox, -oy)
-    assert all(s.is_valid for s in shapes)
-    assert sum(s.area for s in shapes) == pytest.approx(region.area, rel=1e-9)
-    tree = shapely.STRtree(shapes)
-    left, right = tree.query(shapes, predicate="intersects")
-    pairs = left < right
-    overlap = sum(shapes[i].intersection(shapes[j]).area for i, j in zip(left[pairs], right[pairs]))
-    assert overlap < 1e-9 * region.area
-    assert shapely.union_all(shapes).symmetric_difference(region).area < 1e-9 * region.area
+    assert_lots_partition_region(hf, reg, res.lots)
     assert max(l.area for l in res.lots) <= 2000.0
 
 

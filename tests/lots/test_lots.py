@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from terrace_testkit import needs
+from terrace_testkit import assert_lots_partition_region, flower_region, mountain, needs
 
 shapely = needs("shapely")
 from shapely.geometry import MultiPolygon, Polygon
@@ -14,7 +14,6 @@ import terrace_foundation as tf
 from terrace_foundation.geometry import clip_halfplane, polygon_area
 from terrace_foundation.lots.fracture import decompose_region, voronoi_cells
 from terrace_foundation.lots.scatter import region_rng, scatter_points
-from terrace_testkit import flower_region, mountain
 
 
 def _shape(footprint):
@@ -31,22 +30,7 @@ def run():
 
 def test_lots_partition_region(run):
     hf, reg, res = run
-    ox, oy = hf.origin
-    shapes = [shapely.affinity.translate(_shape(l.footprint), -ox, -oy) for l in res.lots]
-    region = shapely.affinity.translate(Polygon(reg.exterior, reg.holes), -ox, -oy)
-    assert all(s.is_valid for s in shapes)
-    total = sum(s.area for s in shapes)
-    assert total == pytest.approx(region.area, rel=1e-9)
-    # the engine's own lot areas agree with the traced outlines
-    np.testing.assert_allclose([l.area for l in res.lots], [s.area for s in shapes], rtol=1e-9)
-    # no overlaps: every pairwise intersection has (numerically) no area
-    tree = shapely.STRtree(shapes)
-    left, right = tree.query(shapes, predicate="intersects")
-    pairs = left < right
-    overlap = sum(shapes[i].intersection(shapes[j]).area for i, j in zip(left[pairs], right[pairs]))
-    assert overlap < 1e-9 * region.area
-    # nothing outside the region, nothing of it missed
-    assert shapely.union_all(shapes).symmetric_difference(region).area < 1e-9 * region.area
+    assert_lots_partition_region(hf, reg, res.lots)
 
 
 def test_every_lot_at_most_min_lot_size(run):

@@ -129,6 +129,16 @@ def build_parser() -> argparse.ArgumentParser:
         description="Terrace the built-in synthetic mountain (two city outlines, one with a"
         " hole) and write the same outputs as generate into --out.")
 
+    t = sub.add_parser(
+        "tiles", help=COMMANDS["tiles"][1],
+        description="List the tiles a run of HEIGHTFIELD is cut into with --tile-size: one line"
+        " per tile (index, tile row and column, cell window row0 row1 col0 col1, world bounds"
+        " xmin ymin xmax ymax), or JSON with --json. A farm cooks each index as a work item"
+        " (generate --tile INDEX --tiles-dir DIR) and finishes with generate --tiles-dir DIR"
+        " --out OUT.")
+    t.add_argument("heightfield", metavar="HEIGHTFIELD", help="As for generate.")
+    add_run_options(t, run_options("tiles"))
+
     r = sub.add_parser(
         "report", help=COMMANDS["report"][1],
         description="Print a readable summary of OUTDIR/report.json: one row per region (lots,"
@@ -314,16 +324,24 @@ def _run(hf, regions, params: TerraceParams, args: argparse.Namespace, context,
 
     # the one warning channel: each line is printed once, by the log (not through `warnings`)
     log = WarningLog(echo=show, issue=False)
+    tile = getattr(args, "tile", None)
     try:
         result = generate(hf, regions, params=params, progress=progress,
                           tile_size=getattr(args, "tile_size", None),
                           scheduler=getattr(args, "scheduler", None),
                           tile_progress=None if args.quiet else _tile_progress(progress),
-                          log=log)
+                          log=log, tile_store=getattr(args, "tiles_dir", None),
+                          tile_only=None if tile is None else [tile])
     except TerraceInputError as e:
         progress.end()
         raise _name_input(e, context.inputs) from None
     progress.end()
+    if tile is not None:                    # a farm work item: the tile is in --tiles-dir
+        from .tiling import TileStore
+
+        progress.message(f"tile {tile} saved to {TileStore(args.tiles_dir).path(tile)} "
+                         f"({time.perf_counter() - progress.t0:.1f} s)")
+        return 0
     t_write = time.perf_counter()
     files = write_outputs(result, args.out, context, overwrite=args.overwrite, protect=protect,
                           extra=getattr(args, "export", None) or (),  # an --export flag's names
@@ -355,8 +373,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
     protect = [args.heightfield, args.regions]
     params = _params_from(args)              # bad parameters fail before any reading
-    _clean_stale(args.out)
-    check_output_folder(args.out, args.overwrite, protect)
+    if args.tile is None:
+        _clean_stale(args.out)
+        check_output_folder(args.out, args.overwrite, protect)
     hf = read_heightfield(args.heightfield, cell_size=args.cell_size,
                           height_range=args.height_range)
     _note_large_read(args.regions, args.quiet)
@@ -391,8 +410,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from .io._deps import available
 
     params = _params_from(args)
-    _clean_stale(args.out)
-    check_output_folder(args.out, args.overwrite)
+    if args.tile is None:
+        _clean_stale(args.out)
+        check_output_folder(args.out, args.overwrite)
     hf, regions = demo_inputs()
     fmt = "gtiff" if available("rasterio") else "npy"
     context = OutputContext(heightfield_format=fmt, crs=None,
@@ -403,6 +423,37 @@ def cmd_demo(args: argparse.Namespace) -> int:
         _warn("rasterio is not installed: writing terrace_heightfield.npy + .json instead of"
               " .tif (pip install terrace-foundation[io])")
     return _run(hf, regions, params, args, context, protect=())
+
+
+@_command("tiles", "List the tiles of a heightfield (the work items of a farm cook).")
+def cmd_tiles(args: argparse.Namespace) -> int:
+    import json
+
+    from .io import read_heightfield
+    from .terrain.tiles import plan_tiles
+
+    hf = read_heightfield(args.heightfield, cell_size=args.cell_size,
+                          height_range=args.height_range)
+    tiles = plan_tiles(hf.shape, args.tile_size)
+    starts_r = sorted({t[0] for t in tiles})
+    starts_c = sorted({t[2] for t in tiles})
+    x0, y0 = hf.origin
+    cs = hf.cell_size
+    rows = []
+    for k, (r0, r1, c0, c1) in enumerate(tiles):
+        rows.append({"index": k, "tile_row": starts_r.index(r0), "tile_col": starts_c.index(c0),
+                     "window": [r0, r1, c0, c1],
+                     "bounds": [x0 + c0 * cs, y0 - r1 * cs, x0 + c1 * cs, y0 - r0 * cs]})
+    if args.json:
+        sys.stdout.write(json.dumps({"shape": list(hf.shape), "cell_size": cs,
+                                     "tile_size": args.tile_size, "count": len(rows),
+                                     "tiles": rows}) + "\n")
+        return 0
+    for t in rows:
+        sys.stdout.write(" ".join(str(v) for v in [t["index"], t["tile_row"], t["tile_col"],
+                                                   *t["window"]]
+                                  + [f"{v:.6g}" for v in t["bounds"]]) + "\n")
+    return 0
 
 
 @_command("report", "Summarise an output folder's report.json (a table per region, lots"
@@ -448,6 +499,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     args.argv = argv
+    if args.command in ("generate", "demo"):
+        if args.out is None and args.tile is None:
+            parser.error("the following arguments are required: --out/-o")
+        if args.tile is not None and args.tiles_dir is None:
+            parser.error("--tile needs --tiles-dir (the folder the work items share)")
+        if args.tile is not None and args.out is not None:
+            parser.error("--tile cooks one tile into --tiles-dir; the outputs (--out) come from"
+                         " the finishing run, without --tile")
     func = COMMANDS[args.command][0]
     try:
         with _sigterm_as_interrupt():

@@ -52,7 +52,7 @@ PRESET_NAMES = ("reference", "grading")
 #: The commands whose flags come from the registry: the CLI's subcommands and ``cook``
 #: (``hython scripts/cook.py``). Method parameters are flags of ``generate``, ``demo`` and
 #: ``cook``; a run option names its commands.
-COMMANDS = ("generate", "demo", "report", "cook")
+COMMANDS = ("generate", "demo", "tiles", "report", "cook")
 _METHOD_COMMANDS = ("generate", "demo", "cook")
 
 
@@ -382,6 +382,19 @@ def _tile_size(text: str) -> int:
     return v
 
 
+def _tile_index(text: str) -> int:
+    """``--tile`` value: a tile index, 0 or more."""
+    import argparse
+
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a tile index") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"{v} is not a tile index (0 or more)")
+    return v
+
+
 def _export_list(text: str) -> list[str]:
     """``--export`` value: comma list of optional writer names (checked before any work)."""
     import argparse
@@ -418,9 +431,10 @@ _HEIGHTMAPS = "heightmaps without georeference"
 _RUN = [
     # --- generate and demo
     Parameter(
-        "out", str, None, "Output Folder", "Output folder (must not exist unless --overwrite).",
-        scope="run", commands=_RUNS, group=_OUTPUT, short="-o", value_name="DIR",
-        required=True),
+        "out", str, None, "Output Folder",
+        "Output folder (must not exist unless --overwrite). Required, except for a farm work "
+        "item (--tile).",
+        scope="run", commands=_RUNS, group=_OUTPUT, short="-o", value_name="DIR"),
     Parameter(
         "overwrite", bool, False, "Overwrite",
         "Replace an existing output folder (only after the run succeeded).",
@@ -440,12 +454,24 @@ _RUN = [
         "Run the raster stages in tiles of CELLS a side (a multiple of 64; 0 = one tile). "
         "Default: 2048 (a map up to 2560 a side is one tile). The outputs are byte-identical "
         "whatever the tiling.",
-        unit="cells", scope="run", commands=_RUNS, group=_TILES, value_name="CELLS"),
+        unit="cells", scope="run", commands=(*_RUNS, "tiles"), group=_TILES,
+        value_name="CELLS"),
     Parameter(
         "scheduler", str, None, "Scheduler",
         "Run the tiles as Dask tasks: threads, processes or the address of a dask.distributed "
         "scheduler (tcp://host:8786); needs pip install '.[dask]'. Default: serial.",
         scope="run", commands=_RUNS, group=_TILES, value_name="WHERE"),
+    Parameter(
+        "tiles_dir", str, None, "Tiles Folder",
+        "Folder of tiles cooked as farm work items (--tile): a run with it and --out takes "
+        "every tile stored there instead of computing it (missing ones are computed) and "
+        "writes the outputs, byte-identical to a one-shot run. Reference preset.",
+        scope="run", commands=_RUNS, group=_TILES, value_name="DIR"),
+    Parameter(
+        "tile", _tile_index, None, "Tile",
+        "A farm work item: compute only tile INDEX (0-based, as the tiles command lists them "
+        "for the same --tile-size) and save it into --tiles-dir; no output folder is written.",
+        scope="run", commands=_RUNS, group=_TILES, value_name="INDEX"),
     Parameter(
         "no_viewer", bool, False, "No Viewer",
         "Do not write preview.html, the self-contained 3D viewer (written by default; about "
@@ -467,13 +493,18 @@ _RUN = [
     Parameter(
         "cell_size", float, None, "Cell Size",
         "Cell edge in metres of a .png/.r16/.raw/.exr/plain .tif heightmap.",
-        unit="m", scope="run", commands=("generate",), group=_HEIGHTMAPS, value_name="M"),
+        unit="m", scope="run", commands=("generate", "tiles"), group=_HEIGHTMAPS,
+        value_name="M"),
     Parameter(
         "height_range", _height_range, None, "Height Range",
         "Heights in metres of 16-bit values 0 and 65535 (or of 0.0 and 1.0 in a float "
         "heightmap).",
-        unit="m", scope="run", commands=("generate",), group=_HEIGHTMAPS,
+        unit="m", scope="run", commands=("generate", "tiles"), group=_HEIGHTMAPS,
         value_name="ZMIN,ZMAX"),
+    # --- tiles
+    Parameter(
+        "json", bool, False, "JSON", "One JSON object on stdout.",
+        scope="run", commands=("tiles",)),
     # --- report
     Parameter(
         "all_lots", bool, False, "All Lots",

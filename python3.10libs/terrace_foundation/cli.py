@@ -59,8 +59,9 @@ def output_parent() -> argparse.ArgumentParser:
     """Parent parser with ``--out``, ``--overwrite`` and ``--quiet``."""
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("output")
-    group.add_argument("--out", "-o", metavar="DIR", required=True,
-                       help="Output folder (must not exist unless --overwrite).")
+    group.add_argument("--out", "-o", metavar="DIR", default=None,
+                       help="Output folder (must not exist unless --overwrite). Required, except"
+                       " for a farm work item (--tile).")
     group.add_argument("--overwrite", action="store_true",
                        help="Replace an existing output folder (only after the run succeeded).")
     group.add_argument("--quiet", "-q", action="store_true",
@@ -78,6 +79,15 @@ def output_parent() -> argparse.ArgumentParser:
                        help="Run the tiles as Dask tasks: threads, processes or the address of a "
                        "dask.distributed scheduler (tcp://host:8786); needs pip install "
                        "'.[dask]'. Default: serial.")
+    tiles.add_argument("--tiles-dir", dest="tiles_dir", metavar="DIR", default=None,
+                       help="Folder of tiles cooked as farm work items (--tile): a run with it"
+                       " and --out takes every tile stored there instead of computing it"
+                       " (missing ones are computed) and writes the outputs, byte-identical to"
+                       " a one-shot run. Reference preset.")
+    tiles.add_argument("--tile", dest="tile", metavar="INDEX", type=_tile_index, default=None,
+                       help="A farm work item: compute only tile INDEX (0-based, as the tiles"
+                       " command lists them for the same --tile-size) and save it into"
+                       " --tiles-dir; no output folder is written.")
     group.add_argument("--no-viewer", dest="no_viewer", action="store_true",
                        help="Do not write preview.html, the self-contained 3D viewer (written"
                        " by default; about 5 MB for a grid of a million cells or more, at"
@@ -95,6 +105,17 @@ def _tile_size(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of cells") from None
     if v < 0 or v % CHUNK:
         raise argparse.ArgumentTypeError(f"{v} is not 0 or a positive multiple of {CHUNK}")
+    return v
+
+
+def _tile_index(text: str) -> int:
+    """``--tile`` value: a tile index, 0 or more."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a tile index") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"{v} is not a tile index (0 or more)")
     return v
 
 
@@ -119,6 +140,15 @@ def _height_range(text: str) -> tuple[float, float]:
     if not lo < hi:
         raise argparse.ArgumentTypeError(f"ZMIN must be below ZMAX, got {text!r}")
     return lo, hi
+
+
+def _heightmap_options(p: argparse.ArgumentParser) -> None:
+    hm = p.add_argument_group("heightmaps without georeference")
+    hm.add_argument("--cell-size", metavar="M", type=float, default=None,
+                    help="Cell edge in metres of a .png/.r16/.raw/.exr/plain .tif heightmap.")
+    hm.add_argument("--height-range", metavar="ZMIN,ZMAX", type=_height_range, default=None,
+                    help="Heights in metres of 16-bit values 0 and 65535 (or of 0.0 and 1.0 in"
+                    " a float heightmap).")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -151,17 +181,25 @@ def build_parser() -> argparse.ArgumentParser:
                    " run on a geographic (degrees) CRS instead of refusing it, and write no CRS"
                    " to the outputs. Without it a geographic CRS is refused (reproject with"
                    " gdalwarp -t_srs to a UTM zone).")
-    hm = p.add_argument_group("heightmaps without georeference")
-    hm.add_argument("--cell-size", metavar="M", type=float, default=None,
-                    help="Cell edge in metres of a .png/.r16/.raw/.exr/plain .tif heightmap.")
-    hm.add_argument("--height-range", metavar="ZMIN,ZMAX", type=_height_range, default=None,
-                    help="Heights in metres of 16-bit values 0 and 65535 (or of 0.0 and 1.0 in"
-                    " a float heightmap).")
+    _heightmap_options(p)
 
     sub.add_parser(
         "demo", parents=parents, help=COMMANDS["demo"][1],
         description="Terrace the built-in synthetic mountain (two city outlines, one with a"
         " hole) and write the same outputs as generate into --out.")
+
+    t = sub.add_parser(
+        "tiles", help=COMMANDS["tiles"][1],
+        description="List the tiles a run of HEIGHTFIELD is cut into with --tile-size: one line"
+        " per tile (index, tile row and column, cell window row0 row1 col0 col1, world bounds"
+        " xmin ymin xmax ymax), or JSON with --json. A farm cooks each index as a work item"
+        " (generate --tile INDEX --tiles-dir DIR) and finishes with generate --tiles-dir DIR"
+        " --out OUT.")
+    t.add_argument("heightfield", metavar="HEIGHTFIELD", help="As for generate.")
+    t.add_argument("--tile-size", dest="tile_size", metavar="CELLS", type=_tile_size,
+                   default=None, help="As for generate. Default: 2048.")
+    t.add_argument("--json", action="store_true", help="One JSON object on stdout.")
+    _heightmap_options(t)
 
     r = sub.add_parser(
         "report", help=COMMANDS["report"][1],
@@ -351,16 +389,24 @@ def _run(hf, regions, params: TerraceParams, args: argparse.Namespace, context,
 
     # the one warning channel: each line is printed once, by the log (not through `warnings`)
     log = WarningLog(echo=show, issue=False)
+    tile = getattr(args, "tile", None)
     try:
         result = generate(hf, regions, params=params, progress=progress,
                           tile_size=getattr(args, "tile_size", None),
                           scheduler=getattr(args, "scheduler", None),
                           tile_progress=None if args.quiet else _tile_progress(progress),
-                          log=log)
+                          log=log, tile_store=getattr(args, "tiles_dir", None),
+                          tile_only=None if tile is None else [tile])
     except TerraceInputError as e:
         progress.end()
         raise _name_input(e, context.inputs) from None
     progress.end()
+    if tile is not None:                    # a farm work item: the tile is in --tiles-dir
+        from .tiling import TileStore
+
+        progress.message(f"tile {tile} saved to {TileStore(args.tiles_dir).path(tile)} "
+                         f"({time.perf_counter() - progress.t0:.1f} s)")
+        return 0
     t_write = time.perf_counter()
     files = write_outputs(result, args.out, context, overwrite=args.overwrite, protect=protect,
                           extra=getattr(args, "export", None) or (),  # an --export flag's names
@@ -392,8 +438,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
     protect = [args.heightfield, args.regions]
     params = _params_from(args)              # bad parameters fail before any reading
-    _clean_stale(args.out)
-    check_output_folder(args.out, args.overwrite, protect)
+    if args.tile is None:
+        _clean_stale(args.out)
+        check_output_folder(args.out, args.overwrite, protect)
     hf = read_heightfield(args.heightfield, cell_size=args.cell_size,
                           height_range=args.height_range)
     _note_large_read(args.regions, args.quiet)
@@ -428,8 +475,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from .io._deps import available
 
     params = _params_from(args)
-    _clean_stale(args.out)
-    check_output_folder(args.out, args.overwrite)
+    if args.tile is None:
+        _clean_stale(args.out)
+        check_output_folder(args.out, args.overwrite)
     hf, regions = demo_inputs()
     fmt = "gtiff" if available("rasterio") else "npy"
     context = OutputContext(heightfield_format=fmt, crs=None,
@@ -440,6 +488,37 @@ def cmd_demo(args: argparse.Namespace) -> int:
         _warn("rasterio is not installed: writing terrace_heightfield.npy + .json instead of"
               " .tif (pip install terrace-foundation[io])")
     return _run(hf, regions, params, args, context, protect=())
+
+
+@_command("tiles", "List the tiles of a heightfield (the work items of a farm cook).")
+def cmd_tiles(args: argparse.Namespace) -> int:
+    import json
+
+    from .io import read_heightfield
+    from .terrain.tiles import plan_tiles
+
+    hf = read_heightfield(args.heightfield, cell_size=args.cell_size,
+                          height_range=args.height_range)
+    tiles = plan_tiles(hf.shape, args.tile_size)
+    starts_r = sorted({t[0] for t in tiles})
+    starts_c = sorted({t[2] for t in tiles})
+    x0, y0 = hf.origin
+    cs = hf.cell_size
+    rows = []
+    for k, (r0, r1, c0, c1) in enumerate(tiles):
+        rows.append({"index": k, "tile_row": starts_r.index(r0), "tile_col": starts_c.index(c0),
+                     "window": [r0, r1, c0, c1],
+                     "bounds": [x0 + c0 * cs, y0 - r1 * cs, x0 + c1 * cs, y0 - r0 * cs]})
+    if args.json:
+        sys.stdout.write(json.dumps({"shape": list(hf.shape), "cell_size": cs,
+                                     "tile_size": args.tile_size, "count": len(rows),
+                                     "tiles": rows}) + "\n")
+        return 0
+    for t in rows:
+        sys.stdout.write(" ".join(str(v) for v in [t["index"], t["tile_row"], t["tile_col"],
+                                                   *t["window"]]
+                                  + [f"{v:.6g}" for v in t["bounds"]]) + "\n")
+    return 0
 
 
 @_command("report", "Summarise an output folder's report.json (a table per region, lots"
@@ -485,6 +564,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     args.argv = argv
+    if args.command in ("generate", "demo"):
+        if args.out is None and args.tile is None:
+            parser.error("the following arguments are required: --out/-o")
+        if args.tile is not None and args.tiles_dir is None:
+            parser.error("--tile needs --tiles-dir (the folder the work items share)")
+        if args.tile is not None and args.out is not None:
+            parser.error("--tile cooks one tile into --tiles-dir; the outputs (--out) come from"
+                         " the finishing run, without --tile")
     func = COMMANDS[args.command][0]
     try:
         with _sigterm_as_interrupt():

@@ -17,6 +17,9 @@ them before the next tile.
 
 from __future__ import annotations
 
+import hashlib
+import os
+import pickle
 import sys
 import time
 from dataclasses import dataclass, field
@@ -24,6 +27,7 @@ from typing import Callable
 
 import numpy as np
 
+from .errors import TerraceInputError
 from .heightfield import Heightfield, release_pages
 from .report import _grouped, edge_tangents, inner_cells, label_order
 from .terrain.blend import box_blur
@@ -31,8 +35,8 @@ from .terrain.kernels import cone_envelope, slope_tangent
 from .terrain.project import rasterize_window
 from .terrain.tiles import CHUNK, PartialSums, Window, box_dilate, grow, halo_cells, plan_tiles
 
-__all__ = ["ReferenceJob", "TileFigures", "ArraySource", "ArraySink", "TeeSink", "terrace_tile",
-           "run_tiles", "tile_progress_printer"]
+__all__ = ["ReferenceJob", "TileFigures", "ArraySource", "ArraySink", "TeeSink", "TileStore",
+           "terrace_tile", "run_tiles", "tile_progress_printer"]
 
 #: Slopes up to this many degrees count as buildable (as :func:`report.lot_extras`).
 BUILDABLE_DEG = 5.0
@@ -80,6 +84,72 @@ class ArraySink:
 
     def close(self) -> None:
         pass
+
+
+class TileStore:
+    """Finished tiles kept as files in a folder: the work items of a farm cook.
+
+    A farm cooks each tile as its own work item (``generate --tile INDEX --tiles-dir DIR``):
+    the item computes the lots, terraces its one tile and saves it here with its share of the
+    report (:meth:`save`, one file per tile, written under a temporary name and renamed). The
+    finishing step (``generate --tiles-dir DIR --out OUT``) takes every stored tile instead
+    of computing it (:func:`run_tiles` with ``store``), computes any tile missing, and writes
+    the outputs: byte-identical to a one-shot run. Each file holds the job's fingerprint, so
+    tiles of another run (other inputs, parameters or tile size) are refused.
+
+    One file per tile rather than windows of one shared raster: GeoTIFF cannot be written by
+    several processes at once, and writes into one shared memory-mapped file are not safe
+    across machines (network file systems write whole pages).
+    """
+
+    def __init__(self, folder: str | os.PathLike) -> None:
+        self.folder = os.fspath(folder)
+
+    def path(self, index: int) -> str:
+        return os.path.join(self.folder, f"tile_{index:05d}.pkl")
+
+    def save(self, index: int, tile: Window, fingerprint: str, terrace: np.ndarray,
+             lot_mask: np.ndarray, figures: "TileFigures") -> str:
+        """Write tile ``index`` (atomically: a temporary file renamed into place)."""
+        os.makedirs(self.folder, exist_ok=True)
+        target = self.path(index)
+        tmp = f"{target}.{os.getpid()}.part"
+        try:
+            with open(tmp, "wb") as f:
+                pickle.dump({"tile": tuple(int(v) for v in tile), "fingerprint": fingerprint,
+                             "terrace": terrace, "lot_mask": lot_mask, "figures": figures},
+                            f, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, target)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+        return target
+
+    def load(self, index: int, tile: Window, fingerprint: str) -> dict | None:
+        """Tile ``index`` if stored (None if not); refuses a tile of another run."""
+        path = self.path(index)
+        if not os.path.exists(path):
+            return None
+        try:
+            with open(path, "rb") as f:
+                got = pickle.load(f)
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ValueError) as e:
+            raise TerraceInputError(f"cannot read the stored tile: {e}", path) from None
+        if got.get("fingerprint") != fingerprint or got.get("tile") != tuple(tile):
+            raise TerraceInputError(
+                "this tile was cooked by a run with other inputs, parameters or tile size; "
+                "cook the tiles again into an empty folder", path)
+        return got
+
+
+class _Keep:
+    """A sink that keeps the last tile written (for a store)."""
+
+    def __init__(self) -> None:
+        self.piece: tuple | None = None
+
+    def write(self, win: Window, terrace: np.ndarray, lot_mask: np.ndarray) -> None:
+        self.piece = (win, np.array(terrace), np.array(lot_mask))
 
 
 class TeeSink:
@@ -146,6 +216,16 @@ class ReferenceJob:
     @property
     def halos(self) -> dict[str, int]:
         return halo_cells(self.reach)
+
+    def fingerprint(self) -> str:
+        """A digest of everything a tile's result depends on (grid, blur, slice triangles):
+        tiles stored by one run are refused by a run with other inputs or parameters.
+        """
+        d = hashlib.sha256(repr((self.shape, float(self.cell_size), float(self.h),
+                                 int(self.reach), int(self.n_lots))).encode())
+        for a in (self.tri_xy, self.tri_value, self.tri_label):
+            d.update(np.ascontiguousarray(a).tobytes())
+        return d.hexdigest()
 
     def rasterize(self, win: Window) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Lot cells in ``win``: flat index in the window's array, slice height and lot id.
@@ -440,7 +520,8 @@ def tile_progress_printer(stream=None) -> Callable[[int, int, int, float], None]
 def run_tiles(job: ReferenceJob, shape: tuple[int, int], source, sink,
               tile_size: int | None = None, tiles: list[Window] | None = None,
               scheduler: str | None = None,
-              progress: Callable[[int, int, int, float], None] | None = None) -> TileFigures:
+              progress: Callable[[int, int, int, float], None] | None = None,
+              store: TileStore | None = None, only: list[int] | None = None) -> TileFigures:
     """Run :func:`terrace_tile` over the tiles of a grid and combine their figures.
 
     Parameters
@@ -448,28 +529,70 @@ def run_tiles(job: ReferenceJob, shape: tuple[int, int], source, sink,
     job : ReferenceJob
     shape : (rows, cols)
     source, sink
-        Where tiles are read from and written to.
+        Where tiles are read from and written to (``sink`` may be None with ``only``).
     tile_size : int, optional
         Tile side in cells (:func:`~.terrain.tiles.plan_tiles`; 0 for one tile).
     tiles : list of windows, optional
-        Run only these tiles (a farm work item); default: all of ``plan_tiles``.
+        The tiles (default: ``plan_tiles(shape, tile_size)``).
     scheduler : str, optional
         ``None`` (serial, here), or a Dask scheduler (``threads``, ``processes`` or a
         ``dask.distributed`` address): see :mod:`terrace_foundation.io.tiled`.
     progress : callable(done, total, cells, seconds), optional
+    store : TileStore, optional
+        Tiles cooked before (farm work items): every stored tile is taken from it instead of
+        being computed. With ``only``, the tiles computed are saved into it.
+    only : list of int, optional
+        Compute only the tiles of these indices (a farm work item) and save them to ``store``;
+        the figures returned are theirs alone.
 
     Returns
     -------
     TileFigures
     """
     todo = plan_tiles(shape, tile_size) if tiles is None else tiles
-    if scheduler is not None:
+    if only is not None:
+        if store is None:
+            raise ValueError("a work item (only) needs a store to keep its tiles in")
+        bad = [k for k in only if not 0 <= k < len(todo)]
+        if bad:
+            raise TerraceInputError(f"tile {bad[0]} does not exist: this map has {len(todo)} "
+                                    f"tiles (0 to {len(todo) - 1})", "--tile")
+        fp = job.fingerprint()
+        total = TileFigures.empty(job.n_lots)
+        for k in only:
+            keep = _Keep()
+            fig = terrace_tile(job, todo[k], source, keep)
+            assert keep.piece is not None
+            store.save(k, todo[k], fp, keep.piece[1], keep.piece[2], fig)
+            if sink is not None:
+                sink.write(*keep.piece)
+            total.combine(fig)
+        return total
+    figs: list[TileFigures | None] = [None] * len(todo)
+    if store is not None:
+        fp = job.fingerprint()
+        for k, tile in enumerate(todo):
+            got = store.load(k, tile, fp)
+            if got is not None:
+                sink.write(tile, got["terrace"], got["lot_mask"])
+                figs[k] = got["figures"]
+    missing = [k for k, f in enumerate(figs) if f is None]
+    if scheduler is not None and missing:
         from .io.tiled import run_tiles_dask
-        return run_tiles_dask(job, todo, source, sink, scheduler, progress)
-    total = TileFigures.empty(job.n_lots)
+        done = run_tiles_dask(job, [todo[k] for k in missing], source, sink, scheduler,
+                              progress)
+        if len(missing) == len(todo):
+            return done
+        figs = [f for f in figs if f is not None] + [done]
+        missing = []
     t0 = time.perf_counter()
-    for k, tile in enumerate(todo):
-        total.combine(terrace_tile(job, tile, source, sink))
-        if progress is not None and len(todo) > 1:
-            progress(k + 1, len(todo), total.cells, time.perf_counter() - t0)
+    for n, k in enumerate(missing):
+        figs[k] = terrace_tile(job, todo[k], source, sink)
+        if progress is not None and len(missing) > 1:
+            progress(n + 1, len(missing), sum(figs[j].cells for j in missing[:n + 1]),
+                     time.perf_counter() - t0)
+    total = TileFigures.empty(job.n_lots)
+    for f in figs:                  # in tile order (the figures combine order-free anyway)
+        assert f is not None
+        total.combine(f)
     return total

@@ -720,27 +720,34 @@ def run_layouts(case: Case, pictures: str | None = None,
     return out
 
 
-def contour_interval(h: np.ndarray, cell: float, spacing: float = 8.0) -> float:
-    """A round contour interval (1, 2, 5 x 10^k world units) whose lines lie about ``spacing``
-    cells apart on the median slope of ``h``."""
+def contour_interval(h: np.ndarray, cell: float, spacing: float = 8.0) -> np.ndarray:
+    """A round contour interval (1, 2, 5 x 10^k world units) per cell, the smallest whose
+    lines lie at least ``spacing`` cells apart on the local slope (so steep and flat ground
+    both show their contours), ``(M, N)``."""
     gy, gx = np.gradient(h, cell)
-    want = max(float(np.median(np.hypot(gx, gy))) * cell * spacing, 1e-3)
+    want = np.maximum(np.hypot(gx, gy) * cell * spacing, 1e-3)
     k = np.floor(np.log10(want))
-    return float(min((m * 10 ** k for m in (1, 2, 5, 10) if m * 10 ** k >= want)))
+    m = want / 10.0 ** k                     # 1 <= m < 10
+    return np.where(m <= 1, 1.0, np.where(m <= 2, 2.0, np.where(m <= 5, 5.0, 10.0))) * 10.0 ** k
 
 
-def _terrain_panel(res: tf.TerraceResult, win: tuple[slice, slice], interval: float):
-    """The source terrain in a window: hillshade, contour lines every ``interval`` (blue) and
-    the lot outlines (dark red), one pixel per cell."""
+def _terrain_panel(res: tf.TerraceResult, win: tuple[slice, slice]):
+    """The source terrain in a window: hillshade, contour lines (blue; the interval of
+    :func:`contour_interval`, steps of 1-2-5) and the lot outlines (dark red), one pixel per
+    cell."""
     from PIL import Image
 
     h = res.source.heights[win]
     m = res.lot_mask[win]
     rgb = np.repeat((0.35 + 0.65 * hillshade(h, res.source.cell_size))[..., None] * 255, 3, 2)
-    level = np.floor(h / interval)
+    step = contour_interval(h, res.source.cell_size)
     line = np.zeros(h.shape, bool)
-    line[:, 1:] |= level[:, 1:] != level[:, :-1]
-    line[1:, :] |= level[1:, :] != level[:-1, :]
+    for interval in np.unique(step):
+        level = np.floor(h / interval)
+        here = np.zeros(h.shape, bool)
+        here[:, 1:] |= level[:, 1:] != level[:, :-1]
+        here[1:, :] |= level[1:, :] != level[:-1, :]
+        line |= here & (step == interval)
     edge = np.zeros(m.shape, bool)
     edge[:, 1:] |= m[:, 1:] != m[:, :-1]
     edge[1:, :] |= m[1:, :] != m[:-1, :]
@@ -752,8 +759,8 @@ def _terrain_panel(res: tf.TerraceResult, win: tuple[slice, slice], interval: fl
 def render_grid(results: dict, path: str, title: str, attribution: str = "",
                 gap: int = 8) -> str:
     """Four runs as a 3 x 2 picture at one pixel per cell, each over the window of all four
-    runs' changes. Rows: voronoi, contour. Columns: the source terrain with contour lines and
-    the lots (where the rows run against the contours), then the terrace heightfield before
+    runs' changes. Rows: voronoi, contour. Columns: the source terrain with contour lines
+    (:func:`contour_interval`) and the lots (where the rows run against the contours), then the terrace heightfield before
     and after the limits (hillshade, cut red, fill blue, walls yellow). ``attribution`` is
     written under the picture (the data's, for real DEMs)."""
     from PIL import Image, ImageDraw
@@ -765,19 +772,17 @@ def render_grid(results: dict, path: str, title: str, attribution: str = "",
     r0 = min(min(w[0].start for w in b) for b in boxes)
     r1 = max(max(w[0].stop for w in b) for b in boxes)
     win = (slice(r0, r1), slice(c0, c1))
-    src = runs[0].source
-    interval = contour_interval(src.heights[win], src.cell_size)
     panels = []
     for row in range(2):               # voronoi, contour: lots (same before and after), runs
-        panels += [_terrain_panel(runs[2 * row + 1], win, interval),
+        panels += [_terrain_panel(runs[2 * row + 1], win),
                    _panel(runs[2 * row], win, 1.0, 20.0), _panel(runs[2 * row + 1], win, 1.0, 20.0)]
     w, h = panels[0].width, panels[0].height
     foot = 16 if attribution else 0
     img = Image.new("RGB", (3 * w + 2 * gap, 2 * h + gap + 18 + foot), (255, 255, 255))
     draw = ImageDraw.Draw(img)
-    draw.text((4, 3), f"{title}: top voronoi, bottom contour; left terrain, contours every "
-              f"{interval:g} m, lots; middle before (no limits), right after (4 m walls, "
-              "6 m embankments)", fill=(0, 0, 0))
+    draw.text((4, 3), f"{title}: top voronoi, bottom contour; left terrain, contour lines "
+              "(about 8 cells apart: interval 1-2-5 by local slope), lots; middle before (no "
+              "limits), right after (4 m walls, 6 m embankments)", fill=(0, 0, 0))
     for k, p in enumerate(panels):
         img.paste(p, ((k % 3) * (w + gap), 18 + (k // 3) * (h + gap)))
     if attribution:

@@ -77,7 +77,10 @@ def test_layout_comparison_on_a_small_slope(cp, tmp_path):
 
 
 def test_contour_interval_is_round_and_about_eight_cells_apart(cp):
-    # 20 degree plane at 2 m: 0.73 m per cell, 5.8 m over 8 cells -> lines every 10 m
-    assert cp.contour_interval(cp.plane(20, 50, 2.0).heights, 2.0) == 10.0
-    # 1 degree at 2 m: 0.28 m over 8 cells -> 0.5 m
-    assert cp.contour_interval(cp.plane(1, 50, 2.0).heights, 2.0) == 0.5
+    # 20 degree plane at 2 m: 0.73 m per cell, 5.8 m over 8 cells -> lines every 10 m;
+    # 1 degree: 0.28 m over 8 cells -> 0.5 m
+    assert np.all(cp.contour_interval(cp.plane(20, 50, 2.0).heights, 2.0) == 10.0)
+    assert np.all(cp.contour_interval(cp.plane(1, 50, 2.0).heights, 2.0) == 0.5)
+    both = np.hstack([cp.plane(1, 50, 2.0).heights, 500 + cp.plane(20, 50, 2.0).heights])
+    step = cp.contour_interval(both, 2.0)
+    assert np.all(step[:, :20] == 0.5) and np.all(step[:, -20:] == 10.0)

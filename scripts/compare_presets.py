@@ -683,6 +683,49 @@ def measure_limits(res: tf.TerraceResult, seconds: float) -> dict:
     }
 
 
+def lot_alignment(lot_mask: np.ndarray, heights: np.ndarray, cell: float,
+                  flat: float = 0.02) -> dict:
+    """How the lots lie on the terrain, from their cells (the terrain before grading).
+
+    Per lot: the least-squares plane through its cells' heights and the principal axes of
+    its cells. Returns the median aspect (long over short axis, from the second moments);
+    the median and 75th percentile of the *misalignment*, the angle between the lot's long
+    axis and its plane's contour, over lots whose plane rises more than ``flat`` per run;
+    and the *relief*, the cell-weighted mean of ``|terrain - lot's mean terrain|`` (the cut
+    and fill per unit area of a flat pad at the mean, before any limit).
+    """
+    r, c = np.nonzero(lot_mask)
+    lab = lot_mask[r, c]
+    n = int(lab.max()) + 1 if lab.size else 1
+    cnt = np.bincount(lab, minlength=n).astype(np.float64)
+    safe = np.maximum(cnt, 1.0)
+
+    def mean(v):
+        return np.bincount(lab, v, minlength=n) / safe
+    x, y, z = c * cell, -r * cell, heights[r, c].astype(np.float64)
+    dx, dy, dz = x - mean(x)[lab], y - mean(y)[lab], z - mean(z)[lab]
+    sxx, syy, sxy, sxz, syz = mean(dx * dx), mean(dy * dy), mean(dx * dy), mean(dx * dz), \
+        mean(dy * dz)
+    det = sxx * syy - sxy * sxy
+    det = np.where(det > 0, det, 1.0)
+    gx, gy = (syy * sxz - sxy * syz) / det, (sxx * syz - sxy * sxz) / det
+    half = np.sqrt((sxx - syy) ** 2 / 4.0 + sxy * sxy)
+    big, small = (sxx + syy) / 2.0 + half, np.maximum((sxx + syy) / 2.0 - half, 1e-12)
+    theta = 0.5 * np.arctan2(2.0 * sxy, sxx - syy)
+    slope = np.hypot(gx, gy)
+    across = np.abs(np.cos(theta) * gx + np.sin(theta) * gy) / np.where(slope > 0, slope, 1.0)
+    mis = np.degrees(np.arcsin(np.clip(across, 0.0, 1.0)))
+    has = cnt > 1
+    has[0] = False
+    tilted = has & (slope > flat)
+    return {
+        "lot_aspect": float(np.median(np.sqrt(big / small)[has])) if has.any() else None,
+        "misalign_med_deg": float(np.median(mis[tilted])) if tilted.any() else None,
+        "misalign_p75_deg": float(np.percentile(mis[tilted], 75)) if tilted.any() else None,
+        "lot_relief_m": float(np.abs(dz).mean()) if dz.size else None,
+    }
+
+
 def _reach(res: tf.TerraceResult) -> float:
     """Largest Euclidean distance from a lot cell to a changed cell outside the lots."""
     from scipy import ndimage
@@ -818,6 +861,23 @@ LIMIT_COLUMNS = [
 ]
 
 
+def _fmt(v) -> str:
+    return "—" if v is None else f"{v:.1f}"
+
+
+#: columns of the contour-against-Voronoi table
+GAIN_COLUMNS = [
+    ("case", "case", "{}"),
+    ("lots", "lots v / c", "{}"),
+    ("on_lots_drop", "volume on lots drop", "{:.0%}"),
+    ("wall_face_drop", "wall face drop", "{:.0%}"),
+    ("lot_aspect", "lot aspect v / c", "{}"),
+    ("misalign_med_deg", "misalignment median ° v / c", "{}"),
+    ("misalign_p75_deg", "misalignment p75 ° v / c", "{}"),
+    ("lot_relief_m", "relief m v / c", "{}"),
+]
+
+
 def contour_gains(rows: list[dict]) -> list[dict]:
     """Contour against Voronoi (after) per case: the reductions the issue asks for."""
     out = []
@@ -828,7 +888,9 @@ def contour_gains(rows: list[dict]) -> list[dict]:
             continue
         out.append({"case": case, "lots": f"{v['lots']} / {c['lots']}",
                     "on_lots_drop": 1 - c["on_lots_m3"] / v["on_lots_m3"],
-                    "wall_face_drop": 1 - c["wall_face_m2"] / v["wall_face_m2"]})
+                    "wall_face_drop": 1 - c["wall_face_m2"] / v["wall_face_m2"],
+                    **{k: f"{_fmt(v.get(k))} / {_fmt(c.get(k))}" for k in
+                       ("lot_aspect", "misalign_med_deg", "misalign_p75_deg", "lot_relief_m")}})
     return out
 
 
@@ -842,13 +904,17 @@ def main(argv=None) -> int:
     ap.add_argument("--json", metavar="PATH", help="also write every figure as JSON")
     ap.add_argument("--repeat", type=int, default=1, metavar="N",
                     help="run each case N times and keep the fastest time (default 1)")
+    ap.add_argument("--seed", type=int, metavar="N",
+                    help="seed of every run instead of the cases' own (2)")
+    ap.add_argument("--seed", type=int, metavar="N",
+                    help="seed of every run instead of the cases' own (2)")
     ap.add_argument("--layouts", action="store_true",
                     help="the layout and limits comparison instead (2 m cases: voronoi and "
                          "contour, before and after the wall and embankment limits)")
     args = ap.parse_args(argv)
     if args.layouts:
         return _main_layouts(args)
-    chosen = [c for c in all_cases if not args.cases or c.name in args.cases]
+    chosen = _seeded([c for c in all_cases if not args.cases or c.name in args.cases], args.seed)
     rows = []
     t0 = time.perf_counter()
     for case in chosen:
@@ -861,6 +927,14 @@ def main(argv=None) -> int:
     print()
     print(markdown(rows, EARTH_COLUMNS))
     return _finish(rows, chosen, args, t0)
+
+
+def _seeded(chosen: list[Case], seed: int | None) -> list[Case]:
+    """The cases with ``seed`` instead of their own (unchanged for ``None``)."""
+    if seed is None:
+        return chosen
+    return [Case(c.name, c.label, c.build, {**c.params, "seed": seed}, c.attribution)
+            for c in chosen]
 
 
 def _finish(rows: list, chosen: list, args, t0: float) -> int:
@@ -877,7 +951,8 @@ def _finish(rows: list, chosen: list, args, t0: float) -> int:
 
 
 def _main_layouts(args) -> int:
-    chosen = [c for c in layout_cases() if not args.cases or c.name in args.cases]
+    chosen = _seeded([c for c in layout_cases() if not args.cases or c.name in args.cases],
+                     args.seed)
     rows = []
     t0 = time.perf_counter()
     for case in chosen:
@@ -888,9 +963,7 @@ def _main_layouts(args) -> int:
             print(f"compare_presets: skipping {case.name}: {e}", file=sys.stderr)
     print(markdown(rows, LIMIT_COLUMNS))
     print()
-    print(markdown(contour_gains(rows), [("case", "case", "{}"), ("lots", "lots v / c", "{}"),
-                                         ("on_lots_drop", "volume on lots drop", "{:.0%}"),
-                                         ("wall_face_drop", "wall face drop", "{:.0%}")]))
+    print(markdown(contour_gains(rows), GAIN_COLUMNS))
     return _finish(rows, chosen, args, t0)
 
 

@@ -458,24 +458,25 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
             pad_height=float(pads[i])))
     walls = []
     if p.preset == "grading":
-        walls = find_walls(lots, touching_lots(lots, 1e-6), p.max_step, 1e-6, origin=shift,
-                           grid_sides=grid_steps(lot_mask, hf.origin, hf.cell_size))
-        # heights of the walls between lots as graded (a step above the wall limit is a
-        # wall of that height plus embankments in the two lots)
+        # walls between lots where the terrace heightfield has a step above max_step across
+        # the cell sides the two lots share (a pair whose step the grading took entirely in
+        # embankments, or that shares no cell side, has no wall), at the height of that step
         steps = lot_pair_steps(terrace, lot_mask)
+        walls = find_walls(lots, touching_lots(lots, 1e-6), p.max_step, 1e-6, origin=shift,
+                           grid_sides=grid_steps(lot_mask, hf.origin, hf.cell_size),
+                           steps=steps)
         for w in walls:
-            faces = steps.get((min(w["lot_a"], w["lot_b"]), max(w["lot_a"], w["lot_b"])))
-            if faces is not None and len(faces):
-                new = float(min(w["height"], faces.max()))
-                half = 0.5 * (w["height"] - new)
-                w["base_height"] += half
-                w["top_height"] -= half
-                w["height"] = new
+            new = float(steps[(min(w["lot_a"], w["lot_b"]), max(w["lot_a"], w["lot_b"]))].max())
+            half = 0.5 * (w["height"] - new)
+            w["base_height"] += half
+            w["top_height"] -= half
+            w["height"] = new
         # outline walls, wings and tier walls inside the lots, read off the heightfield
         assert ginfo is not None                           # set by the grading branch
         off_edges = step_walls(terrace, lot_mask, ginfo["nearest_lot"], hf.origin,
                                hf.cell_size, max(p.max_step, np.tan(np.radians(p.max_slope))
-                                                 * hf.cell_size * (1 + 1e-9)), hf.heights)
+                                                 * hf.cell_size * (1 + 1e-9)), hf.heights,
+                               min_change=p.max_step)
         walls += [w for w in off_edges if p.boundary != "wall" or w["on"] == "tier"]
         if p.boundary == "wall":
             walls += outline_walls(lots, [r.translated(shift) for r in regs], hf.sample,

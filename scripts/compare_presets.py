@@ -906,8 +906,6 @@ def main(argv=None) -> int:
                     help="run each case N times and keep the fastest time (default 1)")
     ap.add_argument("--seed", type=int, metavar="N",
                     help="seed of every run instead of the cases' own (2)")
-    ap.add_argument("--seed", type=int, metavar="N",
-                    help="seed of every run instead of the cases' own (2)")
     ap.add_argument("--layouts", action="store_true",
                     help="the layout and limits comparison instead (2 m cases: voronoi and "
                          "contour, before and after the wall and embankment limits)")

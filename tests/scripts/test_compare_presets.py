@@ -103,3 +103,9 @@ def test_lot_alignment_of_rows_and_squares_on_a_plane(cp):
     # the same rows standing across the slope: misalignment 90 degrees
     got = cp.lot_alignment(1 + c // 10, h, 2.0)
     assert got["misalign_med_deg"] == pytest.approx(90.0, abs=1e-6)
+
+
+def test_command_line_parses(cp, capsys):
+    with pytest.raises(SystemExit) as e:
+        cp.main(["--help"])
+    assert e.value.code == 0 and "--seed" in capsys.readouterr().out

@@ -679,6 +679,7 @@ def measure_limits(res: tf.TerraceResult, seconds: float) -> dict:
         "band_reach_m": _reach(res),
         "lot_balance_err": max((_imbalance(r["cut_volume"], r["fill_volume"]) for r in rows
                                 if max(r["cut_volume"], r["fill_volume"]) > 0), default=0.0),
+        **lot_alignment(res.lot_mask, before, cell),
         "seconds": seconds,
     }
 

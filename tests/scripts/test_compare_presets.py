@@ -73,7 +73,10 @@ def test_layout_comparison_on_a_small_slope(cp, tmp_path):
     # three panels across and two down at one pixel per cell: each at most the grid
     assert 3 * 20 < w <= 3 * 150 + 2 * 8 and 2 * 20 < h <= 2 * 150 + 8 + 18
     gains = cp.contour_gains(rows)
-    assert gains and {"on_lots_drop", "wall_face_drop"} <= set(gains[0])
+    assert gains and {"on_lots_drop", "wall_face_drop", "misalign_med_deg"} <= set(gains[0])
+    # on a plane the contour rows lie along the contours, the Voronoi lots every way
+    assert after["contour/after"]["misalign_med_deg"] < 5.0 < after["voronoi/after"]["misalign_med_deg"]
+    assert after["contour/after"]["lot_aspect"] > after["voronoi/after"]["lot_aspect"]
 
 
 def test_contour_interval_is_round_and_about_eight_cells_apart(cp):

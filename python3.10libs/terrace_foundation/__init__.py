@@ -20,7 +20,7 @@ from __future__ import annotations
 from .errors import TerraceError, TerraceInputError, TerraceWarning
 from .heightfield import Heightfield
 from .lot import Lot
-from .params import PARAMETERS, TerraceParams
+from .params import METHOD_PARAMETERS, PARAMETERS, TerraceParams
 from .region import Region
 from .result import TerraceResult
 
@@ -28,6 +28,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "generate", "Heightfield", "Region", "Lot", "TerraceParams", "TerraceResult", "PARAMETERS",
+    "METHOD_PARAMETERS",
     "TerraceError", "TerraceInputError", "TerraceWarning", "__version__",
 ]
 

@@ -2,9 +2,10 @@
 
 Commands are thin: parse, check the output folder, read the inputs, call
 :func:`terrace_foundation.generate`, hand the result to :func:`terrace_foundation.io.write_outputs`.
-Every flag of the method is generated from the parameter registry
-(:data:`terrace_foundation.PARAMETERS`: flag, type, choices, help, range, default), so the CLI,
-the Python API and the Houdini assets share one table; the flags are checked once per run.
+Every flag is generated from the parameter registry (:data:`terrace_foundation.PARAMETERS`:
+flag, type, choices, help, range, default): the method parameters, shared by the CLI, the
+Python API and the Houdini assets (checked once per run), and the run options such as
+``--out``, ``--tile-size`` or ``--local-metres`` (each names the commands that take it).
 
 Exit codes: 0 success, 1 bad input (one line on stderr: ``terrace-foundation: error: ...``),
 2 usage error (argparse).
@@ -16,12 +17,13 @@ import argparse
 import sys
 import time
 from contextlib import contextmanager
-from typing import Callable, Iterator, Sequence, TextIO
+from typing import Callable, Iterable, Iterator, Sequence, TextIO
 
-from . import PARAMETERS, TerraceParams, __version__, generate
+from . import TerraceParams, __version__, generate
 from .errors import TerraceError, TerraceInputError, WarningLog
+from .params import METHOD_PARAMETERS, Parameter, run_options
 
-__all__ = ["main", "build_parser", "COMMANDS"]
+__all__ = ["main", "build_parser", "COMMANDS", "add_parameter", "add_run_options"]
 
 PROG = "terrace-foundation"
 
@@ -38,117 +40,64 @@ def _command(name: str, help: str):
 
 # --------------------------------------------------------------------------- shared options
 
+def add_parameter(target, info: Parameter, **overrides) -> argparse.Action:
+    """Add the flag of one registry entry to a parser or argument group.
+
+    Flag, alias, type (a switch for ``bool``), choices, value name, default, ``required`` and
+    help all come from ``info`` (:data:`terrace_foundation.params.PARAMETERS`); ``overrides``
+    replace argparse keywords (``scripts/cook.py`` passes ``default=None``).
+    """
+    kw: dict = {"dest": info.name, "default": info.default, "help": info.help}
+    if info.is_switch:
+        kw["action"] = "store_true"
+    else:
+        kw.update(type=str if info.options else info.kind, metavar=info.metavar)
+        if info.options:
+            kw["choices"] = list(info.choices)
+    if info.required:
+        kw["required"] = True
+    kw.update(overrides)
+    return target.add_argument(*info.flags, **kw)
+
+
+def add_run_options(parser: argparse.ArgumentParser, options: Iterable[Parameter]) -> None:
+    """Add run options (registry entries of scope ``"run"``) to ``parser``, each in its
+    ``--help`` section (:attr:`~terrace_foundation.params.Parameter.group`; ``""`` for the
+    command's own options), sections in the order they first appear.
+    """
+    groups: dict[str, argparse._ActionsContainer] = {"": parser}
+    for info in options:
+        if info.group not in groups:
+            groups[info.group] = parser.add_argument_group(info.group)
+        add_parameter(groups[info.group], info)
+
+
 def params_parent() -> argparse.ArgumentParser:
     """Parent parser with one flag per method parameter, generated from the registry
-    (:data:`terrace_foundation.params.PARAMETERS`: flag, type, choices, help, range, default).
+    (:data:`terrace_foundation.params.METHOD_PARAMETERS`: flag, type, choices, help, range,
+    default).
     """
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("method parameters")
-    for info in PARAMETERS.values():
-        extra: dict = {"choices": list(info.choices)} if info.options else {}
+    for info in METHOD_PARAMETERS.values():
         rng = ""
         if not info.options and (info.minimum is not None or info.maximum is not None):
             rng = f" Range {info.range_text()}."
-        group.add_argument(
-            info.flag, dest=info.name, type=info.kind, default=info.default,
-            metavar=info.metavar, help=f"{info.help}{rng} Default: %(default)s.", **extra)
+        add_parameter(group, info, help=f"{info.help}{rng} Default: %(default)s.")
     return parent
 
 
 def output_parent() -> argparse.ArgumentParser:
-    """Parent parser with ``--out``, ``--overwrite`` and ``--quiet``."""
+    """Parent parser with the run options ``generate`` and ``demo`` share (``--out``,
+    ``--overwrite``, ``--quiet``, ``--export``, tiles, ``--no-viewer``; from the registry).
+    """
     parent = argparse.ArgumentParser(add_help=False)
-    group = parent.add_argument_group("output")
-    group.add_argument("--out", "-o", metavar="DIR", default=None,
-                       help="Output folder (must not exist unless --overwrite). Required, except"
-                       " for a farm work item (--tile).")
-    group.add_argument("--overwrite", action="store_true",
-                       help="Replace an existing output folder (only after the run succeeded).")
-    group.add_argument("--quiet", "-q", action="store_true",
-                       help="No progress or summary on stderr (warnings and errors still show).")
-    group.add_argument("--export", metavar="LIST", type=_export_list, default=[],
-                       help="Comma list of extra outputs: ue (Unreal PNG/.r16), unity (RAW),"
-                       " glb (slices), masks (lot id GeoTIFF, 8-bit PNG). Import settings are"
-                       " printed on stdout and written to <engine>/import.json.")
-    tiles = parent.add_argument_group("tiles (maps bigger than memory; the result is the same)")
-    tiles.add_argument("--tile-size", dest="tile_size", metavar="CELLS", type=_tile_size,
-                       default=None, help="Run the raster stages in tiles of CELLS a side (a "
-                       "multiple of 64; 0 = one tile). Default: 2048 (a map up to 2560 a side "
-                       "is one tile). The outputs are byte-identical whatever the tiling.")
-    tiles.add_argument("--scheduler", metavar="WHERE", default=None,
-                       help="Run the tiles as Dask tasks: threads, processes or the address of a "
-                       "dask.distributed scheduler (tcp://host:8786); needs pip install "
-                       "'.[dask]'. Default: serial.")
-    tiles.add_argument("--tiles-dir", dest="tiles_dir", metavar="DIR", default=None,
-                       help="Folder of tiles cooked as farm work items (--tile): a run with it"
-                       " and --out takes every tile stored there instead of computing it"
-                       " (missing ones are computed) and writes the outputs, byte-identical to"
-                       " a one-shot run. Reference preset.")
-    tiles.add_argument("--tile", dest="tile", metavar="INDEX", type=_tile_index, default=None,
-                       help="A farm work item: compute only tile INDEX (0-based, as the tiles"
-                       " command lists them for the same --tile-size) and save it into"
-                       " --tiles-dir; no output folder is written.")
-    group.add_argument("--no-viewer", dest="no_viewer", action="store_true",
-                       help="Do not write preview.html, the self-contained 3D viewer (written"
-                       " by default; about 5 MB for a grid of a million cells or more, at"
-                       " most 25 MB).")
+    add_run_options(parent, _shared_options())
     return parent
 
 
-def _tile_size(text: str) -> int:
-    """``--tile-size`` value: 0 or a positive multiple of 64."""
-    from .terrain.tiles import CHUNK
-
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of cells") from None
-    if v < 0 or v % CHUNK:
-        raise argparse.ArgumentTypeError(f"{v} is not 0 or a positive multiple of {CHUNK}")
-    return v
-
-
-def _tile_index(text: str) -> int:
-    """``--tile`` value: a tile index, 0 or more."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a tile index") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"{v} is not a tile index (0 or more)")
-    return v
-
-
-def _export_list(text: str) -> list[str]:
-    """``--export`` value: comma list of optional writer names (checked before any work)."""
-    from .io import WRITERS
-
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    known = sorted(n for n, w in WRITERS.items() if not w.default)
-    for n in names:
-        if n not in known:
-            raise argparse.ArgumentTypeError(f"unknown export {n!r}; known: {', '.join(known)}")
-    return names
-
-
-def _height_range(text: str) -> tuple[float, float]:
-    """``--height-range ZMIN,ZMAX`` in metres, ZMIN < ZMAX."""
-    try:
-        lo, hi = (float(v) for v in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected ZMIN,ZMAX, got {text!r}") from None
-    if not lo < hi:
-        raise argparse.ArgumentTypeError(f"ZMIN must be below ZMAX, got {text!r}")
-    return lo, hi
-
-
-def _heightmap_options(p: argparse.ArgumentParser) -> None:
-    hm = p.add_argument_group("heightmaps without georeference")
-    hm.add_argument("--cell-size", metavar="M", type=float, default=None,
-                    help="Cell edge in metres of a .png/.r16/.raw/.exr/plain .tif heightmap.")
-    hm.add_argument("--height-range", metavar="ZMIN,ZMAX", type=_height_range, default=None,
-                    help="Heights in metres of 16-bit values 0 and 65535 (or of 0.0 and 1.0 in"
-                    " a float heightmap).")
+def _shared_options() -> list[Parameter]:
+    return [p for p in run_options("generate") if "demo" in p.commands]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -172,16 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("regions", metavar="REGIONS",
                    help="GeoJSON Polygon, MultiPolygon, Feature or FeatureCollection;"
                    " Shapefile (.shp), GeoPackage (.gpkg[:layer]) or OBJ closed curves.")
-    p.add_argument("--strict", action="store_true",
-                   help="Refuse polygons that need a repair (duplicate points, spikes, rings"
-                   " of zero area, rings touching or crossing themselves) instead of repairing"
-                   " them; without it each repair is a warning and listed in report.json.")
-    p.add_argument("--local-metres", action="store_true",
-                   help="The coordinates are metres in a local frame whatever the CRS says:"
-                   " run on a geographic (degrees) CRS instead of refusing it, and write no CRS"
-                   " to the outputs. Without it a geographic CRS is refused (reproject with"
-                   " gdalwarp -t_srs to a UTM zone).")
-    _heightmap_options(p)
+    shared = _shared_options()
+    add_run_options(p, [o for o in run_options("generate") if o not in shared])
 
     sub.add_parser(
         "demo", parents=parents, help=COMMANDS["demo"][1],
@@ -196,10 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
         " (generate --tile INDEX --tiles-dir DIR) and finishes with generate --tiles-dir DIR"
         " --out OUT.")
     t.add_argument("heightfield", metavar="HEIGHTFIELD", help="As for generate.")
-    t.add_argument("--tile-size", dest="tile_size", metavar="CELLS", type=_tile_size,
-                   default=None, help="As for generate. Default: 2048.")
-    t.add_argument("--json", action="store_true", help="One JSON object on stdout.")
-    _heightmap_options(t)
+    add_run_options(t, run_options("tiles"))
 
     r = sub.add_parser(
         "report", help=COMMANDS["report"][1],
@@ -209,10 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
         " retaining walls, walls above 1.2 m). Exit 0 whatever the lots; 1 when report.json"
         " is missing or unreadable.")
     r.add_argument("outdir", metavar="OUTDIR", help="An output folder of generate or demo.")
-    r.add_argument("--all", dest="all_lots", action="store_true",
-                   help="Name every lot that breaks a limit (default: the first 20 per limit).")
-    r.add_argument("--lots", dest="per_lot", action="store_true",
-                   help="Add a table per region with one row per lot.")
+    add_run_options(r, run_options("report"))
     return parser
 
 
@@ -303,18 +238,18 @@ def _warn(text: str) -> None:
 def _params_from(args: argparse.Namespace) -> TerraceParams:
     """The method parameters of the flags, checked once (a bad one is named by its flag)."""
     try:
-        return TerraceParams(**{name: getattr(args, name) for name in PARAMETERS})
+        return TerraceParams(**{name: getattr(args, name) for name in METHOD_PARAMETERS})
     except TerraceInputError as e:
-        if e.source in PARAMETERS:
-            raise TerraceInputError(e.problem, PARAMETERS[e.source].flag) from None
+        if e.source in METHOD_PARAMETERS:
+            raise TerraceInputError(e.problem, METHOD_PARAMETERS[e.source].flag) from None
         raise
 
 
 def _name_input(err: TerraceInputError, inputs: dict) -> TerraceInputError:
     """The engine names its inputs "regions"/"heightfield"; say which files they were."""
     src = err.source or ""
-    if src in PARAMETERS:                    # an estimate refused a parameter: name the flag
-        return TerraceInputError(err.problem, PARAMETERS[src].flag)
+    if src in METHOD_PARAMETERS:             # an estimate refused a parameter: name the flag
+        return TerraceInputError(err.problem, METHOD_PARAMETERS[src].flag)
     for role in ("regions", "heightfield"):
         if src.startswith(role) and inputs.get(role) and not src.startswith(inputs[role]):
             return TerraceInputError(err.problem, inputs[role] + src[len(role):])

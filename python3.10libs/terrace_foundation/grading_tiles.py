@@ -176,9 +176,9 @@ def _local(tile: Window, win: Window) -> Window:
 
 
 def _mask(job: GradingJob, win: Window) -> np.ndarray:
-    rr, cc, _, lab = job.raster.rasterize(win)
+    flat, _, lab = job.raster.rasterize(win)
     lm = np.zeros((win[1] - win[0], win[3] - win[2]), dtype=np.int32)
-    lm[rr, cc] = lab
+    lm.ravel()[flat] = lab
     return lm
 
 
@@ -490,7 +490,8 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
     # ---- the cell sides of walls and of lot pairs (sorted into the untiled order at the end)
     rise = np.tan(np.radians(job.max_slope)) * cs * (1 + 1e-9)
     fig.wall_sides.append(step_wall_sides(after_e, lm_e, near_e, max(job.max_step, rise),
-                                          before_e, own=lt, offset=(ext[0], ext[2])))
+                                          before_e, min_change=job.max_step, own=lt,
+                                          offset=(ext[0], ext[2])))
     fig.grid_sides.append(grid_step_sides(lm_e, own=lt, offset=(ext[0], ext[2])))
     for a, b, _ in _side_pairs(after_e.shape, lt):
         x, y = lm_e[a], lm_e[b]

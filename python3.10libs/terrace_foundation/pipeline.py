@@ -437,20 +437,21 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
             pad_height=float(pads[i])))
     walls = []
     if gfigs is not None:
+        # walls between lots where the terrace heightfield has a step above max_step across
+        # the cell sides the two lots share (a pair whose step the grading took entirely in
+        # embankments, or that shares no cell side, has no wall), at the height of that step
+        # (the tallest step of each pair, gathered from the tiles)
+        steps = {k: np.array([v]) for k, v in gfigs.pair_max.items()}
         walls = find_walls(lots, touching_lots(lots, 1e-6), p.max_step, 1e-6, origin=shift,
                            grid_sides=grid_steps_from_sides(_joined(gfigs.grid_sides),
                                                             hf.origin, hf.cell_size)
-                           if gfigs.grid_sides else {})
-        # heights of the walls between lots as graded (a step above the wall limit is a
-        # wall of that height plus embankments in the two lots)
+                           if gfigs.grid_sides else {}, steps=steps)
         for w in walls:
-            top = gfigs.pair_max.get((min(w["lot_a"], w["lot_b"]), max(w["lot_a"], w["lot_b"])))
-            if top is not None:
-                new = float(min(w["height"], top))
-                half = 0.5 * (w["height"] - new)
-                w["base_height"] += half
-                w["top_height"] -= half
-                w["height"] = new
+            new = float(steps[(min(w["lot_a"], w["lot_b"]), max(w["lot_a"], w["lot_b"]))].max())
+            half = 0.5 * (w["height"] - new)
+            w["base_height"] += half
+            w["top_height"] -= half
+            w["height"] = new
         # outline walls, wings and tier walls inside the lots, read off the heightfield
         off_edges = walls_from_sides(_joined(gfigs.wall_sides), hf.origin, hf.cell_size) \
             if gfigs.wall_sides else []

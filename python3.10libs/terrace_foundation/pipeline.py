@@ -24,10 +24,10 @@ from .lots.remesh import remesh_lots
 from .lots.scatter import region_rng, relax_points, scatter_points
 from .lots.subdivide import LotSet, subdivide_lots
 from .params import TerraceParams
-from .presets.limits import walls_from_sides
+from .presets.limits import lot_figures, walls_from_sides
 from .presets.walls import find_walls, grid_steps_from_sides, outline_walls, touching_lots
 from .region import Region, check_on_grid, outside_grid_error, ring_area, simplify_region
-from .report import _num, build_report
+from .report import build_report, lot_rows
 from .result import TerraceResult
 from .terrain.blend import blur_halfwidth, blur_radius_used, blur_reach
 from .terrain.heights import pad_heights, slice_heights, vertex_degrees
@@ -41,6 +41,7 @@ from .tiling import (
     TileStore,
     run_tiles,
 )
+from .wall import Wall
 
 __all__ = ["generate", "as_regions", "fracture_region"]
 
@@ -435,7 +436,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
             vertices=np.column_stack([mesh.vertices[v0:v1] + shift, sliced[v0:v1]]),
             terrain=terrain[v0:v1], triangles=(mesh.triangles[t0:t1] - v0).astype(np.int64),
             pad_height=float(pads[i])))
-    walls = []
+    walls: list[Wall] = []
     if gfigs is not None:
         # walls between lots where the terrace heightfield has a step above max_step across
         # the cell sides the two lots share (a pair whose step the grading took entirely in
@@ -446,16 +447,15 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
                            grid_sides=grid_steps_from_sides(_joined(gfigs.grid_sides),
                                                             hf.origin, hf.cell_size)
                            if gfigs.grid_sides else {}, steps=steps)
-        for w in walls:
-            new = float(steps[(min(w["lot_a"], w["lot_b"]), max(w["lot_a"], w["lot_b"]))].max())
-            half = 0.5 * (w["height"] - new)
-            w["base_height"] += half
-            w["top_height"] -= half
-            w["height"] = new
+        for k, w in enumerate(walls):
+            new = float(steps[w.pair].max())
+            half = 0.5 * (w.height - new)
+            walls[k] = w.replace(base_height=w.base_height + half,
+                                 top_height=w.top_height - half, height=new)
         # outline walls, wings and tier walls inside the lots, read off the heightfield
         off_edges = walls_from_sides(_joined(gfigs.wall_sides), hf.origin, hf.cell_size) \
             if gfigs.wall_sides else []
-        walls += [w for w in off_edges if p.boundary != "wall" or w["on"] == "tier"]
+        walls += [w for w in off_edges if p.boundary != "wall" or w.on == "tier"]
         if p.boundary == "wall":
             walls += outline_walls(lots, [r.translated(shift) for r in regs], hf.sample,
                                    p.max_step, 1e-6, origin=shift, spacing=hf.cell_size)
@@ -551,33 +551,24 @@ def _report_tiles(hf, figs, reach, lots, walls, p, warn, n_lots, gflags=None):
         "buildable_share": float(extra["buildable_cells"].sum() / max(lot_cells, 1)),
         "max_embankment_slope_deg": float(np.nanmax(emb)) if np.isfinite(emb).any() else None,
         "walls": len(walls),
-        "wall_length": float(sum(w["length"] for w in walls)),
-        "tallest_wall": float(max((w["height"] for w in walls), default=0.0)),
+        "wall_length": float(sum(w.length for w in walls)),
+        "tallest_wall": float(max((w.height for w in walls), default=0.0)),
     }
     created = figs.maxima["slope_created"]
     created = float(created) if np.isfinite(created) else None
     flags = _fit_and_absurd(hf, created, figs.counts["steep_created"], lots, walls, totals,
                             reach, p, warn)
-    lot_more = None
-    if grading:
-        lot_more, more = _grading_totals(figs, hf.cell_size, n, lot_cells)
+    figures = None
+    if gflags is not None:
+        per_lot, more = _grading_totals(figs, hf.cell_size, n, lot_cells)
         more["lots_pad_moved"] = int(gflags["pad_moved"].sum())
         more["lots_limit_conflict"] = int(gflags["limit_conflict"].sum())
         totals.update(more)
-        lot_more["pad_moved"] = gflags["pad_moved"]
-        lot_more["limit_conflict"] = gflags["limit_conflict"]
-        lot_more["rule_pad_height"] = gflags["rule_pad"]
-    report = build_report(lots, stats, extra, walls, totals, p.to_dict(), warn, hf.shape,
-                          hf.cell_size)
+        figures = lot_figures(per_lot, gflags["pad_moved"], gflags["limit_conflict"],
+                              gflags["rule_pad"], [lot.lot_id for lot in lots])
+    report = build_report(lot_rows(lots, stats, extra, walls, figures), walls, totals,
+                          p.to_dict(), list(warn), hf.shape, hf.cell_size)
     report["flags"] = flags
-    if lot_more is not None:
-        for row in report["lots"]:
-            i = row["lot_id"]
-            for key, arr in lot_more.items():
-                v = arr[i]
-                row[key] = bool(v) if arr.dtype == bool else _num(v)
-            row["earthwork_ratio"] = _num(row["earthwork_volume"] / row["volume_on_lot"]) \
-                if row["volume_on_lot"] else None
     return report
 
 
@@ -692,7 +683,7 @@ def _fit_and_absurd(hf, created, n_steep, lots, walls, totals, reach, p, warn) -
         tallest = totals["tallest_wall"]
         flags["tall_walls"] = tallest > WALL_HEIGHT_LIMIT
         if flags["tall_walls"]:
-            n = sum(1 for w in walls if w["height"] > WALL_HEIGHT_LIMIT)
+            n = sum(1 for w in walls if w.height > WALL_HEIGHT_LIMIT)
             warn.add(f"{n} retaining walls are higher than {WALL_HEIGHT_LIMIT:g} (up to "
                   f"{tallest:.1f}): the balanced pad rule or smaller lots (min_lot_size) lower them")
     return flags

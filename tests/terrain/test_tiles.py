@@ -51,7 +51,7 @@ def _seam_crossings(res, size: int) -> dict[str, bool]:
     cs = res.source.cell_size
     walls = False
     for w in res.walls:
-        for line in w["lines"]:
+        for line in w.lines:
             c = (line[:, 0] - x0) / cs
             r = (y0 - line[:, 1]) / cs
             walls |= any((c.min() < k < c.max()) for k in cols) or \
@@ -78,8 +78,8 @@ def test_grading_tiled_equals_untiled_bit_for_bit(params):
         if params.get("boundary") != "wall":
             assert crossing["embankments"], crossing
         assert_same_result(whole, tiled)
-        assert [w["lines"][0].tobytes() for w in whole.walls] == \
-            [w["lines"][0].tobytes() for w in tiled.walls]
+        assert [(w.report_row(), [line.tobytes() for line in w.lines]) for w in whole.walls] \
+            == [(w.report_row(), [line.tobytes() for line in w.lines]) for w in tiled.walls]
 
 
 def test_grading_halos_come_from_the_parameters():

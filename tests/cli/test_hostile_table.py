@@ -167,6 +167,13 @@ def d13_boolean_coordinates(tmp, npy, regions, out):
     return _gen(npy, write_json(tmp / "b.geojson", fc), out)
 
 
+def d13_boolean_among_whole_numbers(tmp, npy, regions, out):
+    # numpy reads [[1100, 2100], [true, 2100], ...] as whole numbers, not floats
+    ring = [[1100, 2100], [1300, 2100], [1300, 2300], [1100, 2300]]
+    ring[2] = [True, 2300]
+    return _gen(npy, _regions(tmp, [[ring]]), out)
+
+
 def d13_numeric_strings(tmp, npy, regions, out):
     fc = feature_collection([[SMALL_SQUARE]])
     fc["features"][0]["geometry"]["coordinates"][0][1] = ["1300", "2100"]
@@ -215,6 +222,7 @@ ROWS = [
     (12, d12_out_name_too_long, "error", "File name too long"),
     (12, d12_out_parent_is_a_file, "error", "is a file, not a folder"),
     (13, d13_boolean_coordinates, "error", "not booleans, strings or null"),
+    (13, d13_boolean_among_whole_numbers, "error", "not booleans, strings or null"),
     (13, d13_numeric_strings, "error", "not booleans, strings or null"),
     (13, d13_seed_beyond_32_bits, "error", "--seed"),
     (13, d13_unknown_crs_name, "warning", "not a CRS GDAL knows"),

@@ -30,12 +30,13 @@ from .presets.limits import (
     grade_limited,
     grading_figures,
     limit_pads,
+    lot_figures,
     lot_pair_steps,
     step_walls,
 )
 from .presets.walls import find_walls, grid_steps, outline_walls, touching_lots
 from .region import Region, check_on_grid, outside_grid_error, ring_area, simplify_region
-from .report import _num, build_report, lot_extras, lot_statistics
+from .report import build_report, lot_extras, lot_rows, lot_statistics
 from .result import TerraceResult
 from .terrain.blend import blur_halfwidth, blur_radius_used, blur_reach, box_blur
 from .terrain.heights import pad_heights, slice_heights, vertex_degrees
@@ -49,8 +50,10 @@ from .tiling import (
     ArraySource,
     ReferenceJob,
     TeeSink,
+    TileStore,
     run_tiles,
 )
+from .wall import Wall
 
 __all__ = ["generate", "as_regions", "fracture_region"]
 
@@ -214,6 +217,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
              params: TerraceParams | None = None, progress: ProgressFn | None = None,
              tile_size: int | None = None, scheduler: str | None = None, tile_progress=None,
              sinks=(), in_memory: bool = True, log: WarningLog | None = None,
+             tile_store=None, tile_only: Sequence[int] | None = None,
              **values) -> TerraceResult:
     """Terrace ``regions`` into ``heightfield``.
 
@@ -246,6 +250,15 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         ``terrace_heightfield`` and ``lot_mask`` are None. With a heightfield memory-mapped
         from a float64 ``.npy`` (``numpy.load(path, mmap_mode="r")``), memory is then set by
         the tile size and the lots, not by the map (reference preset).
+    tile_store : TileStore or path, optional
+        Tiles cooked by farm work items (:class:`~terrace_foundation.tiling.TileStore`):
+        stored tiles are taken instead of computed, missing ones are computed; the result is
+        byte-identical to a run without it. Reference preset.
+    tile_only : sequence of int, optional
+        A farm work item: compute only these tiles (indices into
+        :func:`~terrace_foundation.terrain.tiles.plan_tiles` with ``tile_size``) and save them
+        to ``tile_store``. The result then has no terrace heightfield, lot mask, lots or
+        report (the finishing run with the same ``tile_store`` makes them).
     log : WarningLog, optional
         Where the run's warnings go (:class:`~terrace_foundation.errors.WarningLog`, the one
         warning channel); default a new log that issues each line once as a
@@ -285,6 +298,14 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         p = TerraceParams(**values)           # checked once, when built
     else:
         p = params.replace(**values) if values else params
+    if tile_store is not None and not isinstance(tile_store, TileStore):
+        tile_store = TileStore(tile_store)
+    if tile_only is not None and tile_store is None:
+        raise TerraceInputError("a tile of a farm cook needs a folder to keep it in",
+                                "--tiles-dir")
+    if tile_store is not None and p.preset != "reference":
+        raise TerraceInputError(f"the {p.preset} preset runs as one tile: farm tiles need the "
+                                "reference preset", "--tile")
     hf = heightfield.validate()
     regs = as_regions(regions)
     for reg in regs:
@@ -393,6 +414,11 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
                            mesh.triangle_lot + 1, h, blur_reach(h), n_lots)
         del tri_xy
         stage("blend", 0.75)
+        if tile_only is not None:           # a farm work item: its tiles go to the store
+            run_tiles(job, hf.shape, _source(hf.heights, scheduler), None, tile_size,
+                      store=tile_store, only=list(tile_only))
+            timings["blend"] += time.perf_counter() - tick
+            return TerraceResult(None, hf, [], None, p, {}, timings, list(warn), [])
         if in_memory:
             terrace = np.empty(hf.shape)
             lot_mask = np.zeros(hf.shape, dtype=np.int32)
@@ -403,7 +429,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
             terrace = lot_mask = None
             sink = TeeSink(*sinks)
         figs = run_tiles(job, hf.shape, _source(hf.heights, scheduler), sink, tile_size,
-                         scheduler=scheduler, progress=tile_progress)
+                         scheduler=scheduler, progress=tile_progress, store=tile_store)
         sink.close()
         _warn_empty(figs.lot_count["cells"], warn)
         reach = (radius, blur_reach(h))
@@ -423,27 +449,27 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
             vertices=np.column_stack([mesh.vertices[v0:v1] + shift, sliced[v0:v1]]),
             terrain=terrain[v0:v1], triangles=(mesh.triangles[t0:t1] - v0).astype(np.int64),
             pad_height=float(pads[i])))
-    walls = []
+    walls: list[Wall] = []
     if p.preset == "grading":
-        walls = find_walls(lots, touching_lots(lots, 1e-6), p.max_step, 1e-6, origin=shift,
-                           grid_sides=grid_steps(lot_mask, hf.origin, hf.cell_size))
-        # heights of the walls between lots as graded (a step above the wall limit is a
-        # wall of that height plus embankments in the two lots)
+        # walls between lots where the terrace heightfield has a step above max_step across
+        # the cell sides the two lots share (a pair whose step the grading took entirely in
+        # embankments, or that shares no cell side, has no wall), at the height of that step
         steps = lot_pair_steps(terrace, lot_mask)
-        for w in walls:
-            faces = steps.get((min(w["lot_a"], w["lot_b"]), max(w["lot_a"], w["lot_b"])))
-            if faces is not None and len(faces):
-                new = float(min(w["height"], faces.max()))
-                half = 0.5 * (w["height"] - new)
-                w["base_height"] += half
-                w["top_height"] -= half
-                w["height"] = new
+        walls = find_walls(lots, touching_lots(lots, 1e-6), p.max_step, 1e-6, origin=shift,
+                           grid_sides=grid_steps(lot_mask, hf.origin, hf.cell_size),
+                           steps=steps)
+        for k, w in enumerate(walls):
+            new = float(steps[w.pair].max())
+            half = 0.5 * (w.height - new)
+            walls[k] = w.replace(base_height=w.base_height + half,
+                                 top_height=w.top_height - half, height=new)
         # outline walls, wings and tier walls inside the lots, read off the heightfield
         assert ginfo is not None                           # set by the grading branch
         off_edges = step_walls(terrace, lot_mask, ginfo["nearest_lot"], hf.origin,
                                hf.cell_size, max(p.max_step, np.tan(np.radians(p.max_slope))
-                                                 * hf.cell_size * (1 + 1e-9)), hf.heights)
-        walls += [w for w in off_edges if p.boundary != "wall" or w["on"] == "tier"]
+                                                 * hf.cell_size * (1 + 1e-9)), hf.heights,
+                               min_change=p.max_step)
+        walls += [w for w in off_edges if p.boundary != "wall" or w.on == "tier"]
         if p.boundary == "wall":
             walls += outline_walls(lots, [r.translated(shift) for r in regs], hf.sample,
                                    p.max_step, 1e-6, origin=shift, spacing=hf.cell_size)
@@ -452,8 +478,9 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     if figs is not None:
         report = _report_tiles(hf, figs, reach, lots, walls, p, warn, n_lots)
     else:
-        report = _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn,
-                         n_lots, ginfo, gflags)
+        report = _report(hf, terrace, lot_mask=lot_mask, window=window, band=band,
+                         reach=reach, lots=lots, walls=walls, p=p, warn=warn, n_lots=n_lots,
+                         ginfo=ginfo, gflags=gflags)
     now = time.perf_counter()
     timings["report"] += now - tick
     if progress is not None:
@@ -535,15 +562,15 @@ def _report_tiles(hf, figs, reach, lots, walls, p, warn, n_lots):
         "buildable_share": float(extra["buildable_cells"].sum() / max(lot_cells, 1)),
         "max_embankment_slope_deg": float(np.nanmax(emb)) if np.isfinite(emb).any() else None,
         "walls": len(walls),
-        "wall_length": float(sum(w["length"] for w in walls)),
-        "tallest_wall": float(max((w["height"] for w in walls), default=0.0)),
+        "wall_length": float(sum(w.length for w in walls)),
+        "tallest_wall": float(max((w.height for w in walls), default=0.0)),
     }
     created = figs.maxima["slope_created"]
     created = float(created) if np.isfinite(created) else None
     flags = _fit_and_absurd(hf, created, figs.counts["steep_created"], lots, walls, totals,
                             reach, p, warn)
-    report = build_report(lots, stats, extra, walls, totals, p.to_dict(), warn, hf.shape,
-                          hf.cell_size)
+    report = build_report(lot_rows(lots, stats, extra, walls), walls, totals, p.to_dict(),
+                          list(warn), hf.shape, hf.cell_size)
     report["flags"] = flags
     return report
 
@@ -582,8 +609,10 @@ def _max_step_at(heights: np.ndarray, cells: np.ndarray) -> float:
     return best
 
 
-def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_lots,
-            ginfo=None, gflags=None):
+def _report(hf: Heightfield, terrace: np.ndarray, *, lot_mask: np.ndarray, window,
+            band: np.ndarray | None, reach: tuple[float, int] | None, lots: list[Lot],
+            walls: list[Wall], p: TerraceParams, warn: WarningLog, n_lots: int,
+            ginfo: GradeInfo | None = None, gflags: dict | None = None) -> dict:
     """Per-lot figures and totals (computed on the window where anything changed)."""
     # one cell of margin so the slopes at the window's edge see their neighbours
     win = (slice(max(window[0].start - 1, 0), min(window[0].stop + 1, hf.shape[0])),
@@ -630,8 +659,8 @@ def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_
         "max_embankment_slope_deg": float(np.nanmax(extra["embankment_slope_max"]))
         if np.isfinite(extra["embankment_slope_max"]).any() else None,
         "walls": len(walls),
-        "wall_length": float(sum(w["length"] for w in walls)),
-        "tallest_wall": float(max((w["height"] for w in walls), default=0.0)),
+        "wall_length": float(sum(w.length for w in walls)),
+        "tallest_wall": float(max((w.height for w in walls), default=0.0)),
     }
     sel = (lots_in | band_w) & (diff != 0)
     deg_after = np.degrees(np.arctan(slopes[1][sel]))
@@ -639,9 +668,10 @@ def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_
     created = float(deg_after[made].max()) if made.any() else None
     n_steep = int((deg_after[made] > CREATED_SLOPE_LIMIT).sum())
     flags = _fit_and_absurd(hf, created, n_steep, lots, walls, totals, reach, p, warn)
-    lot_more = None
+    figures = None
     if ginfo is not None:
-        lot_more, more = grading_figures(
+        assert band is not None and gflags is not None
+        per_lot, more = grading_figures(
             before, after, mask, band_w, ginfo["lot_embankment"][win],
             ginfo["nearest_lot"][win], ginfo["embankment_height"][win], hf.cell_size,
             p.max_step, p.max_slope, n_lots)
@@ -650,20 +680,11 @@ def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_
         more["lots_limit_conflict"] = int(gflags["limit_conflict"].sum())
         more["pad_share"] = float(ginfo["pad_cells"][win].sum() / max(lots_in.sum(), 1))
         totals.update(more)
-        lot_more["pad_moved"] = gflags["pad_moved"]
-        lot_more["limit_conflict"] = gflags["limit_conflict"]
-        lot_more["rule_pad_height"] = gflags["rule_pad"]
-    report = build_report(lots, stats, extra, walls, totals, p.to_dict(), warn, hf.shape,
-                          hf.cell_size)
+        figures = lot_figures(per_lot, gflags["pad_moved"], gflags["limit_conflict"],
+                              gflags["rule_pad"], [lot.lot_id for lot in lots])
+    report = build_report(lot_rows(lots, stats, extra, walls, figures), walls, totals,
+                          p.to_dict(), list(warn), hf.shape, hf.cell_size)
     report["flags"] = flags
-    if lot_more is not None:
-        for row in report["lots"]:
-            i = row["lot_id"]
-            for key, arr in lot_more.items():
-                v = arr[i]
-                row[key] = bool(v) if arr.dtype == bool else _num(v)
-            row["earthwork_ratio"] = _num(row["earthwork_volume"] / row["volume_on_lot"]) \
-                if row["volume_on_lot"] else None
     return report
 
 
@@ -735,7 +756,7 @@ def _fit_and_absurd(hf, created, n_steep, lots, walls, totals, reach, p, warn) -
         tallest = totals["tallest_wall"]
         flags["tall_walls"] = tallest > WALL_HEIGHT_LIMIT
         if flags["tall_walls"]:
-            n = sum(1 for w in walls if w["height"] > WALL_HEIGHT_LIMIT)
+            n = sum(1 for w in walls if w.height > WALL_HEIGHT_LIMIT)
             warn.add(f"{n} retaining walls are higher than {WALL_HEIGHT_LIMIT:g} (up to "
                   f"{tallest:.1f}): the balanced pad rule or smaller lots (min_lot_size) lower them")
     return flags

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..geometry import bbox_pairs
 from ..terrain.kernels import cell_sides, neighbour_pairs
+from ..wall import Wall
 
 __all__ = ["shared_edges", "find_walls", "touching_lots", "grid_steps", "outline_walls",
            "wing_walls"]
@@ -157,7 +158,8 @@ def touching_lots(lots, tol: float) -> tuple[np.ndarray, np.ndarray]:
 
 def find_walls(lots, neighbours: tuple[np.ndarray, np.ndarray], max_step: float,
                tol: float, origin=(0.0, 0.0),
-               grid_sides: dict[tuple[int, int], np.ndarray] | None = None) -> list[dict]:
+               grid_sides: dict[tuple[int, int], np.ndarray] | None = None,
+               steps: dict[tuple[int, int], np.ndarray] | None = None) -> list[Wall]:
     """Walls between neighbouring lots whose pads differ by more than ``max_step``.
 
     Parameters
@@ -176,13 +178,17 @@ def find_walls(lots, neighbours: tuple[np.ndarray, np.ndarray], max_step: float,
         :func:`grid_steps`: lot pairs that share cell sides in the heightfield. A pair with a
         step above ``max_step`` but no shared outline edge (lots meeting at a point) becomes a
         wall along those cell sides, so every step in the heightfield is a reported wall.
+    steps : dict, optional
+        The terrace heightfield's steps across the cell sides each lot pair ``(a, b)``,
+        ``a < b``, shares (:func:`terrace_foundation.presets.limits.lot_pair_steps`). When
+        given, a pair is a wall where its tallest step there is above ``max_step`` (whatever
+        its pads; a pair that shares no cell side has no wall), not where its pads differ.
 
     Returns
     -------
-    list of dict
-        ``lot_a``, ``lot_b`` (``lot_a`` is the lower pad), ``base_height``, ``top_height``,
-        ``height``, ``length``, ``lines`` (list of (K, 2) polylines) and ``on`` (``"edge"``
-        for a shared outline edge, ``"grid"`` for cell sides only).
+    list of Wall
+        ``lot_a`` is the lower pad, ``on`` is ``"edge"`` for a shared outline edge and
+        ``"grid"`` for cell sides only; sorted by ``(lot_a, lot_b)``.
     """
     by_id = {lot.lot_id: lot for lot in lots}
     o = np.asarray(origin, dtype=np.float64)
@@ -192,20 +198,25 @@ def find_walls(lots, neighbours: tuple[np.ndarray, np.ndarray], max_step: float,
 
     def add(low, high, lines, on):
         length = float(sum(np.hypot(*np.diff(line, axis=0).T).sum() for line in lines))
-        walls.append({
-            "lot_a": int(low.lot_id), "lot_b": int(high.lot_id),
-            "base_height": float(low.pad_height), "top_height": float(high.pad_height),
-            "height": float(high.pad_height - low.pad_height), "length": length,
-            "lines": lines, "on": on,
-        })
+        walls.append(Wall(
+            lot_a=int(low.lot_id), lot_b=int(high.lot_id),
+            base_height=float(low.pad_height), top_height=float(high.pad_height),
+            height=float(high.pad_height - low.pad_height), length=length,
+            lines=lines, on=on))
         found.add((min(low.lot_id, high.lot_id), max(low.lot_id, high.lot_id)))
 
     def ordered(la, lb):
         return (la, lb) if la.pad_height <= lb.pad_height else (lb, la)
 
+    def small(la, lb):
+        if steps is None:
+            return abs(la.pad_height - lb.pad_height) <= max_step
+        s = steps.get((min(la.lot_id, lb.lot_id), max(la.lot_id, lb.lot_id)))
+        return s is None or not len(s) or s.max() <= max_step
+
     for a, b in zip(*neighbours):
         la, lb = by_id[int(a)], by_id[int(b)]
-        if abs(la.pad_height - lb.pad_height) <= max_step:
+        if small(la, lb):
             continue
         for lot in (la, lb):
             if lot.lot_id not in segs:
@@ -218,16 +229,16 @@ def find_walls(lots, neighbours: tuple[np.ndarray, np.ndarray], max_step: float,
         if (a, b) in found:
             continue
         la, lb = by_id[a], by_id[b]
-        if abs(la.pad_height - lb.pad_height) <= max_step:
+        if small(la, lb):
             continue
         low, high = ordered(la, lb)
         add(low, high, [line + o for line in _merge(sides - o, tol)], "grid")
-    walls.sort(key=lambda w: (w["lot_a"], w["lot_b"]))
+    walls.sort(key=lambda w: (w.lot_a, w.lot_b))
     return walls
 
 
 def outline_walls(lots, regions, terrain, max_step: float, tol: float,
-                  origin=(0.0, 0.0), spacing: float = 1.0) -> list[dict]:
+                  origin=(0.0, 0.0), spacing: float = 1.0) -> list[Wall]:
     """Walls on the region outline (``boundary="wall"``): each lot against the terrain outside.
 
     Parameters
@@ -246,7 +257,7 @@ def outline_walls(lots, regions, terrain, max_step: float, tol: float,
 
     Returns
     -------
-    list of dict
+    list of Wall
         As :func:`find_walls`, with ``lot_b = 0`` (outside), ``on = "outline"``, ``base_height``
         and ``top_height`` the lowest and highest of pad and terrain along the wall, and
         ``height`` the largest difference between them.
@@ -273,20 +284,19 @@ def outline_walls(lots, regions, terrain, max_step: float, tol: float,
         step = np.abs(h - lot.pad_height)
         if step.max() <= max_step:
             continue
-        walls.append({
-            "lot_a": int(lot.lot_id), "lot_b": 0,
-            "base_height": float(min(h.min(), lot.pad_height)),
-            "top_height": float(max(h.max(), lot.pad_height)),
-            "height": float(step.max()),
-            "length": float(sum(np.hypot(*np.diff(line, axis=0).T).sum() for line in lines)),
-            "lines": lines, "on": "outline",
-        })
+        walls.append(Wall(
+            lot_a=int(lot.lot_id), lot_b=0,
+            base_height=float(min(h.min(), lot.pad_height)),
+            top_height=float(max(h.max(), lot.pad_height)),
+            height=float(step.max()),
+            length=float(sum(np.hypot(*np.diff(line, axis=0).T).sum() for line in lines)),
+            lines=lines, on="outline"))
     return walls
 
 
 def wing_walls(heights: np.ndarray, wing: np.ndarray, graded: np.ndarray, lot_mask: np.ndarray,
-               walls: list[dict], origin: tuple[float, float], cell_size: float,
-               max_step: float, max_rise: float) -> list[dict]:
+               walls: list[Wall], origin: tuple[float, float], cell_size: float,
+               max_step: float, max_rise: float) -> list[Wall]:
     """The wings: where a wall between two pads runs on outside the region.
 
     A wing's face is every cell side with a wing cell on at least one side and a graded cell
@@ -304,7 +314,7 @@ def wing_walls(heights: np.ndarray, wing: np.ndarray, graded: np.ndarray, lot_ma
     graded : (M, N) ndarray of bool
         Cells the grading set: pads, embankment and wing cells.
     lot_mask : (M, N) ndarray of int
-    walls : list of dict
+    walls : list of Wall
         Walls between lots (:func:`find_walls`).
     origin, cell_size
         The grid's north-west corner and cell size.
@@ -314,7 +324,7 @@ def wing_walls(heights: np.ndarray, wing: np.ndarray, graded: np.ndarray, lot_ma
 
     Returns
     -------
-    list of dict
+    list of Wall
         One per continued wall: ``lot_a``, ``lot_b`` as the wall's, ``on = "wing"``,
         ``base_height`` and ``top_height`` the lowest and highest cell along the face,
         ``height`` the tallest step, ``length`` and ``lines`` (the face's cell sides).
@@ -346,8 +356,8 @@ def wing_walls(heights: np.ndarray, wing: np.ndarray, graded: np.ndarray, lot_ma
         return []
     low, high = np.concatenate(lows[::-1]), np.concatenate(highs[::-1])
     o = np.asarray(origin, dtype=np.float64)
-    ends = np.array([[line[0], line[-1]] for wl in walls for line in wl["lines"]]).reshape(-1, 2)
-    owner = np.repeat(np.array([k for k, wl in enumerate(walls) for _ in wl["lines"]]), 2)
+    ends = np.array([[line[0], line[-1]] for wl in walls for line in wl.lines]).reshape(-1, 2)
+    owner = np.repeat(np.array([k for k, wl in enumerate(walls) for _ in wl.lines]), 2)
     # a wing continues a wall that reaches the outline: keep the wall ends with a cell outside
     # the lots among the 3 x 3 cells around them
     rr = np.floor((y0 - ends[:, 1]) / cell_size).astype(np.int64)
@@ -371,12 +381,11 @@ def wing_walls(heights: np.ndarray, wing: np.ndarray, graded: np.ndarray, lot_ma
     for k in np.unique(near):
         sel = near == k
         wl = walls[int(k)]
-        out.append({
-            "lot_a": wl["lot_a"], "lot_b": wl["lot_b"],
-            "base_height": float(low[sel].min()), "top_height": float(high[sel].max()),
-            "height": float((high[sel] - low[sel]).max()),
-            "length": float(sel.sum() * cell_size),
-            "lines": [line + o for line in _merge(seg[sel] - o, 1e-6 * cell_size)],
-            "on": "wing",
-        })
+        out.append(Wall(
+            lot_a=wl.lot_a, lot_b=wl.lot_b,
+            base_height=float(low[sel].min()), top_height=float(high[sel].max()),
+            height=float((high[sel] - low[sel]).max()),
+            length=float(sel.sum() * cell_size),
+            lines=[line + o for line in _merge(seg[sel] - o, 1e-6 * cell_size)],
+            on="wing"))
     return out

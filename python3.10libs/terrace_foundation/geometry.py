@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
-    "roll_next", "pad_polygons", "widen_polygons", "bbox_pairs", "clip_halfplane", "clip_halfplanes", "polygon_area", "polygon_moments",
+    "roll_next", "slot_sum", "group_pairs", "pad_polygons", "widen_polygons", "bbox_pairs", "clip_halfplane", "clip_halfplanes", "polygon_area", "polygon_moments",
     "polygon_halfplanes", "polygon_bounds", "fan_triangles",
 ]
 
@@ -47,6 +47,38 @@ def widen_polygons(poly: np.ndarray, count: np.ndarray, width: int) -> np.ndarra
     out = np.zeros((len(poly), width, 2))
     out[:, :poly.shape[1]] = poly
     return pad_polygons(out, count)
+
+
+def group_pairs(a_group: np.ndarray, b_start: np.ndarray, b_count: np.ndarray,
+                chunk: int = 4_000_000):
+    """Every pair ``(i, j)`` of an item ``i`` of ``a`` and an item ``j`` of ``b`` in the same
+    group, in chunks of about ``chunk`` pairs (ragged all pairs, per group).
+
+    Parameters
+    ----------
+    a_group : (A,) ndarray of int
+        Group of each ``a`` item (any order).
+    b_start, b_count : (G,) ndarray of int
+        The ``b`` items of group ``g`` are ``b_start[g] ... b_start[g] + b_count[g] - 1``.
+
+    Yields
+    ------
+    i, j : (M,) ndarray of int
+        Pairs ordered by ``i``, then ``j``; a chunk never splits the pairs of one ``i``.
+    """
+    n = np.asarray(b_count)[a_group]
+    cum = np.cumsum(n)
+    k0 = 0
+    while k0 < len(n):
+        base = cum[k0 - 1] if k0 else 0
+        k1 = max(int(np.searchsorted(cum, base + chunk, side="right")), k0 + 1)
+        nn = n[k0:k1]
+        tot = int(nn.sum())
+        if tot:
+            i = np.repeat(np.arange(k0, k1), nn)
+            run = np.arange(tot) - np.repeat(np.cumsum(nn) - nn, nn)
+            yield i, np.asarray(b_start)[a_group[i]] + run
+        k0 = k1
 
 
 def bbox_pairs(alo: np.ndarray, ahi: np.ndarray, blo: np.ndarray, bhi: np.ndarray,
@@ -204,11 +236,24 @@ def polygon_halfplanes(poly: np.ndarray, count: np.ndarray) -> tuple[np.ndarray,
     return normal, offset
 
 
+def slot_sum(terms: np.ndarray) -> np.ndarray:
+    """Sum of ``(N, K)`` per-slot terms over the slots, in slot order, ``(N,)``.
+
+    A fold from slot 0 upwards, so trailing zero terms (the padded slots of a polygon) leave
+    the sum unchanged bit for bit: a polygon's figures do not depend on how many slots the
+    batch it is computed in has (``ndarray.sum`` regroups the additions by the row length).
+    """
+    out = terms[:, 0].copy() if terms.shape[1] else np.zeros(len(terms))
+    for j in range(1, terms.shape[1]):
+        out += terms[:, j]
+    return out
+
+
 def polygon_area(poly: np.ndarray) -> np.ndarray:
     """Signed shoelace area of each padded polygon, ``(N,)``."""
     x = poly[..., 0]
     y = poly[..., 1]
-    return 0.5 * (x * roll_next(y, 1) - roll_next(x, 1) * y).sum(axis=1)
+    return 0.5 * slot_sum(x * roll_next(y, 1) - roll_next(x, 1) * y)
 
 
 def polygon_moments(poly: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -227,12 +272,12 @@ def polygon_moments(poly: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     x1 = roll_next(x0, 1)
     y1 = roll_next(y0, 1)
     c = x0 * y1 - x1 * y0
-    area = 0.5 * c.sum(axis=1)
-    mx = (c * (x0 + x1)).sum(axis=1) / 6.0
-    my = (c * (y0 + y1)).sum(axis=1) / 6.0
-    mxx = (c * (x0 * x0 + x0 * x1 + x1 * x1)).sum(axis=1) / 12.0
-    myy = (c * (y0 * y0 + y0 * y1 + y1 * y1)).sum(axis=1) / 12.0
-    mxy = (c * (x0 * y1 + 2 * x0 * y0 + 2 * x1 * y1 + x1 * y0)).sum(axis=1) / 24.0
+    area = 0.5 * slot_sum(c)
+    mx = slot_sum(c * (x0 + x1)) / 6.0
+    my = slot_sum(c * (y0 + y1)) / 6.0
+    mxx = slot_sum(c * (x0 * x0 + x0 * x1 + x1 * x1)) / 12.0
+    myy = slot_sum(c * (y0 * y0 + y0 * y1 + y1 * y1)) / 12.0
+    mxy = slot_sum(c * (x0 * y1 + 2 * x0 * y0 + 2 * x1 * y1 + x1 * y0)) / 24.0
     return area, np.stack([mx, my], axis=1), np.stack([mxx, myy, mxy], axis=1)
 
 

@@ -181,11 +181,12 @@ def clip_halfplane(poly: np.ndarray, count: np.ndarray, normal: np.ndarray,
     keep[:, 0::2] = valid & inside
     keep[:, 1::2] = cross
     new_count = keep.sum(axis=1)
-    order = np.argsort(~keep, axis=1, kind="stable")
-    kmax = int(new_count.max()) if n else 0
-    kmax = max(kmax, 1)
-    order = order[:, :kmax]
-    out = np.take_along_axis(cand, order[..., None], axis=1)
+    kmax = max(int(new_count.max()) if n else 0, 1)
+    # the kept candidates, in order, to the front (a polygon with none keeps its first vertex)
+    out = np.empty((n, kmax, 2))
+    out[:, 0] = poly[:, 0]
+    r, c = np.nonzero(keep)
+    out[r, (np.cumsum(keep, axis=1) - 1)[r, c]] = cand[r, c]
     new_count = np.where(new_count >= 3, new_count, 0)
     return pad_polygons(out, new_count), new_count
 

@@ -27,7 +27,9 @@ sys.path.insert(0, os.path.join(_ROOT, "python3.10libs"))
 
 import hou  # noqa: E402
 
+from terrace_foundation.cli import add_parameter, add_run_options  # noqa: E402
 from terrace_foundation.houdini.network import ASSETS, NATIVE, NUMPY  # noqa: E402
+from terrace_foundation.params import METHOD_PARAMETERS, run_options  # noqa: E402
 
 OUTPUT_FILES = ("terrace_slices.bgeo.sc", "terrace_heightfield.bgeo.sc")
 
@@ -36,21 +38,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="hython scripts/cook.py", description=__doc__.split("\n")[0])
     ap.add_argument("regions", help="geometry file with the range polygons")
     ap.add_argument("heightfield", help="geometry file with a 'height' volume")
-    ap.add_argument("--out", required=True, help="output folder")
-    ap.add_argument("--asset", choices=("native", "numpy"), default="native",
-                    help="native-node asset (needs SideFX Labs) or the numpy Python SOP asset")
-    ap.add_argument("--warnings-as-errors", action="store_true",
-                    help="fail when the asset or a node inside it reports a warning")
-    # the numpy asset's parameters are the native ones plus the Grading folder
-    for p in NUMPY.parms:
-        extra: dict = {}
-        if p.menu:
-            extra = {"type": str, "choices": [tok for tok, _ in p.menu]}
-        else:
-            extra = {"type": int if p.type == "integer" else float}
-        native_only = "" if any(q.name == p.name for q in NATIVE.parms) else " (numpy asset only)"
-        ap.add_argument("--" + p.name.replace("_", "-"), dest=p.name, default=None,
-                        help=p.help + native_only, **extra)
+    # --out, --asset, --warnings-as-errors: the registry's run options of "cook"
+    add_run_options(ap, run_options("cook"))
+    # one flag per method parameter (the numpy asset has them all, the native asset those the
+    # registry marks native); unset flags leave the asset's value alone
+    for info in METHOD_PARAMETERS.values():
+        add_parameter(ap, info, default=None,
+                      help=info.help + ("" if info.native else " (numpy asset only)"))
     return ap.parse_args(argv)
 
 
@@ -103,7 +97,7 @@ def cook(args: argparse.Namespace) -> list[str]:
     asset.setInput(0, regions)
     asset.setInput(1, heightfield)
     for p in spec.parms:
-        value = getattr(args, p.name)
+        value = getattr(args, p.name, None)    # blur_iterations (native only) has no flag
         if value is not None:
             _set(asset, p.name, value)
     assert isinstance(asset, hou.SopNode)
@@ -117,13 +111,13 @@ def cook(args: argparse.Namespace) -> list[str]:
     for index, result in enumerate(results):
         if result is None:
             raise hou.OperationFailed(f"{asset.path()}: output {index + 1} is empty")
-    os.makedirs(args.out, exist_ok=True)
+    os.makedirs(args.cook_out, exist_ok=True)
     written = []
     for index, name in enumerate(OUTPUT_FILES):
         result = results[index]
         assert result is not None
-        target = os.path.join(args.out, name)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix="_" + name, dir=args.out)
+        target = os.path.join(args.cook_out, name)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix="_" + name, dir=args.cook_out)
         os.close(fd)
         try:
             result.saveToFile(tmp)

@@ -12,7 +12,16 @@ import pytest
 import terrace_foundation as tf
 from terrace_foundation.cli import build_parser
 from terrace_foundation.houdini.network import NATIVE, NUMPY
-from terrace_foundation.params import PARAMETERS, Parameter, TerraceParams
+from terrace_foundation.params import (
+    COMMANDS,
+    METHOD_PARAMETERS,
+    PARAMETERS,
+    RUN_OPTIONS,
+    TABLES,
+    Parameter,
+    TerraceParams,
+    run_options,
+)
 from terrace_testkit import REPO
 
 
@@ -26,27 +35,71 @@ def _sync_docs():
 
 def test_terrace_params_fields_are_the_registry():
     fields = dataclasses.fields(TerraceParams)
-    assert [f.name for f in fields] == list(PARAMETERS)
-    assert [f.default for f in fields] == [p.default for p in PARAMETERS.values()]
-    for p in PARAMETERS.values():
+    assert [f.name for f in fields] == list(METHOD_PARAMETERS)
+    assert [f.default for f in fields] == [p.default for p in METHOD_PARAMETERS.values()]
+    for p in METHOD_PARAMETERS.values():
         assert type(p.default) is p.kind and p.validate(p.default) == p.default
         assert p.name in TerraceParams.__doc__
+    # the run options are in the registry but are no parameters of the method
+    assert RUN_OPTIONS and not set(RUN_OPTIONS) & {f.name for f in fields}
+    assert PARAMETERS == {**METHOD_PARAMETERS, **RUN_OPTIONS}
+    assert {p.scope for p in METHOD_PARAMETERS.values()} == {"method"}
+    assert {p.scope for p in RUN_OPTIONS.values()} == {"run"}
+
+
+def _commands():
+    return build_parser()._subparsers._group_actions[0].choices
+
+
+def _flags_of(parser) -> dict:
+    return {s: a for a in parser._actions for s in a.option_strings if s.startswith("--")}
 
 
 def test_cli_flags_are_the_registry():
-    sub = build_parser()._subparsers._group_actions[0].choices["generate"]
-    actions = {a.dest: a for a in sub._actions}
-    for p in PARAMETERS.values():
-        a = actions[p.name]
-        assert a.option_strings == [p.flag] and a.default == p.default and a.type is p.kind
-        assert a.help.startswith(p.help) and (list(a.choices) if a.choices else []) == \
-            list(p.choices)
+    """Every flag of every CLI command is a registry entry, generated from it: the method
+    parameters on generate and demo, each run option on the commands it names, nothing else."""
+    commands = _commands()
+    assert set(commands) == set(COMMANDS) - {"cook"}
+    for name, sub in commands.items():
+        flags = _flags_of(sub)
+        expected = [*(METHOD_PARAMETERS.values() if name in ("generate", "demo") else ()),
+                    *run_options(name)]
+        assert sorted(flags) == sorted([p.flag for p in expected] + ["--help"]), name
+        for p in expected:
+            a = flags[p.flag]
+            assert a.dest == p.name and a.option_strings == list(p.flags)
+            assert a.default == p.default and a.required == p.required
+            assert a.help.startswith(p.help)
+            assert (list(a.choices) if a.choices else []) == list(p.choices)
+            if p.is_switch:
+                assert a.nargs == 0 and a.const is True            # store_true
+            else:
+                assert a.type is (str if p.options else p.kind) and a.metavar == p.metavar
+
+
+def test_a_declared_run_option_reaches_the_namespace():
+    """The parsing function a run option declares is what argparse calls (an int for
+    --tile-size, a pair for --height-range, a name list for --export)."""
+    args = build_parser().parse_args(
+        ["generate", "h.npy", "r.geojson", "-o", "x", "--tile-size", "128", "--local-metres",
+         "--height-range", "1,2", "--export", "ue,glb", "--scheduler", "threads"])
+    assert (args.out, args.tile_size, args.local_metres) == ("x", 128, True)
+    assert (args.height_range, args.export, args.scheduler) == ((1.0, 2.0), ["ue", "glb"],
+                                                                 "threads")
+    assert build_parser().parse_args(["report", "d", "--all"]).all_lots is True
+
+
+def test_malformed_registry_entries_fail_when_declared():
+    with pytest.raises(ValueError, match="value_name"):
+        Parameter("tile", int, None, "Tile", "A tile.", scope="run", commands=("generate",))
+    with pytest.raises(ValueError, match="commands"):
+        Parameter("x", bool, False, "X", "X.", scope="run", commands=("render",))
 
 
 def test_both_assets_take_their_parameters_from_the_registry():
     for asset in (NATIVE, NUMPY):
         for parm in asset.parms:
-            p = PARAMETERS.get(parm.name)
+            p = METHOD_PARAMETERS.get(parm.name)
             if p is None:
                 assert parm.name == "blur_iterations"      # the native network's own
                 continue
@@ -56,15 +109,21 @@ def test_both_assets_take_their_parameters_from_the_registry():
                 assert (parm.minimum, parm.maximum) == (p.ui_min, p.ui_max)
                 assert (parm.min_locked, parm.max_locked) == (p.min_locked, p.max_locked)
     assert {parm.name for parm in NATIVE.parms} - {"blur_iterations"} == \
-        {n for n, p in PARAMETERS.items() if p.native}
+        {n for n, p in METHOD_PARAMETERS.items() if p.native}
 
 
 def test_docs_tables_are_current():
     sync = _sync_docs()
-    for rel, front_end in sync.TABLES.items():
+    for rel, tables in sync.TABLES.items():
         text = (REPO / rel).read_text(encoding="utf-8")
-        assert sync.synced(text, front_end) == text, \
+        assert sync.synced(text, tables) == text, \
             f"{rel}: parameter table out of date; run python3 scripts/sync_docs.py"
+    # every table is in some docs file, and every run option of a CLI command is in one
+    assert sorted(t for tables in sync.TABLES.values() for t in tables) == sorted(TABLES)
+    cli_md = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    for p in RUN_OPTIONS.values():
+        if set(p.commands) - {"cook"}:
+            assert f"`{p.flag}" in cli_md, p.flag
 
 
 def test_a_cli_run_checks_the_parameters_once(cli, tmp_path, monkeypatch):
@@ -78,7 +137,7 @@ def test_a_cli_run_checks_the_parameters_once(cli, tmp_path, monkeypatch):
     monkeypatch.setattr(Parameter, "validate", counting)
     res = cli("demo", "--out", tmp_path / "out", "-q", "--seed", "3", "--no-viewer")
     assert res.code == 0, res.err
-    assert calls == {name: 1 for name in PARAMETERS}
+    assert calls == {name: 1 for name in METHOD_PARAMETERS}
 
 
 def test_bad_values_name_the_parameter_and_its_range():

@@ -20,7 +20,7 @@ from __future__ import annotations
 from .errors import TerraceError, TerraceInputError, TerraceWarning
 from .heightfield import Heightfield
 from .lot import Lot
-from .params import PARAMETERS, TerraceParams
+from .params import METHOD_PARAMETERS, PARAMETERS, TerraceParams
 from .region import Region
 from .result import TerraceResult
 
@@ -28,15 +28,18 @@ __version__ = "0.1.0"
 
 __all__ = [
     "generate", "Heightfield", "Region", "Lot", "TerraceParams", "TerraceResult", "PARAMETERS",
+    "METHOD_PARAMETERS",
     "TerraceError", "TerraceInputError", "TerraceWarning", "__version__",
 ]
 
 
 def generate(heightfield, regions, *, params=None, progress=None, tile_size=None, scheduler=None,
-             tile_progress=None, sinks=(), in_memory=True, log=None, **values) -> TerraceResult:
+             tile_progress=None, sinks=(), in_memory=True, log=None, tile_store=None,
+             tile_only=None, **values) -> TerraceResult:
     """Terrace ``regions`` into ``heightfield``; see :func:`terrace_foundation.pipeline.generate`."""
     from .pipeline import generate as _generate
 
     return _generate(heightfield, regions, params=params, progress=progress,
                      tile_size=tile_size, scheduler=scheduler, tile_progress=tile_progress,
-                     sinks=sinks, in_memory=in_memory, log=log, **values)
+                     sinks=sinks, in_memory=in_memory, log=log, tile_store=tile_store,
+                     tile_only=tile_only, **values)

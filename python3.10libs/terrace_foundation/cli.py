@@ -2,9 +2,10 @@
 
 Commands are thin: parse, check the output folder, read the inputs, call
 :func:`terrace_foundation.generate`, hand the result to :func:`terrace_foundation.io.write_outputs`.
-Every flag of the method is generated from the parameter registry
-(:data:`terrace_foundation.PARAMETERS`: flag, type, choices, help, range, default), so the CLI,
-the Python API and the Houdini assets share one table; the flags are checked once per run.
+Every flag is generated from the parameter registry (:data:`terrace_foundation.PARAMETERS`:
+flag, type, choices, help, range, default): the method parameters, shared by the CLI, the
+Python API and the Houdini assets (checked once per run), and the run options such as
+``--out``, ``--tile-size`` or ``--local-metres`` (each names the commands that take it).
 
 Exit codes: 0 success, 1 bad input (one line on stderr: ``terrace-foundation: error: ...``),
 2 usage error (argparse).
@@ -16,12 +17,13 @@ import argparse
 import sys
 import time
 from contextlib import contextmanager
-from typing import Callable, Iterator, Sequence, TextIO
+from typing import Callable, Iterable, Iterator, Sequence, TextIO
 
-from . import PARAMETERS, TerraceParams, __version__, generate
+from . import TerraceParams, __version__, generate
 from .errors import TerraceError, TerraceInputError, WarningLog
+from .params import METHOD_PARAMETERS, Parameter, run_options
 
-__all__ = ["main", "build_parser", "COMMANDS"]
+__all__ = ["main", "build_parser", "COMMANDS", "add_parameter", "add_run_options"]
 
 PROG = "terrace-foundation"
 
@@ -38,87 +40,64 @@ def _command(name: str, help: str):
 
 # --------------------------------------------------------------------------- shared options
 
+def add_parameter(target, info: Parameter, **overrides) -> argparse.Action:
+    """Add the flag of one registry entry to a parser or argument group.
+
+    Flag, alias, type (a switch for ``bool``), choices, value name, default, ``required`` and
+    help all come from ``info`` (:data:`terrace_foundation.params.PARAMETERS`); ``overrides``
+    replace argparse keywords (``scripts/cook.py`` passes ``default=None``).
+    """
+    kw: dict = {"dest": info.name, "default": info.default, "help": info.help}
+    if info.is_switch:
+        kw["action"] = "store_true"
+    else:
+        kw.update(type=str if info.options else info.kind, metavar=info.metavar)
+        if info.options:
+            kw["choices"] = list(info.choices)
+    if info.required:
+        kw["required"] = True
+    kw.update(overrides)
+    return target.add_argument(*info.flags, **kw)
+
+
+def add_run_options(parser: argparse.ArgumentParser, options: Iterable[Parameter]) -> None:
+    """Add run options (registry entries of scope ``"run"``) to ``parser``, each in its
+    ``--help`` section (:attr:`~terrace_foundation.params.Parameter.group`; ``""`` for the
+    command's own options), sections in the order they first appear.
+    """
+    groups: dict[str, argparse._ActionsContainer] = {"": parser}
+    for info in options:
+        if info.group not in groups:
+            groups[info.group] = parser.add_argument_group(info.group)
+        add_parameter(groups[info.group], info)
+
+
 def params_parent() -> argparse.ArgumentParser:
     """Parent parser with one flag per method parameter, generated from the registry
-    (:data:`terrace_foundation.params.PARAMETERS`: flag, type, choices, help, range, default).
+    (:data:`terrace_foundation.params.METHOD_PARAMETERS`: flag, type, choices, help, range,
+    default).
     """
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("method parameters")
-    for info in PARAMETERS.values():
-        extra: dict = {"choices": list(info.choices)} if info.options else {}
+    for info in METHOD_PARAMETERS.values():
         rng = ""
         if not info.options and (info.minimum is not None or info.maximum is not None):
             rng = f" Range {info.range_text()}."
-        group.add_argument(
-            info.flag, dest=info.name, type=info.kind, default=info.default,
-            metavar=info.metavar, help=f"{info.help}{rng} Default: %(default)s.", **extra)
+        add_parameter(group, info, help=f"{info.help}{rng} Default: %(default)s.")
     return parent
 
 
 def output_parent() -> argparse.ArgumentParser:
-    """Parent parser with ``--out``, ``--overwrite`` and ``--quiet``."""
+    """Parent parser with the run options ``generate`` and ``demo`` share (``--out``,
+    ``--overwrite``, ``--quiet``, ``--export``, tiles, ``--no-viewer``; from the registry).
+    """
     parent = argparse.ArgumentParser(add_help=False)
-    group = parent.add_argument_group("output")
-    group.add_argument("--out", "-o", metavar="DIR", required=True,
-                       help="Output folder (must not exist unless --overwrite).")
-    group.add_argument("--overwrite", action="store_true",
-                       help="Replace an existing output folder (only after the run succeeded).")
-    group.add_argument("--quiet", "-q", action="store_true",
-                       help="No progress or summary on stderr (warnings and errors still show).")
-    group.add_argument("--export", metavar="LIST", type=_export_list, default=[],
-                       help="Comma list of extra outputs: ue (Unreal PNG/.r16), unity (RAW),"
-                       " glb (slices), masks (lot id GeoTIFF, 8-bit PNG). Import settings are"
-                       " printed on stdout and written to <engine>/import.json.")
-    tiles = parent.add_argument_group("tiles (maps bigger than memory; the result is the same)")
-    tiles.add_argument("--tile-size", dest="tile_size", metavar="CELLS", type=_tile_size,
-                       default=None, help="Run the raster stages in tiles of CELLS a side (a "
-                       "multiple of 64; 0 = one tile). Default: 2048 (a map up to 2560 a side "
-                       "is one tile). The outputs are byte-identical whatever the tiling.")
-    tiles.add_argument("--scheduler", metavar="WHERE", default=None,
-                       help="Run the tiles as Dask tasks: threads, processes or the address of a "
-                       "dask.distributed scheduler (tcp://host:8786); needs pip install "
-                       "'.[dask]'. Default: serial.")
-    group.add_argument("--no-viewer", dest="no_viewer", action="store_true",
-                       help="Do not write preview.html, the self-contained 3D viewer (written"
-                       " by default; about 5 MB for a grid of a million cells or more, at"
-                       " most 25 MB).")
+    add_run_options(parent, _shared_options())
     return parent
 
 
-def _tile_size(text: str) -> int:
-    """``--tile-size`` value: 0 or a positive multiple of 64."""
-    from .terrain.tiles import CHUNK
-
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of cells") from None
-    if v < 0 or v % CHUNK:
-        raise argparse.ArgumentTypeError(f"{v} is not 0 or a positive multiple of {CHUNK}")
-    return v
-
-
-def _export_list(text: str) -> list[str]:
-    """``--export`` value: comma list of optional writer names (checked before any work)."""
-    from .io import WRITERS
-
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    known = sorted(n for n, w in WRITERS.items() if not w.default)
-    for n in names:
-        if n not in known:
-            raise argparse.ArgumentTypeError(f"unknown export {n!r}; known: {', '.join(known)}")
-    return names
-
-
-def _height_range(text: str) -> tuple[float, float]:
-    """``--height-range ZMIN,ZMAX`` in metres, ZMIN < ZMAX."""
-    try:
-        lo, hi = (float(v) for v in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected ZMIN,ZMAX, got {text!r}") from None
-    if not lo < hi:
-        raise argparse.ArgumentTypeError(f"ZMIN must be below ZMAX, got {text!r}")
-    return lo, hi
+def _shared_options() -> list[Parameter]:
+    return [p for p in run_options("generate") if "demo" in p.commands]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -142,26 +121,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("regions", metavar="REGIONS",
                    help="GeoJSON Polygon, MultiPolygon, Feature or FeatureCollection;"
                    " Shapefile (.shp), GeoPackage (.gpkg[:layer]) or OBJ closed curves.")
-    p.add_argument("--strict", action="store_true",
-                   help="Refuse polygons that need a repair (duplicate points, spikes, rings"
-                   " of zero area, rings touching or crossing themselves) instead of repairing"
-                   " them; without it each repair is a warning and listed in report.json.")
-    p.add_argument("--local-metres", action="store_true",
-                   help="The coordinates are metres in a local frame whatever the CRS says:"
-                   " run on a geographic (degrees) CRS instead of refusing it, and write no CRS"
-                   " to the outputs. Without it a geographic CRS is refused (reproject with"
-                   " gdalwarp -t_srs to a UTM zone).")
-    hm = p.add_argument_group("heightmaps without georeference")
-    hm.add_argument("--cell-size", metavar="M", type=float, default=None,
-                    help="Cell edge in metres of a .png/.r16/.raw/.exr/plain .tif heightmap.")
-    hm.add_argument("--height-range", metavar="ZMIN,ZMAX", type=_height_range, default=None,
-                    help="Heights in metres of 16-bit values 0 and 65535 (or of 0.0 and 1.0 in"
-                    " a float heightmap).")
+    shared = _shared_options()
+    add_run_options(p, [o for o in run_options("generate") if o not in shared])
 
     sub.add_parser(
         "demo", parents=parents, help=COMMANDS["demo"][1],
         description="Terrace the built-in synthetic mountain (two city outlines, one with a"
         " hole) and write the same outputs as generate into --out.")
+
+    t = sub.add_parser(
+        "tiles", help=COMMANDS["tiles"][1],
+        description="List the tiles a run of HEIGHTFIELD is cut into with --tile-size: one line"
+        " per tile (index, tile row and column, cell window row0 row1 col0 col1, world bounds"
+        " xmin ymin xmax ymax), or JSON with --json. A farm cooks each index as a work item"
+        " (generate --tile INDEX --tiles-dir DIR) and finishes with generate --tiles-dir DIR"
+        " --out OUT.")
+    t.add_argument("heightfield", metavar="HEIGHTFIELD", help="As for generate.")
+    add_run_options(t, run_options("tiles"))
 
     r = sub.add_parser(
         "report", help=COMMANDS["report"][1],
@@ -171,10 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
         " retaining walls, walls above 1.2 m). Exit 0 whatever the lots; 1 when report.json"
         " is missing or unreadable.")
     r.add_argument("outdir", metavar="OUTDIR", help="An output folder of generate or demo.")
-    r.add_argument("--all", dest="all_lots", action="store_true",
-                   help="Name every lot that breaks a limit (default: the first 20 per limit).")
-    r.add_argument("--lots", dest="per_lot", action="store_true",
-                   help="Add a table per region with one row per lot.")
+    add_run_options(r, run_options("report"))
     return parser
 
 
@@ -265,18 +238,18 @@ def _warn(text: str) -> None:
 def _params_from(args: argparse.Namespace) -> TerraceParams:
     """The method parameters of the flags, checked once (a bad one is named by its flag)."""
     try:
-        return TerraceParams(**{name: getattr(args, name) for name in PARAMETERS})
+        return TerraceParams(**{name: getattr(args, name) for name in METHOD_PARAMETERS})
     except TerraceInputError as e:
-        if e.source in PARAMETERS:
-            raise TerraceInputError(e.problem, PARAMETERS[e.source].flag) from None
+        if e.source in METHOD_PARAMETERS:
+            raise TerraceInputError(e.problem, METHOD_PARAMETERS[e.source].flag) from None
         raise
 
 
 def _name_input(err: TerraceInputError, inputs: dict) -> TerraceInputError:
     """The engine names its inputs "regions"/"heightfield"; say which files they were."""
     src = err.source or ""
-    if src in PARAMETERS:                    # an estimate refused a parameter: name the flag
-        return TerraceInputError(err.problem, PARAMETERS[src].flag)
+    if src in METHOD_PARAMETERS:             # an estimate refused a parameter: name the flag
+        return TerraceInputError(err.problem, METHOD_PARAMETERS[src].flag)
     for role in ("regions", "heightfield"):
         if src.startswith(role) and inputs.get(role) and not src.startswith(inputs[role]):
             return TerraceInputError(err.problem, inputs[role] + src[len(role):])
@@ -351,16 +324,24 @@ def _run(hf, regions, params: TerraceParams, args: argparse.Namespace, context,
 
     # the one warning channel: each line is printed once, by the log (not through `warnings`)
     log = WarningLog(echo=show, issue=False)
+    tile = getattr(args, "tile", None)
     try:
         result = generate(hf, regions, params=params, progress=progress,
                           tile_size=getattr(args, "tile_size", None),
                           scheduler=getattr(args, "scheduler", None),
                           tile_progress=None if args.quiet else _tile_progress(progress),
-                          log=log)
+                          log=log, tile_store=getattr(args, "tiles_dir", None),
+                          tile_only=None if tile is None else [tile])
     except TerraceInputError as e:
         progress.end()
         raise _name_input(e, context.inputs) from None
     progress.end()
+    if tile is not None:                    # a farm work item: the tile is in --tiles-dir
+        from .tiling import TileStore
+
+        progress.message(f"tile {tile} saved to {TileStore(args.tiles_dir).path(tile)} "
+                         f"({time.perf_counter() - progress.t0:.1f} s)")
+        return 0
     t_write = time.perf_counter()
     files = write_outputs(result, args.out, context, overwrite=args.overwrite, protect=protect,
                           extra=getattr(args, "export", None) or (),  # an --export flag's names
@@ -392,8 +373,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
     protect = [args.heightfield, args.regions]
     params = _params_from(args)              # bad parameters fail before any reading
-    _clean_stale(args.out)
-    check_output_folder(args.out, args.overwrite, protect)
+    if args.tile is None:
+        _clean_stale(args.out)
+        check_output_folder(args.out, args.overwrite, protect)
     hf = read_heightfield(args.heightfield, cell_size=args.cell_size,
                           height_range=args.height_range)
     _note_large_read(args.regions, args.quiet)
@@ -428,8 +410,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from .io._deps import available
 
     params = _params_from(args)
-    _clean_stale(args.out)
-    check_output_folder(args.out, args.overwrite)
+    if args.tile is None:
+        _clean_stale(args.out)
+        check_output_folder(args.out, args.overwrite)
     hf, regions = demo_inputs()
     fmt = "gtiff" if available("rasterio") else "npy"
     context = OutputContext(heightfield_format=fmt, crs=None,
@@ -440,6 +423,37 @@ def cmd_demo(args: argparse.Namespace) -> int:
         _warn("rasterio is not installed: writing terrace_heightfield.npy + .json instead of"
               " .tif (pip install terrace-foundation[io])")
     return _run(hf, regions, params, args, context, protect=())
+
+
+@_command("tiles", "List the tiles of a heightfield (the work items of a farm cook).")
+def cmd_tiles(args: argparse.Namespace) -> int:
+    import json
+
+    from .io import read_heightfield
+    from .terrain.tiles import plan_tiles
+
+    hf = read_heightfield(args.heightfield, cell_size=args.cell_size,
+                          height_range=args.height_range)
+    tiles = plan_tiles(hf.shape, args.tile_size)
+    starts_r = sorted({t[0] for t in tiles})
+    starts_c = sorted({t[2] for t in tiles})
+    x0, y0 = hf.origin
+    cs = hf.cell_size
+    rows = []
+    for k, (r0, r1, c0, c1) in enumerate(tiles):
+        rows.append({"index": k, "tile_row": starts_r.index(r0), "tile_col": starts_c.index(c0),
+                     "window": [r0, r1, c0, c1],
+                     "bounds": [x0 + c0 * cs, y0 - r1 * cs, x0 + c1 * cs, y0 - r0 * cs]})
+    if args.json:
+        sys.stdout.write(json.dumps({"shape": list(hf.shape), "cell_size": cs,
+                                     "tile_size": args.tile_size, "count": len(rows),
+                                     "tiles": rows}) + "\n")
+        return 0
+    for t in rows:
+        sys.stdout.write(" ".join(str(v) for v in [t["index"], t["tile_row"], t["tile_col"],
+                                                   *t["window"]]
+                                  + [f"{v:.6g}" for v in t["bounds"]]) + "\n")
+    return 0
 
 
 @_command("report", "Summarise an output folder's report.json (a table per region, lots"
@@ -485,6 +499,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     args.argv = argv
+    if args.command in ("generate", "demo"):
+        if args.out is None and args.tile is None:
+            parser.error("the following arguments are required: --out/-o")
+        if args.tile is not None and args.tiles_dir is None:
+            parser.error("--tile needs --tiles-dir (the folder the work items share)")
+        if args.tile is not None and args.out is not None:
+            parser.error("--tile cooks one tile into --tiles-dir; the outputs (--out) come from"
+                         " the finishing run, without --tile")
     func = COMMANDS[args.command][0]
     try:
         with _sigterm_as_interrupt():

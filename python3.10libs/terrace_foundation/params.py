@@ -3,29 +3,44 @@
 Each :class:`Parameter` holds everything a front end needs: name, type, default, unit, valid
 range (with inclusive flags), slider range, label, help, menu choices with their labels, the
 Houdini folder, the presets it applies to and whether the native-node asset implements it.
+
+Two scopes share the one table (:attr:`Parameter.scope`):
+
+``"method"``
+    A parameter of the method (:data:`METHOD_PARAMETERS`): a field of :class:`TerraceParams`,
+    a flag of ``generate``, ``demo`` and ``scripts/cook.py``, a parameter of the assets.
+``"run"``
+    A run option (:data:`RUN_OPTIONS`): how one front end runs, not what the method computes
+    (``--out``, ``--tile-size``, ``--scheduler``, ``--no-viewer``, ``--local-metres``,
+    ``cook.py --asset`` ...). It names the commands that take it (:attr:`Parameter.commands`:
+    the CLI's ``generate``, ``demo``, ``report`` and ``cook`` for ``scripts/cook.py``) and
+    is no field of :class:`TerraceParams`.
+
 Everything else is generated from :data:`PARAMETERS`:
 
 * :class:`TerraceParams` (its fields, defaults and docstring) and its validation (once, when
-  it is built);
-* the CLI flags and their ``--help`` text (:func:`terrace_foundation.cli.params_parent`);
-* the parameter templates of both Houdini assets (:mod:`terrace_foundation.houdini.network`)
-  and the flags of ``scripts/cook.py``;
-* the parameter tables in ``docs/cli.md`` and ``docs/houdini.md`` (:func:`markdown_table`,
-  written by ``scripts/sync_docs.py``; a test fails when they drift).
+  it is built), from the method parameters;
+* the CLI flags and their ``--help`` text (:func:`terrace_foundation.cli.build_parser`), the
+  flags of ``scripts/cook.py``;
+* the parameter templates of both Houdini assets (:mod:`terrace_foundation.houdini.network`);
+* the parameter and option tables in ``docs/cli.md`` and ``docs/houdini.md``
+  (:func:`markdown_table`, written by ``scripts/sync_docs.py``; a test fails when they drift).
 
-Adding a parameter is one :class:`Parameter` entry below (then ``scripts/sync_docs.py`` and
-``python -m terrace_foundation.houdini.write_hda otls``), plus the code that uses it.
+Adding a parameter or an option is one :class:`Parameter` entry below (then
+``scripts/sync_docs.py`` and, for a method parameter, ``python -m
+terrace_foundation.houdini.write_hda otls``), plus the code that uses it.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, fields, make_dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from .errors import TerraceInputError
 
-__all__ = ["Parameter", "PARAMETERS", "TerraceParams", "MAX_SEED", "PRESET_NAMES",
+__all__ = ["Parameter", "PARAMETERS", "METHOD_PARAMETERS", "RUN_OPTIONS", "run_options",
+           "TerraceParams", "MAX_SEED", "PRESET_NAMES", "COMMANDS", "TABLES",
            "markdown_table", "ParamInfo"]
 
 #: Largest seed (the random streams are seeded with 32-bit words).
@@ -33,6 +48,12 @@ MAX_SEED = 2**32 - 1
 
 #: The presets, in menu order (each is a module of :mod:`terrace_foundation.presets`).
 PRESET_NAMES = ("reference", "grading")
+
+#: The commands whose flags come from the registry: the CLI's subcommands and ``cook``
+#: (``hython scripts/cook.py``). Method parameters are flags of ``generate``, ``demo`` and
+#: ``cook``; a run option names its commands.
+COMMANDS = ("generate", "demo", "tiles", "report", "cook")
+_METHOD_COMMANDS = ("generate", "demo", "cook")
 
 
 @dataclass(frozen=True)
@@ -43,8 +64,9 @@ class Parameter:
     ----------
     name : str
         Python keyword and Houdini parameter name; the CLI flag is ``--name-with-dashes``.
-    kind : {int, float, str}
-        Value type (``str`` for a menu of :attr:`options`).
+    kind : {int, float, str}, bool or callable
+        Value type (``str`` for a menu of :attr:`options`); decided here once for every front
+        end. A run option may also be ``bool`` (a switch) or a parsing function (see below).
     default : int, float or str
     label : str
         Houdini label and docs column.
@@ -68,10 +90,30 @@ class Parameter:
         The presets the parameter affects; others ignore it (Houdini greys it out).
     native : bool
         Whether the native-node asset implements it (otherwise the numpy asset only).
+    scope : {"method", "run"}
+        ``"method"``: a parameter of the method (a :class:`TerraceParams` field, an asset
+        parameter). ``"run"``: a run option of the commands in :attr:`commands` only.
+    commands : tuple of str
+        The commands that take it as a flag (:data:`COMMANDS`); a method parameter's are
+        ``generate``, ``demo`` and ``cook``.
+    group : str
+        ``--help`` section of a run option (``""``: the command's own options).
+    flag_name : str
+        The flag where it is not ``--name-with-dashes`` (``--all`` for ``all_lots``).
+    short : str
+        A one-letter alias (``-o``), or ``""``.
+    value_name : str
+        How ``--help`` names a run option's value (``DIR``); ``""`` for a switch.
+    required : bool
+        A run option the command cannot run without (``--out``).
+
+    A run option's :attr:`kind` is ``bool`` for a switch (off unless given) or a function
+    that turns the flag's text into its value (and raises ``argparse.ArgumentTypeError``
+    saying what is wrong).
     """
 
     name: str
-    kind: type
+    kind: Callable[..., Any]
     default: Any
     label: str
     help: str
@@ -85,6 +127,20 @@ class Parameter:
     folder: str = "lots"
     presets: tuple[str, ...] = PRESET_NAMES
     native: bool = True
+    scope: str = "method"
+    commands: tuple[str, ...] = _METHOD_COMMANDS
+    group: str = ""
+    flag_name: str = ""
+    short: str = ""
+    value_name: str = ""
+    required: bool = False
+
+    def __post_init__(self) -> None:
+        # a malformed entry fails at import, not when a front end first shows it
+        if self.scope not in ("method", "run") or not set(self.commands) <= set(COMMANDS):
+            raise ValueError(f"{self.name}: scope {self.scope!r}, commands {self.commands!r}")
+        if self.scope == "run" and not (self.is_switch or self.options or self.value_name):
+            raise ValueError(f"{self.name}: a run option with a value needs a value_name")
 
     # ------------------------------------------------------------------ derived views
 
@@ -96,14 +152,28 @@ class Parameter:
     @property
     def flag(self) -> str:
         """The CLI flag, ``--min-lot-size``."""
-        return "--" + self.name.replace("_", "-")
+        return self.flag_name or "--" + self.name.replace("_", "-")
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """The flag and its one-letter alias, as argparse takes them (``--out``, ``-o``)."""
+        return (self.flag, self.short) if self.short else (self.flag,)
 
     @property
     def metavar(self) -> str:
-        """How ``--help`` names the value: ``{a,b}``, ``INT`` or ``NUM``."""
+        """How ``--help`` names the value: ``{a,b}``, ``INT``, ``NUM`` or the run option's
+        :attr:`value_name`.
+        """
+        if self.value_name:
+            return self.value_name
         if self.options:
             return "{" + ",".join(self.choices) + "}"
         return "INT" if self.kind is int else "NUM"
+
+    @property
+    def is_switch(self) -> bool:
+        """A run option given without a value (``--overwrite``)."""
+        return self.kind is bool
 
     @property
     def ui_min(self) -> float:
@@ -187,8 +257,8 @@ ParamInfo = Parameter
 
 _GRADING = ("grading",)
 
-#: Every parameter, in the order of ``TerraceParams``, ``report.json`` and the CLI.
-PARAMETERS: dict[str, Parameter] = {p.name: p for p in [
+#: The method parameters, in the order of ``TerraceParams``, ``report.json`` and the CLI.
+_METHOD = [
     Parameter(
         "seed", int, 0, "Seed",
         "Seed of the scatter and of the lot cuts; same seed, same result.",
@@ -292,7 +362,186 @@ PARAMETERS: dict[str, Parameter] = {p.name: p for p in [
         options=(("auto", "Auto (Voronoi for reference, contour for grading)"),
                  ("voronoi", "Voronoi"), ("contour", "Contour rows")),
         folder="grading", native=False),
-]}
+]
+
+
+# --------------------------------------------------------------------------- run options
+
+def _tile_size(text: str) -> int:
+    """``--tile-size`` value: 0 or a positive multiple of 64."""
+    import argparse
+
+    from .terrain.tiles import CHUNK
+
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of cells") from None
+    if v < 0 or v % CHUNK:
+        raise argparse.ArgumentTypeError(f"{v} is not 0 or a positive multiple of {CHUNK}")
+    return v
+
+
+def _tile_index(text: str) -> int:
+    """``--tile`` value: a tile index, 0 or more."""
+    import argparse
+
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a tile index") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"{v} is not a tile index (0 or more)")
+    return v
+
+
+def _export_list(text: str) -> list[str]:
+    """``--export`` value: comma list of optional writer names (checked before any work)."""
+    import argparse
+
+    from .io import WRITERS  # the writers say which exports exist (read when parsing)
+
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    known = sorted(n for n, w in WRITERS.items() if not w.default)
+    for n in names:
+        if n not in known:
+            raise argparse.ArgumentTypeError(f"unknown export {n!r}; known: {', '.join(known)}")
+    return names
+
+
+def _height_range(text: str) -> tuple[float, float]:
+    """``--height-range ZMIN,ZMAX`` in metres, ZMIN < ZMAX."""
+    import argparse
+
+    try:
+        lo, hi = (float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected ZMIN,ZMAX, got {text!r}") from None
+    if not lo < hi:
+        raise argparse.ArgumentTypeError(f"ZMIN must be below ZMAX, got {text!r}")
+    return lo, hi
+
+
+_RUNS = ("generate", "demo")
+_OUTPUT = "output"
+_TILES = "tiles (maps bigger than memory; the result is the same)"
+_HEIGHTMAPS = "heightmaps without georeference"
+
+#: The run options, command by command, in ``--help`` order (see :attr:`Parameter.scope`).
+_RUN = [
+    # --- generate and demo
+    Parameter(
+        "out", str, None, "Output Folder",
+        "Output folder (must not exist unless --overwrite). Required, except for a farm work "
+        "item (--tile).",
+        scope="run", commands=_RUNS, group=_OUTPUT, short="-o", value_name="DIR"),
+    Parameter(
+        "overwrite", bool, False, "Overwrite",
+        "Replace an existing output folder (only after the run succeeded).",
+        scope="run", commands=_RUNS, group=_OUTPUT),
+    Parameter(
+        "quiet", bool, False, "Quiet",
+        "No progress or summary on stderr (warnings and errors still show).",
+        scope="run", commands=_RUNS, group=_OUTPUT, short="-q"),
+    Parameter(
+        "export", _export_list, (), "Export",
+        "Comma list of extra outputs: ue (Unreal PNG/.r16), unity (RAW), glb (slices), masks "
+        "(lot id GeoTIFF, 8-bit PNG). Import settings are printed on stdout and written to "
+        "<engine>/import.json.",
+        scope="run", commands=_RUNS, group=_OUTPUT, value_name="LIST"),
+    Parameter(
+        "tile_size", _tile_size, None, "Tile Size",
+        "Run the raster stages in tiles of CELLS a side (a multiple of 64; 0 = one tile). "
+        "Default: 2048 (a map up to 2560 a side is one tile). The outputs are byte-identical "
+        "whatever the tiling.",
+        unit="cells", scope="run", commands=(*_RUNS, "tiles"), group=_TILES,
+        value_name="CELLS"),
+    Parameter(
+        "scheduler", str, None, "Scheduler",
+        "Run the tiles as Dask tasks: threads, processes or the address of a dask.distributed "
+        "scheduler (tcp://host:8786); needs pip install '.[dask]'. Default: serial.",
+        scope="run", commands=_RUNS, group=_TILES, value_name="WHERE"),
+    Parameter(
+        "tiles_dir", str, None, "Tiles Folder",
+        "Folder of tiles cooked as farm work items (--tile): a run with it and --out takes "
+        "every tile stored there instead of computing it (missing ones are computed) and "
+        "writes the outputs, byte-identical to a one-shot run. Reference preset.",
+        scope="run", commands=_RUNS, group=_TILES, value_name="DIR"),
+    Parameter(
+        "tile", _tile_index, None, "Tile",
+        "A farm work item: compute only tile INDEX (0-based, as the tiles command lists them "
+        "for the same --tile-size) and save it into --tiles-dir; no output folder is written.",
+        scope="run", commands=_RUNS, group=_TILES, value_name="INDEX"),
+    Parameter(
+        "no_viewer", bool, False, "No Viewer",
+        "Do not write preview.html, the self-contained 3D viewer (written by default; about "
+        "5 MB for a grid of a million cells or more, at most 25 MB).",
+        scope="run", commands=_RUNS, group=_OUTPUT),
+    # --- generate only
+    Parameter(
+        "strict", bool, False, "Strict",
+        "Refuse polygons that need a repair (duplicate points, spikes, rings of zero area, "
+        "rings touching or crossing themselves) instead of repairing them; without it each "
+        "repair is a warning and listed in report.json.",
+        scope="run", commands=("generate",)),
+    Parameter(
+        "local_metres", bool, False, "Local Metres",
+        "The coordinates are metres in a local frame whatever the CRS says: run on a "
+        "geographic (degrees) CRS instead of refusing it, and write no CRS to the outputs. "
+        "Without it a geographic CRS is refused (reproject with gdalwarp -t_srs to a UTM zone).",
+        scope="run", commands=("generate",)),
+    Parameter(
+        "cell_size", float, None, "Cell Size",
+        "Cell edge in metres of a .png/.r16/.raw/.exr/plain .tif heightmap.",
+        unit="m", scope="run", commands=("generate", "tiles"), group=_HEIGHTMAPS,
+        value_name="M"),
+    Parameter(
+        "height_range", _height_range, None, "Height Range",
+        "Heights in metres of 16-bit values 0 and 65535 (or of 0.0 and 1.0 in a float "
+        "heightmap).",
+        unit="m", scope="run", commands=("generate", "tiles"), group=_HEIGHTMAPS,
+        value_name="ZMIN,ZMAX"),
+    # --- tiles
+    Parameter(
+        "json", bool, False, "JSON", "One JSON object on stdout.",
+        scope="run", commands=("tiles",)),
+    # --- report
+    Parameter(
+        "all_lots", bool, False, "All Lots",
+        "Name every lot that breaks a limit (default: the first 20 per limit).",
+        scope="run", commands=("report",), flag_name="--all"),
+    Parameter(
+        "per_lot", bool, False, "Per Lot", "Add a table per region with one row per lot.",
+        scope="run", commands=("report",), flag_name="--lots"),
+    # --- hython scripts/cook.py
+    Parameter(
+        "cook_out", str, None, "Output Folder", "output folder",
+        scope="run", commands=("cook",), flag_name="--out", value_name="DIR", required=True),
+    Parameter(
+        "asset", str, "native", "Asset",
+        "native-node asset (needs SideFX Labs) or the numpy Python SOP asset",
+        options=(("native", "Native nodes (SideFX Labs)"), ("numpy", "numpy Python SOP")),
+        scope="run", commands=("cook",)),
+    Parameter(
+        "warnings_as_errors", bool, False, "Warnings As Errors",
+        "fail when the asset or a node inside it reports a warning",
+        scope="run", commands=("cook",)),
+]
+
+#: Every parameter and run option, by name: the method parameters first, in the order of
+#: ``TerraceParams``, ``report.json`` and the CLI, then the run options.
+PARAMETERS: dict[str, Parameter] = {p.name: p for p in _METHOD + _RUN}
+#: The parameters of the method (``scope == "method"``): :class:`TerraceParams`' fields.
+METHOD_PARAMETERS: dict[str, Parameter] = {p.name: p for p in _METHOD}
+#: The run options (``scope == "run"``).
+RUN_OPTIONS: dict[str, Parameter] = {p.name: p for p in _RUN}
+
+
+def run_options(command: str) -> list[Parameter]:
+    """The run options ``command`` takes (one of :data:`COMMANDS`), in registry order."""
+    if command not in COMMANDS:
+        raise ValueError(f"unknown command {command!r}; known: {', '.join(COMMANDS)}")
+    return [p for p in _RUN if command in p.commands]
 
 
 # --------------------------------------------------------------------------- TerraceParams
@@ -329,7 +578,7 @@ def _docstring() -> str:
     lines = ["Parameters of the terrace method, checked when built (defaults are the reference",
              "method's). Generated from :data:`terrace_foundation.params.PARAMETERS`.", "",
              "Attributes", "----------"]
-    for p in PARAMETERS.values():
+    for p in METHOD_PARAMETERS.values():
         kind = ("{" + ", ".join(f'"{c}"' for c in p.choices) + "}") if p.options \
             else p.kind.__name__
         lines.append(f"{p.name} : {kind}")
@@ -356,7 +605,7 @@ if TYPE_CHECKING:
 else:
     TerraceParams = make_dataclass(
         "TerraceParams",
-        [(p.name, p.kind, field(default=p.default)) for p in PARAMETERS.values()],
+        [(p.name, p.kind, field(default=p.default)) for p in METHOD_PARAMETERS.values()],
         frozen=True,
         namespace={"__post_init__": _post_init, "validated": _validated, "to_dict": _to_dict,
                    "layout": property(_layout), "replace": _replace,
@@ -376,22 +625,53 @@ def _default_text(p: Parameter) -> str:
     return str(p.default)
 
 
+def _option_default(p: Parameter) -> str:
+    if p.required:
+        return "required"
+    if p.is_switch:
+        return "off"
+    if p.default is None or p.default == ():
+        return ""
+    return _default_text(p)
+
+
+#: The tables :func:`markdown_table` writes (``scripts/sync_docs.py`` puts each in its file).
+TABLES = ("cli", "cli-options", "houdini", "cook-options")
+
+
 def markdown_table(front_end: str = "cli") -> str:
-    """The parameter table of ``docs/cli.md`` (``"cli"``) or ``docs/houdini.md``
-    (``"houdini"``), generated from :data:`PARAMETERS`.
+    """A table of the docs, generated from :data:`PARAMETERS`.
+
+    ``"cli"``: the method parameters' flags (``docs/cli.md``); ``"cli-options"``: the CLI's
+    run options, with the commands that take them (``docs/cli.md``); ``"houdini"``: the asset
+    parameters (``docs/houdini.md``); ``"cook-options"``: the run options of
+    ``scripts/cook.py`` (``docs/houdini.md``).
     """
     rows = []
     if front_end == "cli":
         rows.append("| flag | meaning | range | unit | default |")
         rows.append("|---|---|---|---|---|")
-        for p in PARAMETERS.values():
+        for p in METHOD_PARAMETERS.values():
             rng = ", ".join(p.choices) if p.options else p.range_text()
             rows.append(f"| `{p.flag} {p.metavar}` | {_cell(p.help)} | {_cell(rng)} | {p.unit} "
                         f"| {_default_text(p)} |")
+    elif front_end in ("cli-options", "cook-options"):
+        cook = front_end == "cook-options"
+        rows.append("| flag | meaning | default |" if cook else
+                    "| flag | commands | meaning | default |")
+        rows.append("|---|---|---|" if cook else "|---|---|---|---|")
+        for p in RUN_OPTIONS.values():
+            commands = [c for c in p.commands if c != "cook"]
+            if cook != ("cook" in p.commands) or not (cook or commands):
+                continue
+            flag = ", ".join(f"`{f}`" if p.is_switch else f"`{f} {p.metavar}`"
+                             for f in p.flags)
+            used = "" if cook else f" {', '.join(commands)} |"
+            rows.append(f"| {flag} |{used} {_cell(p.help)} | {_option_default(p)} |")
     elif front_end == "houdini":
         rows.append("| parameter | label | folder | assets | presets | default | slider |")
         rows.append("|---|---|---|---|---|---|---|")
-        for p in PARAMETERS.values():
+        for p in METHOD_PARAMETERS.values():
             assets = "both" if p.native else "numpy"
             slider = "menu: " + ", ".join(label for _, label in p.options) if p.options else \
                 f"{p.ui_min:g}{'!' if p.min_locked else ''} .. {p.ui_max:g}" \

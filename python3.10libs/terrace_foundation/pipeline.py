@@ -56,6 +56,7 @@ from .tiling import (
     ArraySource,
     ReferenceJob,
     TeeSink,
+    TileStore,
     run_tiles,
 )
 
@@ -265,6 +266,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
              params: TerraceParams | None = None, progress: ProgressFn | None = None,
              tile_size: int | None = None, scheduler: str | None = None, tile_progress=None,
              sinks=(), in_memory: bool = True, log: WarningLog | None = None,
+             tile_store=None, tile_only: Sequence[int] | None = None,
              **values) -> TerraceResult:
     """Terrace ``regions`` into ``heightfield``.
 
@@ -297,6 +299,15 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         ``terrace_heightfield`` and ``lot_mask`` are None. With a heightfield memory-mapped
         from a float64 ``.npy`` (``numpy.load(path, mmap_mode="r")``), memory is then set by
         the tile size and the lots, not by the map (reference preset).
+    tile_store : TileStore or path, optional
+        Tiles cooked by farm work items (:class:`~terrace_foundation.tiling.TileStore`):
+        stored tiles are taken instead of computed, missing ones are computed; the result is
+        byte-identical to a run without it. Reference preset.
+    tile_only : sequence of int, optional
+        A farm work item: compute only these tiles (indices into
+        :func:`~terrace_foundation.terrain.tiles.plan_tiles` with ``tile_size``) and save them
+        to ``tile_store``. The result then has no terrace heightfield, lot mask, lots or
+        report (the finishing run with the same ``tile_store`` makes them).
     log : WarningLog, optional
         Where the run's warnings go (:class:`~terrace_foundation.errors.WarningLog`, the one
         warning channel); default a new log that issues each line once as a
@@ -336,6 +347,14 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         p = TerraceParams(**values)           # checked once, when built
     else:
         p = params.replace(**values) if values else params
+    if tile_store is not None and not isinstance(tile_store, TileStore):
+        tile_store = TileStore(tile_store)
+    if tile_only is not None and tile_store is None:
+        raise TerraceInputError("a tile of a farm cook needs a folder to keep it in",
+                                "--tiles-dir")
+    if tile_store is not None and p.preset != "reference":
+        raise TerraceInputError(f"the {p.preset} preset runs as one tile: farm tiles need the "
+                                "reference preset", "--tile")
     hf = heightfield.validate()
     regs = as_regions(regions)
     for reg in regs:
@@ -434,6 +453,11 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
                            mesh.triangle_lot + 1, h, blur_reach(h), n_lots)
         del tri_xy
         stage("blend", 0.75)
+        if tile_only is not None:           # a farm work item: its tiles go to the store
+            run_tiles(job, hf.shape, _source(hf.heights, scheduler), None, tile_size,
+                      store=tile_store, only=list(tile_only))
+            timings["blend"] += time.perf_counter() - tick
+            return TerraceResult(None, hf, [], None, p, {}, timings, list(warn), [])
         if in_memory:
             terrace = np.empty(hf.shape)
             lot_mask = np.zeros(hf.shape, dtype=np.int32)
@@ -444,7 +468,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
             terrace = lot_mask = None
             sink = TeeSink(*sinks)
         figs = run_tiles(job, hf.shape, _source(hf.heights, scheduler), sink, tile_size,
-                         scheduler=scheduler, progress=tile_progress)
+                         scheduler=scheduler, progress=tile_progress, store=tile_store)
         sink.close()
         _warn_empty(figs.lot_count["cells"], warn)
         reach = (radius, blur_reach(h))
@@ -466,24 +490,25 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
             pad_height=float(pads[i])))
     walls = []
     if p.preset == "grading":
-        walls = find_walls(lots, touching_lots(lots, 1e-6), p.max_step, 1e-6, origin=shift,
-                           grid_sides=grid_steps(lot_mask, hf.origin, hf.cell_size))
-        # heights of the walls between lots as graded (a step above the wall limit is a
-        # wall of that height plus embankments in the two lots)
+        # walls between lots where the terrace heightfield has a step above max_step across
+        # the cell sides the two lots share (a pair whose step the grading took entirely in
+        # embankments, or that shares no cell side, has no wall), at the height of that step
         steps = lot_pair_steps(terrace, lot_mask)
+        walls = find_walls(lots, touching_lots(lots, 1e-6), p.max_step, 1e-6, origin=shift,
+                           grid_sides=grid_steps(lot_mask, hf.origin, hf.cell_size),
+                           steps=steps)
         for w in walls:
-            faces = steps.get((min(w["lot_a"], w["lot_b"]), max(w["lot_a"], w["lot_b"])))
-            if faces is not None and len(faces):
-                new = float(min(w["height"], faces.max()))
-                half = 0.5 * (w["height"] - new)
-                w["base_height"] += half
-                w["top_height"] -= half
-                w["height"] = new
+            new = float(steps[(min(w["lot_a"], w["lot_b"]), max(w["lot_a"], w["lot_b"]))].max())
+            half = 0.5 * (w["height"] - new)
+            w["base_height"] += half
+            w["top_height"] -= half
+            w["height"] = new
         # outline walls, wings and tier walls inside the lots, read off the heightfield
         assert ginfo is not None                           # set by the grading branch
         off_edges = step_walls(terrace, lot_mask, ginfo["nearest_lot"], hf.origin,
                                hf.cell_size, max(p.max_step, np.tan(np.radians(p.max_slope))
-                                                 * hf.cell_size * (1 + 1e-9)), hf.heights)
+                                                 * hf.cell_size * (1 + 1e-9)), hf.heights,
+                               min_change=p.max_step)
         walls += [w for w in off_edges if p.boundary != "wall" or w["on"] == "tier"]
         if p.boundary == "wall":
             walls += outline_walls(lots, [r.translated(shift) for r in regs], hf.sample,

@@ -14,7 +14,8 @@ import numpy as np
 
 from .terrain.kernels import cone_envelope, neighbour_pairs, slope_tangent
 
-__all__ = ["label_order", "lot_statistics", "lot_extras", "inner_cells", "edge_slopes", "build_report"]
+__all__ = ["label_order", "lot_statistics", "lot_extras", "inner_cells", "edge_slopes",
+           "edge_tangents", "build_report"]
 
 
 def _deg(tangent: np.ndarray) -> np.ndarray:
@@ -35,8 +36,12 @@ def label_order(labels: np.ndarray, n: int) -> np.ndarray:
     return order[np.argsort((lab[order] >> 16).astype(np.uint16), kind="stable")]
 
 
-def _grouped(labels: np.ndarray, values: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
-    """min/max/sum of each value array per label 1..n (sorted reduceat)."""
+def _grouped(labels: np.ndarray, values: dict[str, np.ndarray], n: int,
+             reductions: dict[str, tuple[str, ...]] | None = None) -> dict[str, np.ndarray]:
+    """min/max/sum of each value array per label 1..n (sorted reduceat).
+
+    ``reductions`` names the ones wanted per value (default all three for every value).
+    """
     order = label_order(labels, n)
     lab = labels[order]
     starts = np.r_[0, np.nonzero(lab[1:] != lab[:-1])[0] + 1] if len(lab) else np.zeros(0, int)
@@ -44,7 +49,10 @@ def _grouped(labels: np.ndarray, values: dict[str, np.ndarray], n: int) -> dict[
     out: dict[str, np.ndarray] = {}
     for name, v in values.items():
         vs = v[order]
+        wanted = ("min", "max", "sum") if reductions is None else reductions[name]
         for fn, red in (("min", np.minimum), ("max", np.maximum), ("sum", np.add)):
+            if fn not in wanted:
+                continue
             res = np.full(n + 1, np.nan if fn != "sum" else 0.0)
             if len(vs):
                 res[present] = red.reduceat(vs, starts)
@@ -114,11 +122,11 @@ def inner_cells(lot_mask: np.ndarray) -> np.ndarray:
     return inner
 
 
-def edge_slopes(heights: np.ndarray, active: np.ndarray, cell_size: float) -> np.ndarray:
-    """Per cell, the steepest slope (degrees) to any of its 8 neighbours that is also active.
+def edge_tangents(heights: np.ndarray, active: np.ndarray, cell_size: float) -> np.ndarray:
+    """:func:`edge_slopes` as tangents (rise over run), before the conversion to degrees.
 
-    Only pairs of active cells count (an embankment cell next to untouched terrain is measured
-    against the embankment and the pad, not against the terrain it meets).
+    The conversion is monotone, so the degrees of a maximum of these are the maximum of
+    :func:`edge_slopes` (the tiled report converts only the per-lot maxima).
     """
     grad = np.zeros(heights.shape)
     for a, b, dist in neighbour_pairs(heights.shape):
@@ -127,7 +135,16 @@ def edge_slopes(heights: np.ndarray, active: np.ndarray, cell_size: float) -> np
         g[~(active[a] & active[b])] = 0.0
         np.maximum(grad[a], g, out=grad[a])
         np.maximum(grad[b], g, out=grad[b])
-    return np.degrees(np.arctan(grad))
+    return grad
+
+
+def edge_slopes(heights: np.ndarray, active: np.ndarray, cell_size: float) -> np.ndarray:
+    """Per cell, the steepest slope (degrees) to any of its 8 neighbours that is also active.
+
+    Only pairs of active cells count (an embankment cell next to untouched terrain is measured
+    against the embankment and the pad, not against the terrain it meets).
+    """
+    return np.degrees(np.arctan(edge_tangents(heights, active, cell_size)))
 
 
 def lot_extras(after: np.ndarray, lot_mask: np.ndarray, band: np.ndarray, cell_size: float,

@@ -17,6 +17,9 @@ them before the next tile.
 
 from __future__ import annotations
 
+import hashlib
+import os
+import pickle
 import sys
 import time
 from dataclasses import dataclass, field
@@ -24,15 +27,16 @@ from typing import Callable
 
 import numpy as np
 
+from .errors import TerraceInputError
 from .heightfield import Heightfield, release_pages
-from .report import _grouped, edge_slopes, inner_cells
+from .report import _grouped, edge_tangents, inner_cells, label_order
 from .terrain.blend import box_blur
 from .terrain.kernels import cone_envelope, slope_tangent
-from .terrain.project import rasterize_triangles
-from .terrain.tiles import PartialSums, Window, box_dilate, grow, halo_cells, plan_tiles
+from .terrain.project import rasterize_window
+from .terrain.tiles import CHUNK, PartialSums, Window, box_dilate, grow, halo_cells, plan_tiles
 
-__all__ = ["ReferenceJob", "TileFigures", "ArraySource", "ArraySink", "TeeSink", "terrace_tile",
-           "run_tiles", "tile_progress_printer"]
+__all__ = ["ReferenceJob", "TileFigures", "ArraySource", "ArraySink", "TeeSink", "TileStore",
+           "terrace_tile", "run_tiles", "tile_progress_printer"]
 
 #: Slopes up to this many degrees count as buildable (as :func:`report.lot_extras`).
 BUILDABLE_DEG = 5.0
@@ -54,6 +58,16 @@ class ArraySource:
         release_pages(self.heights)       # a memory-mapped grid: drop the pages just read
         return out
 
+    def view(self, win: Window) -> np.ndarray:
+        """The heights of ``win``, without a copy where they are float64 in memory.
+
+        For a tile with no lot near, written as it is.
+        """
+        r0, r1, c0, c1 = win
+        if isinstance(self.heights, np.memmap) or self.heights.dtype != np.float64:
+            return self.read(win)
+        return self.heights[r0:r1, c0:c1]
+
 
 class ArraySink:
     """Tiles written into in-memory (or memory-mapped) arrays."""
@@ -70,6 +84,72 @@ class ArraySink:
 
     def close(self) -> None:
         pass
+
+
+class TileStore:
+    """Finished tiles kept as files in a folder: the work items of a farm cook.
+
+    A farm cooks each tile as its own work item (``generate --tile INDEX --tiles-dir DIR``):
+    the item computes the lots, terraces its one tile and saves it here with its share of the
+    report (:meth:`save`, one file per tile, written under a temporary name and renamed). The
+    finishing step (``generate --tiles-dir DIR --out OUT``) takes every stored tile instead
+    of computing it (:func:`run_tiles` with ``store``), computes any tile missing, and writes
+    the outputs: byte-identical to a one-shot run. Each file holds the job's fingerprint, so
+    tiles of another run (other inputs, parameters or tile size) are refused.
+
+    One file per tile rather than windows of one shared raster: GeoTIFF cannot be written by
+    several processes at once, and writes into one shared memory-mapped file are not safe
+    across machines (network file systems write whole pages).
+    """
+
+    def __init__(self, folder: str | os.PathLike) -> None:
+        self.folder = os.fspath(folder)
+
+    def path(self, index: int) -> str:
+        return os.path.join(self.folder, f"tile_{index:05d}.pkl")
+
+    def save(self, index: int, tile: Window, fingerprint: str, terrace: np.ndarray,
+             lot_mask: np.ndarray, figures: "TileFigures") -> str:
+        """Write tile ``index`` (atomically: a temporary file renamed into place)."""
+        os.makedirs(self.folder, exist_ok=True)
+        target = self.path(index)
+        tmp = f"{target}.{os.getpid()}.part"
+        try:
+            with open(tmp, "wb") as f:
+                pickle.dump({"tile": tuple(int(v) for v in tile), "fingerprint": fingerprint,
+                             "terrace": terrace, "lot_mask": lot_mask, "figures": figures},
+                            f, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, target)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+        return target
+
+    def load(self, index: int, tile: Window, fingerprint: str) -> dict | None:
+        """Tile ``index`` if stored (None if not); refuses a tile of another run."""
+        path = self.path(index)
+        if not os.path.exists(path):
+            return None
+        try:
+            with open(path, "rb") as f:
+                got = pickle.load(f)
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ValueError) as e:
+            raise TerraceInputError(f"cannot read the stored tile: {e}", path) from None
+        if got.get("fingerprint") != fingerprint or got.get("tile") != tuple(tile):
+            raise TerraceInputError(
+                "this tile was cooked by a run with other inputs, parameters or tile size; "
+                "cook the tiles again into an empty folder", path)
+        return got
+
+
+class _Keep:
+    """A sink that keeps the last tile written (for a store)."""
+
+    def __init__(self) -> None:
+        self.piece: tuple | None = None
+
+    def write(self, win: Window, terrace: np.ndarray, lot_mask: np.ndarray) -> None:
+        self.piece = (win, np.array(terrace), np.array(lot_mask))
 
 
 class TeeSink:
@@ -137,20 +217,30 @@ class ReferenceJob:
     def halos(self) -> dict[str, int]:
         return halo_cells(self.reach)
 
-    def rasterize(self, win: Window) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Lot cells in ``win``: window rows, columns, slice height and lot id."""
+    def fingerprint(self) -> str:
+        """A digest of everything a tile's result depends on (grid, blur, slice triangles):
+        tiles stored by one run are refused by a run with other inputs or parameters.
+        """
+        d = hashlib.sha256(repr((self.shape, float(self.cell_size), float(self.h),
+                                 int(self.reach), int(self.n_lots))).encode())
+        for a in (self.tri_xy, self.tri_value, self.tri_label):
+            d.update(np.ascontiguousarray(a).tobytes())
+        return d.hexdigest()
+
+    def rasterize(self, win: Window) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Lot cells in ``win``: flat index in the window's array, slice height and lot id.
+
+        Each cell once, in no particular order.
+        """
         r0, r1, c0, c1 = win
         b = self.bbox
         sel = np.nonzero((b[:, 0] < r1) & (b[:, 1] >= r0) & (b[:, 2] < c1) & (b[:, 3] >= c0)
                          & (b[:, 1] >= b[:, 0]) & (b[:, 3] >= b[:, 2]))[0]
         if len(sel) == 0:
             e = np.zeros(0, dtype=np.int64)
-            return e, e, np.zeros(0), e
-        cells, val, lab = rasterize_triangles(self.tri_xy[sel], self.tri_value[sel],
-                                              self.tri_label[sel], self.grid())
-        rr, cc = np.divmod(cells, self.shape[1])
-        inside = (rr >= r0) & (rr < r1) & (cc >= c0) & (cc < c1)
-        return rr[inside] - r0, cc[inside] - c0, val[inside], lab[inside]
+            return e, np.zeros(0), e
+        return rasterize_window(self.tri_xy[sel], self.tri_value[sel], self.tri_label[sel],
+                                self.grid(), win)
 
 
 @dataclass
@@ -204,8 +294,48 @@ def _deg(t: np.ndarray) -> np.ndarray:
     return np.degrees(np.arctan(t))
 
 
+def _add_sums(sums: list[PartialSums], values: list[np.ndarray], keys: np.ndarray | int,
+              rows: np.ndarray, cols: np.ndarray) -> None:
+    """:meth:`PartialSums.add_cells` of several value arrays over the same cells.
+
+    The cells are sorted by key, row-major within a key; they are grouped once for all.
+    """
+    if len(rows) == 0:
+        return
+    chunk = cols // CHUNK
+    new = np.empty(len(rows), dtype=bool)
+    new[0] = True
+    np.not_equal(rows[1:], rows[:-1], out=new[1:])
+    new[1:] |= chunk[1:] != chunk[:-1]
+    if not isinstance(keys, (int, np.integer)):
+        new[1:] |= keys[1:] != keys[:-1]
+    starts = np.nonzero(new)[0]
+    k = np.full(len(starts), int(keys), dtype=np.int64) if isinstance(keys, (int, np.integer)) \
+        else keys[starts].astype(np.int64)
+    head = np.column_stack([k, rows[starts], chunk[starts]]).astype(np.float64)
+    for acc, v in zip(sums, values):
+        acc.parts.append(np.column_stack([head, np.add.reduceat(v, starts)]))
+
+
+def _box(outer: Window, inner: Window) -> tuple[slice, slice]:
+    """Slices of ``inner`` in an array covering ``outer`` (both in the same coordinates)."""
+    return (slice(inner[0] - outer[0], inner[1] - outer[0]),
+            slice(inner[2] - outer[2], inner[3] - outer[2]))
+
+
+def _fresh(a: np.ndarray) -> np.ndarray:
+    """``a`` if this tile may write into it, else a copy (a source may hand out a view)."""
+    return a if a.flags.owndata and a.flags.writeable and a.dtype == np.float64 \
+        else np.array(a, dtype=np.float64)
+
+
 def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     """Terrace one tile: read its window, rasterise, blend, measure, write the tile.
+
+    Everything after the read works inside the *active box*: the cells of the tile's window
+    (plus the slope stencils' cell) within the blur's reach of a lot cell. Outside it a
+    tile's cells are the terrain as it is, with no lot and no band, so they add nothing to
+    the figures but a zero change outside the band.
 
     Parameters
     ----------
@@ -223,119 +353,149 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     shape = job.shape
     cs = job.cell_size
     area = cs * cs
-    fig = TileFigures.empty(job.n_lots)
+    n = job.n_lots
+    fig = TileFigures.empty(n)
     win = grow(tile, job.halos["total"], shape)
-    wr0, wr1, wc0, wc1 = win
-    rr, cc, val, lab = job.rasterize(win)
-    ext = grow(tile, 1, shape)                      # tile plus the slope stencils' cell
-    e_sl = (slice(ext[0] - wr0, ext[1] - wr0), slice(ext[2] - wc0, ext[3] - wc0))
-    t_sl = (slice(tile[0] - ext[0], tile[1] - ext[0]), slice(tile[2] - ext[2], tile[3] - ext[2]))
+    fi, val, lab = job.rasterize(win)
     fig.cells = (tile[1] - tile[0]) * (tile[3] - tile[2])
-    if len(rr) == 0:                                # no lot near: the terrain as it is
-        before = source.read(tile)
-        sink.write(tile, before, np.zeros(before.shape, dtype=np.int32))
+    ext = grow(tile, 1, shape)                      # tile plus the slope stencils' cell
+    reach = job.reach
+    if len(fi):
+        rr, cc = np.divmod(fi, win[3] - win[2])
+        # active box (global): the lots' box grown by the reach, within ext
+        act = (max(int(rr.min()) + win[0] - reach, ext[0]),
+               min(int(rr.max()) + win[0] + reach + 1, ext[1]),
+               max(int(cc.min()) + win[2] - reach, ext[2]),
+               min(int(cc.max()) + win[2] + reach + 1, ext[3]))
+        del rr, cc
+    if len(fi) == 0 or act[0] >= act[1] or act[2] >= act[3]:
+        # no lot within reach of the tile: the terrain as it is
+        view = getattr(source, "view", source.read)
+        sink.write(tile, view(tile), np.zeros((tile[1] - tile[0], tile[3] - tile[2]),
+                                               dtype=np.int32))
+        if len(fi):
+            fig.maxima["change_outside_band"] = 0.0
         fig.seconds = time.perf_counter() - t_start
         return fig
-    hw = source.read(win)
+    hw = _fresh(source.read(win))       # blended in place (the window is this tile's own)
     lm = np.zeros(hw.shape, dtype=np.int32)
-    lm[rr, cc] = lab
-    # ---- blend: the blurred difference on the part of the window that can change
-    before_e = hw[e_sl]
-    after_e = before_e.copy()
-    reach = job.reach
-    br = (max(int(rr.min()) - reach, ext[0] - wr0), min(int(rr.max()) + reach + 1, ext[1] - wr0),
-          max(int(cc.min()) - reach, ext[2] - wc0), min(int(cc.max()) + reach + 1, ext[3] - wc0))
-    if br[0] < br[1] and br[2] < br[3]:
-        src = (max(br[0] - reach, 0), min(br[1] + reach, hw.shape[0]),
-               max(br[2] - reach, 0), min(br[3] + reach, hw.shape[1]))
-        diff = np.zeros((src[1] - src[0], src[3] - src[2]))
-        inb = (rr >= src[0]) & (rr < src[1]) & (cc >= src[2]) & (cc < src[3])
-        diff[rr[inb] - src[0], cc[inb] - src[2]] = val[inb] - hw[rr[inb], cc[inb]]
-        blurred = box_blur(diff, job.h, (wr0 + src[0], wc0 + src[2]), shape)
-        del diff
-        b = blurred[br[0] - src[0]:br[1] - src[0], br[2] - src[2]:br[3] - src[2]]
-        a = after_e[br[0] - (ext[0] - wr0):br[1] - (ext[0] - wr0),
-                    br[2] - (ext[2] - wc0):br[3] - (ext[2] - wc0)]
-        nz = b != 0
-        a[nz] += b[nz]
-        del blurred, b, nz
-    lm_e = lm[e_sl]
-    sink.write(tile, after_e[t_sl], lm_e[t_sl])
-    # ---- the report's cells (tile only; the extra cell feeds the stencils)
-    sb = slope_tangent(before_e, cs)[t_sl]
-    sa_e = slope_tangent(after_e, cs)
-    sa = sa_e[t_sl]
-    before, after, mask = before_e[t_sl], after_e[t_sl], lm_e[t_sl]
-    lots_e = lm_e > 0
-    lots_in = lots_e[t_sl]
+    lm.ravel()[fi] = lab
+    box = grow(act, 1, shape)                      # stencils' cell around the active box
+    box = (max(box[0], ext[0]), min(box[1], ext[1]), max(box[2], ext[2]), min(box[3], ext[3]))
+    before_b = hw[_box(win, box)].copy()            # the terrain where anything is measured
+    # ---- blend: the blurred difference on the active box
+    src = grow(act, reach, shape)
+    src = (max(src[0], win[0]), min(src[1], win[1]), max(src[2], win[2]), min(src[3], win[3]))
+    rr, cc = np.divmod(fi, win[3] - win[2])
+    rr += win[0]
+    cc += win[2]
+    inb = (rr >= src[0]) & (rr < src[1]) & (cc >= src[2]) & (cc < src[3])
+    diff = np.zeros((src[1] - src[0], src[3] - src[2]))
+    diff.ravel()[(rr[inb] - src[0]) * diff.shape[1] + (cc[inb] - src[2])] = \
+        val[inb] - hw.ravel()[fi[inb]]
+    del rr, cc, inb, fi, val, lab
+    blurred = box_blur(diff, job.h, (src[0], src[2]), shape)
+    del diff
+    b = blurred[_box(src, act)]
+    a = hw[_box(win, act)]
+    np.add(a, b, out=a, where=b != 0)
+    del blurred, b, a
+    sink.write(tile, hw[_box(win, tile)], lm[_box(win, tile)])
+    # ---- the report's cells: the tile's part of the box (the extra cell feeds the stencils)
+    after_b = hw[_box(win, box)]
+    lm_b = lm[_box(win, box)]
+    cut = (max(act[0], tile[0]), min(act[1], tile[1]), max(act[2], tile[2]),
+           min(act[3], tile[3]))
+    cut = (cut[0], max(cut[0], cut[1]), cut[2], max(cut[2], cut[3]))
+    t_sl = _box(box, cut)
+    r0, c0 = cut[0], cut[2]
+    sb = slope_tangent(before_b, cs)[t_sl]
+    sa = slope_tangent(after_b, cs)[t_sl]
+    before, after, mask = before_b[t_sl], after_b[t_sl], lm_b[t_sl]
+    lots_b = lm_b > 0
+    lots_in = lots_b[t_sl]
     d = after - before
     sel = mask[lots_in]
     g = _grouped(sel, {"before": before[lots_in], "after": after[lots_in],
-                       "slope_before": _deg(sb[lots_in]), "slope_after": _deg(sa[lots_in])},
-                 job.n_lots)
+                       "slope_before": sb[lots_in], "slope_after": sa[lots_in]}, n,
+                 {"before": ("min", "max"), "after": ("min", "max"),
+                  "slope_before": ("max",), "slope_after": ("max",)})
     for k in ("before", "after"):
         fig.lot_min[k] = g[f"{k}_min"]
         fig.lot_max[k] = g[f"{k}_max"]
-    fig.lot_max["slope_before"] = g["slope_before_max"]
-    fig.lot_max["slope_after"] = g["slope_after_max"]
+    # degrees of the largest tangent: the conversion is monotone
+    fig.lot_max["slope_before"] = _deg(g["slope_before_max"])
+    fig.lot_max["slope_after"] = _deg(g["slope_after_max"])
     fig.lot_count["cells"] = g["cells"]
-    r0, c0 = tile[0], tile[2]
+    del g, sel
     # partial sums over the changed cells (a selection that does not depend on the window)
     changed = d != 0
     on_lots = changed & lots_in
     key = mask[on_lots]
-    order = np.argsort(key, kind="stable")       # by lot, row-major within a lot
+    order = label_order(key, n)                  # by lot, row-major within a lot
     dl = d[on_lots][order]
-    rr_l, cc_l = (x[order] for x in np.nonzero(on_lots))
-    key = key[order]
-    del order
-    fig.sums["fill"].add_cells(np.maximum(dl, 0.0) * area, key, rr_l + r0, cc_l + c0, True)
-    fig.sums["cut"].add_cells(np.maximum(-dl, 0.0) * area, key, rr_l + r0, cc_l + c0, True)
+    rr_l, cc_l = (x[order] + o for x, o in zip(np.nonzero(on_lots), (r0, c0)))
+    _add_sums([fig.sums["fill"], fig.sums["cut"]],
+              [np.maximum(dl, 0.0) * area, np.maximum(-dl, 0.0) * area], key[order], rr_l, cc_l)
+    del order, dl, rr_l, cc_l, key, on_lots
     dc = d[changed]
     rr_c, cc_c = np.nonzero(changed)
-    fig.sums["cut_total"].add_cells(np.maximum(-dc, 0.0), 0, rr_c + r0, cc_c + c0)
-    fig.sums["fill_total"].add_cells(np.maximum(dc, 0.0), 0, rr_c + r0, cc_c + c0)
-    fig.sums["net_total"].add_cells(dc, 0, rr_c + r0, cc_c + c0)
+    rr_c += r0
+    cc_c += c0
+    _add_sums([fig.sums["cut_total"], fig.sums["fill_total"], fig.sums["net_total"]],
+              [np.maximum(-dc, 0.0), np.maximum(dc, 0.0), dc], 0, rr_c, cc_c)
     fig.counts["changed"] = int(len(dc))
     fig.counts["lot_cells"] = int(lots_in.sum())
-    # band: every cell within the blur's reach of a lot (a square of half-side reach)
-    band_e = (box_dilate(lm > 0, reach)[e_sl] if reach else np.zeros_like(lots_e)) & ~lots_e
-    band = band_e[t_sl]
+    del dc, rr_c, cc_c, changed
+    # band: every cell within the blur's reach of a lot (a square of half-side reach); the
+    # lots that reach the box lie in the box grown by the reach
+    if reach:
+        dil = grow(box, reach, shape)
+        dil = (max(dil[0], win[0]), min(dil[1], win[1]), max(dil[2], win[2]),
+               min(dil[3], win[3]))
+        band_b = box_dilate(lm[_box(win, dil)] > 0, reach)[_box(dil, box)] & ~lots_b
+    else:
+        band_b = np.zeros_like(lots_b)
+    band = band_b[t_sl]
     fig.counts["band"] = int(band.sum())
     # pads: cells one in from the lot's edge
-    inner = (inner_cells(lm_e) & lots_e)[t_sl]
-    gi = _grouped(mask[inner], {"h": after[inner], "s": _deg(sa[inner])}, job.n_lots)
+    inner = (inner_cells(lm_b) & lots_b)[t_sl]
+    gi = _grouped(mask[inner], {"h": after[inner], "s": sa[inner]}, n,
+                  {"h": ("min", "max"), "s": ("max",)})
     fig.lot_min["pad_h"] = gi["h_min"]
     fig.lot_max["pad_h"] = gi["h_max"]
-    fig.lot_max["pad_s"] = gi["s_max"]
+    fig.lot_max["pad_s"] = _deg(gi["s_max"])
+    del inner, gi
     flat = lots_in & (sa <= np.tan(np.radians(BUILDABLE_DEG)))
-    fig.lot_count["buildable"] = np.bincount(mask[flat], minlength=job.n_lots + 1)
+    fig.lot_count["buildable"] = np.bincount(mask[flat], minlength=n + 1)
+    del flat
     if band.any():
         # the band's cells go to their nearest lot (octagonal distance, global ramps), found
         # in the band's box grown by the attribution halo; edge slopes in the band's box
-        act = band_e | lots_e
-        rows = np.nonzero(band_e.any(axis=1))[0]
-        cols = np.nonzero(band_e.any(axis=0))[0]
-        bx = (rows[0] + ext[0], rows[-1] + 1 + ext[0], cols[0] + ext[2], cols[-1] + 1 + ext[2])
+        rows = np.nonzero(band_b.any(axis=1))[0]
+        cols = np.nonzero(band_b.any(axis=0))[0]
+        bx = (rows[0] + box[0], rows[-1] + 1 + box[0], cols[0] + box[2], cols[-1] + 1 + box[2])
         cw = grow(bx, job.halos["attribution"], shape)
-        cw = (max(cw[0], wr0), min(cw[1], wr1), max(cw[2], wc0), min(cw[3], wc1))
-        lm_c = lm[cw[0] - wr0:cw[1] - wr0, cw[2] - wc0:cw[3] - wc0]
+        cw = (max(cw[0], win[0]), min(cw[1], win[1]), max(cw[2], win[2]), min(cw[3], win[3]))
+        lm_c = lm[_box(win, cw)]
         _, near = cone_envelope(np.where(lm_c > 0, 0.0, -np.inf), lm_c, 1.0, cs,
                                 col_offset=cw[2])
-        near_e = np.zeros(lm_e.shape, dtype=near.dtype)
-        ov = (max(cw[0], ext[0]), min(cw[1], ext[1]), max(cw[2], ext[2]), min(cw[3], ext[3]))
-        near_e[ov[0] - ext[0]:ov[1] - ext[0], ov[2] - ext[2]:ov[3] - ext[2]] = \
-            near[ov[0] - cw[0]:ov[1] - cw[0], ov[2] - cw[2]:ov[3] - cw[2]]
+        del lm_c
+        br, bc = np.nonzero(band)                  # tile cells (row-major)
+        near_band = near[br + (r0 - cw[0]), bc + (c0 - cw[2])]
         del near
-        sub = (slice(max(rows[0] - 1, 0), rows[-1] + 2), slice(max(cols[0] - 1, 0), cols[-1] + 2))
-        es_e = np.zeros(lm_e.shape)
-        es_e[sub] = edge_slopes(after_e[sub], act[sub], cs)
-        es = es_e[t_sl]
-        ge = _grouped(near_e[t_sl][band], {"e": es[band]}, job.n_lots)
-        fig.lot_max["embankment"] = ge["e_max"]
+        sub = (max(bx[0] - 1, box[0]), min(bx[1] + 1, box[1]), max(bx[2] - 1, box[2]),
+               min(bx[3] + 1, box[3]))
+        es = edge_tangents(after_b[_box(box, sub)], (band_b | lots_b)[_box(box, sub)], cs)
+        ge = _grouped(near_band, {"e": es[br + (r0 - sub[0]), bc + (c0 - sub[2])]}, n,
+                      {"e": ("max",)})
+        fig.lot_max["embankment"] = _deg(ge["e_max"])
+        del es, near_band, br, bc
     outside = ~(band | lots_in)
     if outside.any():
         fig.maxima["change_outside_band"] = float(np.abs(d[outside]).max())
+    if cut != tile:                    # the rest of the tile: unchanged, outside the band
+        fig.maxima["change_outside_band"] = max(fig.maxima["change_outside_band"], 0.0)
     touched = (band | lots_in) & (d != 0)
     deg_after = _deg(sa[touched])
     made = deg_after > _deg(sb[touched]) + CREATED_SLOPE_MARGIN
@@ -360,7 +520,8 @@ def tile_progress_printer(stream=None) -> Callable[[int, int, int, float], None]
 def run_tiles(job: ReferenceJob, shape: tuple[int, int], source, sink,
               tile_size: int | None = None, tiles: list[Window] | None = None,
               scheduler: str | None = None,
-              progress: Callable[[int, int, int, float], None] | None = None) -> TileFigures:
+              progress: Callable[[int, int, int, float], None] | None = None,
+              store: TileStore | None = None, only: list[int] | None = None) -> TileFigures:
     """Run :func:`terrace_tile` over the tiles of a grid and combine their figures.
 
     Parameters
@@ -368,28 +529,70 @@ def run_tiles(job: ReferenceJob, shape: tuple[int, int], source, sink,
     job : ReferenceJob
     shape : (rows, cols)
     source, sink
-        Where tiles are read from and written to.
+        Where tiles are read from and written to (``sink`` may be None with ``only``).
     tile_size : int, optional
         Tile side in cells (:func:`~.terrain.tiles.plan_tiles`; 0 for one tile).
     tiles : list of windows, optional
-        Run only these tiles (a farm work item); default: all of ``plan_tiles``.
+        The tiles (default: ``plan_tiles(shape, tile_size)``).
     scheduler : str, optional
         ``None`` (serial, here), or a Dask scheduler (``threads``, ``processes`` or a
         ``dask.distributed`` address): see :mod:`terrace_foundation.io.tiled`.
     progress : callable(done, total, cells, seconds), optional
+    store : TileStore, optional
+        Tiles cooked before (farm work items): every stored tile is taken from it instead of
+        being computed. With ``only``, the tiles computed are saved into it.
+    only : list of int, optional
+        Compute only the tiles of these indices (a farm work item) and save them to ``store``;
+        the figures returned are theirs alone.
 
     Returns
     -------
     TileFigures
     """
     todo = plan_tiles(shape, tile_size) if tiles is None else tiles
-    if scheduler is not None:
+    if only is not None:
+        if store is None:
+            raise ValueError("a work item (only) needs a store to keep its tiles in")
+        bad = [k for k in only if not 0 <= k < len(todo)]
+        if bad:
+            raise TerraceInputError(f"tile {bad[0]} does not exist: this map has {len(todo)} "
+                                    f"tiles (0 to {len(todo) - 1})", "--tile")
+        fp = job.fingerprint()
+        total = TileFigures.empty(job.n_lots)
+        for k in only:
+            keep = _Keep()
+            fig = terrace_tile(job, todo[k], source, keep)
+            assert keep.piece is not None
+            store.save(k, todo[k], fp, keep.piece[1], keep.piece[2], fig)
+            if sink is not None:
+                sink.write(*keep.piece)
+            total.combine(fig)
+        return total
+    figs: list[TileFigures | None] = [None] * len(todo)
+    if store is not None:
+        fp = job.fingerprint()
+        for k, tile in enumerate(todo):
+            got = store.load(k, tile, fp)
+            if got is not None:
+                sink.write(tile, got["terrace"], got["lot_mask"])
+                figs[k] = got["figures"]
+    missing = [k for k, f in enumerate(figs) if f is None]
+    if scheduler is not None and missing:
         from .io.tiled import run_tiles_dask
-        return run_tiles_dask(job, todo, source, sink, scheduler, progress)
-    total = TileFigures.empty(job.n_lots)
+        done = run_tiles_dask(job, [todo[k] for k in missing], source, sink, scheduler,
+                              progress)
+        if len(missing) == len(todo):
+            return done
+        figs = [f for f in figs if f is not None] + [done]
+        missing = []
     t0 = time.perf_counter()
-    for k, tile in enumerate(todo):
-        total.combine(terrace_tile(job, tile, source, sink))
-        if progress is not None and len(todo) > 1:
-            progress(k + 1, len(todo), total.cells, time.perf_counter() - t0)
+    for n, k in enumerate(missing):
+        figs[k] = terrace_tile(job, todo[k], source, sink)
+        if progress is not None and len(missing) > 1:
+            progress(n + 1, len(missing), sum(figs[j].cells for j in missing[:n + 1]),
+                     time.perf_counter() - t0)
+    total = TileFigures.empty(job.n_lots)
+    for f in figs:                  # in tile order (the figures combine order-free anyway)
+        assert f is not None
+        total.combine(f)
     return total

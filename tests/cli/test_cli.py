@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from terrace_foundation import PARAMETERS, TerraceParams, __version__
+from terrace_foundation import METHOD_PARAMETERS, TerraceParams, __version__
 from terrace_testkit import LIB, REPO, needs
 
 OUTPUTS_TIF = {"terrace_heightfield.tif", "terrace_slices.geojson", "terrace_slices.obj",
@@ -310,11 +310,11 @@ def test_help_has_every_parameter_with_its_default(cli, command):
     assert res.code == 0
     text = " ".join(res.out.split())
     defaults = TerraceParams()
-    for name in PARAMETERS:
+    for name in METHOD_PARAMETERS:
         flag = "--" + name.replace("_", "-")
         assert flag in text
         assert f"Default: {getattr(defaults, name)}" in text
-        for choice in PARAMETERS[name].choices:
+        for choice in METHOD_PARAMETERS[name].choices:
             assert choice in text
     for flag in ("--out", "--overwrite", "--quiet"):
         assert flag in text

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from terrace_foundation import PARAMETERS, TerraceParams
+from terrace_foundation import METHOD_PARAMETERS, TerraceParams
 from terrace_foundation.houdini.network import (
     ASSETS,
     NATIVE,
@@ -199,8 +199,8 @@ def test_promoted_parms_follow_engine_parameters():
     defaults = TerraceParams()
     for asset in ASSETS:
         for p in asset.parms:
-            if p.name in PARAMETERS:
-                info = PARAMETERS[p.name]
+            if p.name in METHOD_PARAMETERS:
+                info = METHOD_PARAMETERS[p.name]
                 assert (p.label, p.help) == (info.label, info.help)
                 assert p.default == getattr(defaults, p.name)
                 if info.choices:
@@ -222,14 +222,14 @@ def test_promoted_parms_follow_engine_parameters():
         # The reference method's parameters are all promoted on both assets.
         method = {"seed", "scatter_count", "relax_iterations", "min_lot_size", "lot_iterations",
                   "irregularity", "remesh_size", "blend", "blur_radius"}
-        assert method <= set(names) and set(names) - {"blur_iterations"} <= set(PARAMETERS)
+        assert method <= set(names) and set(names) - {"blur_iterations"} <= set(METHOD_PARAMETERS)
         assert len(names) == len(set(names))
     # Every engine parameter is on the numpy asset (it runs the engine, presets included).
-    assert set(PARAMETERS) <= {p.name for p in NUMPY.parms}
+    assert set(METHOD_PARAMETERS) <= {p.name for p in NUMPY.parms}
 
 
 def test_grading_options_are_on_the_numpy_asset_only():
-    grading = [n for n, info in PARAMETERS.items() if info.folder == "grading"]
+    grading = [n for n, info in METHOD_PARAMETERS.items() if info.folder == "grading"]
     assert set(grading) >= {"preset", "lot_layout", "pad_rule", "max_step", "max_slope",
                             "max_wall_height", "max_embankment_height", "boundary"}
     assert not set(grading) & {p.name for p in NATIVE.parms}   # the native net is the reference
@@ -239,7 +239,7 @@ def test_grading_options_are_on_the_numpy_asset_only():
     assert parms["preset"].default == "reference" and not parms["preset"].disable_when
     assert parms["lot_layout"].default == "auto" and not parms["lot_layout"].disable_when
     for n in grading:                # greyed out while a preset they do not serve is chosen
-        only = PARAMETERS[n].only_for()
+        only = METHOD_PARAMETERS[n].only_for()
         assert parms[n].disable_when == ("" if only is None else f"{{ preset != {only} }}")
     for n in ("pad_rule", "max_step", "max_slope", "boundary", "max_wall_height",
               "max_embankment_height"):
@@ -255,12 +255,12 @@ def test_both_assets_share_the_interface():
     # network does not implement: Parameter.native False).
     native = [p.name for p in NATIVE.parms]
     numpy_names = [p.name for p in NUMPY.parms]
-    engine_only = [n for n, info in PARAMETERS.items() if not info.native]
-    grading = [n for n in numpy_names if n in PARAMETERS and PARAMETERS[n].folder == "grading"]
+    engine_only = [n for n, info in METHOD_PARAMETERS.items() if not info.native]
+    grading = [n for n in numpy_names if n in METHOD_PARAMETERS and METHOD_PARAMETERS[n].folder == "grading"]
     assert [n for n in numpy_names if n not in engine_only or n in grading] == native + grading
     assert not set(engine_only) & set(native) and set(engine_only) <= set(numpy_names)
-    assert [p.name for p in NATIVE.parms if p.name in PARAMETERS] == \
-        [n for n, info in PARAMETERS.items() if info.native]
+    assert [p.name for p in NATIVE.parms if p.name in METHOD_PARAMETERS] == \
+        [n for n, info in METHOD_PARAMETERS.items() if info.native]
     assert NATIVE.input_labels == NUMPY.input_labels == ("Range Polygons", "Heightfield")
     assert NATIVE.output_labels == NUMPY.output_labels == ("Terrace Slices",
                                                            "Terrace Heightfield")
@@ -390,7 +390,7 @@ def test_native_scatter_count_follows_the_engines_density_rule():
         assert piece in vex, piece
     names = {p.name for p in NATIVE.parms}
     assert {"scatter_mode", "min_blur_cells"} <= names
-    assert PARAMETERS["scatter_mode"].native and PARAMETERS["min_blur_cells"].native
+    assert METHOD_PARAMETERS["scatter_mode"].native and METHOD_PARAMETERS["min_blur_cells"].native
     mode = next(p for p in NATIVE.parms if p.name == "scatter_mode")
     assert mode.default == "density" and [t for t, _ in mode.menu] == ["density", "fixed"]
 

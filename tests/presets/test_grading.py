@@ -158,6 +158,17 @@ def test_every_step_above_max_step_is_a_reported_wall(real):
         for l in res.lots]
     tree = shapely.STRtree(shape)
     left, right = tree.query([s.buffer(1e-6) for s in shape], predicate="intersects")
+    # the tallest step in the terrace heightfield across the cell sides each lot pair shares:
+    # a wall stands where that step is above max_step, and only there
+    m = res.lot_mask
+    after = res.terrace_heightfield.heights
+    sides: dict = {}
+    for x, y, hx, hy in ((m[:, :-1], m[:, 1:], after[:, :-1], after[:, 1:]),
+                         (m[:-1, :], m[1:, :], after[:-1, :], after[1:, :])):
+        sel = (x != y) & (x > 0) & (y > 0)
+        for a, b, d in zip(x[sel].tolist(), y[sel].tolist(), np.abs(hx - hy)[sel].tolist()):
+            key = (min(a, b), max(a, b))
+            sides[key] = max(sides.get(key, 0.0), d)
     checked = 0
     for i, j in zip(left, right):
         if i >= j:
@@ -167,29 +178,25 @@ def test_every_step_above_max_step_is_a_reported_wall(real):
         if shared < 1e-6:
             continue
         a, b = res.lots[i].lot_id, res.lots[j].lot_id
-        step = abs(pads[a] - pads[b])
         key = (a, b) if pads[a] <= pads[b] else (b, a)
-        if step > 0.5:
+        face = sides.get((min(a, b), max(a, b)), 0.0)
+        if face > 0.5:
             checked += 1
-            assert key in walls, f"step of {step:.2f} between lots {a} and {b} has no wall"
+            assert key in walls, f"step of {face:.2f} between lots {a} and {b} has no wall"
             w = walls[key]
             # the wall takes the step up to max_wall_height (4 m); embankments in the two
-            # lots take the rest
-            assert w["height"] <= step + 1e-9
+            # lots take the rest: its height is the step in the heightfield
+            assert w["height"] == pytest.approx(face, abs=1e-9)
             assert w["length"] == pytest.approx(shared, rel=1e-6, abs=1e-3)
         else:
             assert key not in walls
     assert checked == sum(w["on"] == "edge" for w in walls.values()) > 0
-    # and in the heightfield: every pair of 4-neighbour pad cells of different lots whose pads
-    # differ by more than max_step belongs to a reported wall (lots meeting only at a point
-    # get a wall along the cell sides they share, on="grid")
-    m = res.lot_mask
-    pad = np.r_[np.nan, [l.pad_height for l in res.lots]]
-    for x, y in ((m[:, :-1], m[:, 1:]), (m[:-1, :], m[1:, :])):
-        sel = (x != y) & (x > 0) & (y > 0) & (np.abs(pad[x] - pad[y]) > 0.5)
-        for a, b in set(zip(x[sel].tolist(), y[sel].tolist())):
-            key = (a, b) if pad[a] <= pad[b] else (b, a)
-            assert key in walls, f"grid step between lots {a} and {b} has no wall"
+    # and in the heightfield: every pair of 4-neighbour cells of different lots that differ by
+    # more than max_step belongs to a reported wall (lots meeting only at a point get a wall
+    # along the cell sides they share, on="grid"), and every such wall has a step
+    pairs = {(min(a, b), max(a, b)) for a, b in walls}
+    for key, face in sides.items():
+        assert (key in pairs) == (face > 0.5), f"lots {key}: step {face:.2f}"
 
 
 def test_wings_are_reported_walls(real):
@@ -214,6 +221,8 @@ def test_wings_are_reported_walls(real):
         b = (slice(1, None), slice(None)) if axis == 0 else (slice(None), slice(1, None))
         # (a slope of exactly max_slope is an embankment, within rounding)
         steep = changed[a] & changed[b] & (np.abs(after[a] - after[b]) > max(0.5, rise * (1 + 1e-9)))
+        # (a step the grading made: the terrain's own cliff is no wall)
+        steep &= np.abs((after[a] - after[b]) - (hf.heights[a] - hf.heights[b])) > 0.5
         steep &= (m[a] == 0) | (m[b] == 0)
         for r, k in zip(*np.nonzero(steep)):
             mid = (x0 + (k + 0.5) * c, y0 - (r + 1) * c) if axis == 0 else \

@@ -102,3 +102,56 @@ def test_tier_drop_hand_case():
     d = np.array([0.0, 6.0, 11.999, 12.0, 18.0, 24.0, 30.0])
     got = tier_drop(np.full(7, 20.0), d, t, 4.0, 6.0)
     np.testing.assert_allclose(got, [20.0, 17.0, 14.0005, 10.0, 7.0, 0.0, 0.0], atol=1e-9)
+
+
+def _side_steps(hf, after):
+    """``{midpoint of a cell side: (step, step minus the terrain's step)}`` (rounded)."""
+    x0, y0 = hf.origin
+    c = hf.cell_size
+    out = {}
+    for axis in (0, 1):
+        a = (slice(None, -1), slice(None)) if axis == 0 else (slice(None), slice(None, -1))
+        b = (slice(1, None), slice(None)) if axis == 0 else (slice(None), slice(1, None))
+        d = after[a] - after[b]
+        made = d - (hf.heights[a] - hf.heights[b])
+        for r, k in zip(*np.nonzero(np.abs(d) > 0.5)):
+            mid = (x0 + (k + 0.5) * c, y0 - (r + 1) * c) if axis == 0 else \
+                (x0 + (k + 1) * c, y0 - (r + 0.5) * c)
+            out[tuple(np.round(mid, 3))] = (abs(d[r, k]), abs(made[r, k]))
+    return out
+
+
+def test_walls_only_where_the_heightfield_has_a_step(graded):
+    """Every wall off the shared lot edges (outline, wing, tier) runs along cell sides where
+    the terrace heightfield steps by more than max_step and what an embankment rises over a
+    cell, and the grading made that step; every wall between lots has the height of the
+    tallest step across the cell sides the two lots share."""
+    hf, res = graded
+    after = res.terrace_heightfield.heights
+    sides = _side_steps(hf, after)
+    rise = np.tan(np.radians(SLOPE)) * hf.cell_size
+    off = [w for w in res.walls if w["on"] in ("outline", "wing", "tier")]
+    assert off
+    for w in off:
+        for line in w["lines"]:
+            for p, q in zip(line[:-1], line[1:]):
+                n = int(round(np.hypot(*(q - p)) / hf.cell_size))
+                for f in (np.arange(n) + 0.5) / max(n, 1):
+                    key = tuple(np.round(p + f * (q - p), 3))
+                    assert key in sides, f"{w['on']} wall at {key} where there is no step"
+                    step, made = sides[key]
+                    assert step > max(0.5, rise) and made > 0.5
+    m = res.lot_mask
+    tallest: dict = {}
+    for x, y, hx, hy in ((m[:, :-1], m[:, 1:], after[:, :-1], after[:, 1:]),
+                         (m[:-1, :], m[1:, :], after[:-1, :], after[1:, :])):
+        sel = (x != y) & (x > 0) & (y > 0)
+        for a, b, d in zip(x[sel].tolist(), y[sel].tolist(), np.abs(hx - hy)[sel].tolist()):
+            key = (min(a, b), max(a, b))
+            tallest[key] = max(tallest.get(key, 0.0), d)
+    between = [w for w in res.walls if w["on"] in ("edge", "grid")]
+    for w in between:
+        key = (min(w["lot_a"], w["lot_b"]), max(w["lot_a"], w["lot_b"]))
+        assert w["height"] == pytest.approx(tallest[key], abs=1e-9) and w["height"] > 0.5
+    assert {(min(w["lot_a"], w["lot_b"]), max(w["lot_a"], w["lot_b"])) for w in between} == \
+        {k for k, v in tallest.items() if v > 0.5}

@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Union
 
-from ..params import PARAMETERS, Parameter, TerraceParams
+from ..params import METHOD_PARAMETERS, Parameter, TerraceParams
 
 __all__ = [
     "Expr", "Indirect", "Src", "ParmSpec", "FolderSpec", "NodeSpec", "NetBoxSpec", "AssetSpec",
@@ -217,7 +217,7 @@ def parm_kind(name: str) -> str:
     """How the Python SOP reads the engine parameter ``name``: ``"int"``, ``"float"`` or
     ``"str"`` (a menu token).
     """
-    return {int: "int", float: "float", str: "str"}[PARAMETERS[name].kind]
+    return METHOD_PARAMETERS[name].kind.__name__     # the registry's type: int, float or str
 
 
 def _engine_parm(info: Parameter, native: bool) -> ParmSpec:
@@ -255,7 +255,7 @@ def _parms(native: bool) -> tuple:
     """
     out = []
     for folder in FOLDERS + (GRADING_FOLDER,):
-        for info in PARAMETERS.values():
+        for info in METHOD_PARAMETERS.values():
             if "fd_" + info.folder != folder.name or (native and not info.native):
                 continue
             if info.name == "blend":        # the native network's pad blur comes first

@@ -39,7 +39,7 @@ import numpy as np
 from .. import generate
 from ..errors import TerraceError
 from ..heightfield import Heightfield
-from ..params import PARAMETERS
+from ..params import METHOD_PARAMETERS
 from ..pipeline import as_regions
 from ..region import Region, nest_rings
 from ..result import TerraceResult
@@ -153,7 +153,7 @@ def read_params(asset: hou.OpNode) -> dict[str, int | float | str]:
     not have keep the engine's defaults (the native asset has no grading options).
     """
     out: dict[str, int | float | str] = {}
-    for name, info in PARAMETERS.items():
+    for name, info in METHOD_PARAMETERS.items():
         parm = asset.parm(name)
         if parm is None:
             continue

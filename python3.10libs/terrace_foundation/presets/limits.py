@@ -363,7 +363,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
 
 def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
                origin: tuple[float, float], cell_size: float, min_height: float,
-               terrain: np.ndarray | None = None) -> list[dict]:
+               terrain: np.ndarray | None = None, min_change: float = 0.0) -> list[dict]:
     """Walls off the shared lot edges: every cell side with a cell outside the lots on one
     side and a step above ``min_height`` (outline walls and wings).
 
@@ -380,8 +380,11 @@ def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
         Smallest step that is a wall (at least what the steepest embankment rises over one
         cell).
     terrain : (M, N) ndarray, optional
-        The terrain before grading: a side counts only where the grading changed one of its
-        cells or one is a lot cell (a cliff of the terrain itself is no wall).
+        The terrain before grading: a side counts only where the grading changed the step
+        across it by more than ``min_change`` (a cliff of the terrain itself, or a pad that
+        leaves the terrain as it was, is no wall).
+    min_change : float
+        See ``terrain`` (world units; the pipeline uses ``max_step``).
 
     Returns
     -------
@@ -402,8 +405,8 @@ def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
         sel = (step > min_height) & (~two_lots | (lot_mask[a] == lot_mask[b])) & \
             ((owner[a] > 0) | (owner[b] > 0))
         if terrain is not None:
-            touched = (graded != terrain) | (lot_mask > 0)
-            sel &= touched[a] | touched[b]
+            # a step the grading made: a cliff of the terrain itself is no wall
+            sel &= np.abs((graded[a] - graded[b]) - (terrain[a] - terrain[b])) > min_change
         r, c = np.nonzero(sel)
         s = cell_sides(r, c, axis == 0, origin, cell_size)
         ha, hb = graded[a][sel], graded[b][sel]

@@ -157,7 +157,8 @@ def touching_lots(lots, tol: float) -> tuple[np.ndarray, np.ndarray]:
 
 def find_walls(lots, neighbours: tuple[np.ndarray, np.ndarray], max_step: float,
                tol: float, origin=(0.0, 0.0),
-               grid_sides: dict[tuple[int, int], np.ndarray] | None = None) -> list[dict]:
+               grid_sides: dict[tuple[int, int], np.ndarray] | None = None,
+               steps: dict[tuple[int, int], np.ndarray] | None = None) -> list[dict]:
     """Walls between neighbouring lots whose pads differ by more than ``max_step``.
 
     Parameters
@@ -176,6 +177,11 @@ def find_walls(lots, neighbours: tuple[np.ndarray, np.ndarray], max_step: float,
         :func:`grid_steps`: lot pairs that share cell sides in the heightfield. A pair with a
         step above ``max_step`` but no shared outline edge (lots meeting at a point) becomes a
         wall along those cell sides, so every step in the heightfield is a reported wall.
+    steps : dict, optional
+        The terrace heightfield's steps across the cell sides each lot pair ``(a, b)``,
+        ``a < b``, shares (:func:`terrace_foundation.presets.limits.lot_pair_steps`). When
+        given, a pair is a wall where its tallest step there is above ``max_step`` (whatever
+        its pads; a pair that shares no cell side has no wall), not where its pads differ.
 
     Returns
     -------
@@ -203,9 +209,15 @@ def find_walls(lots, neighbours: tuple[np.ndarray, np.ndarray], max_step: float,
     def ordered(la, lb):
         return (la, lb) if la.pad_height <= lb.pad_height else (lb, la)
 
+    def small(la, lb):
+        if steps is None:
+            return abs(la.pad_height - lb.pad_height) <= max_step
+        s = steps.get((min(la.lot_id, lb.lot_id), max(la.lot_id, lb.lot_id)))
+        return s is None or not len(s) or s.max() <= max_step
+
     for a, b in zip(*neighbours):
         la, lb = by_id[int(a)], by_id[int(b)]
-        if abs(la.pad_height - lb.pad_height) <= max_step:
+        if small(la, lb):
             continue
         for lot in (la, lb):
             if lot.lot_id not in segs:
@@ -218,7 +230,7 @@ def find_walls(lots, neighbours: tuple[np.ndarray, np.ndarray], max_step: float,
         if (a, b) in found:
             continue
         la, lb = by_id[a], by_id[b]
-        if abs(la.pad_height - lb.pad_height) <= max_step:
+        if small(la, lb):
             continue
         low, high = ordered(la, lb)
         add(low, high, [line + o for line in _merge(sides - o, tol)], "grid")

@@ -187,7 +187,7 @@ def _steps_without_wall(res: tf.TerraceResult) -> tuple[int, float, int]:
     la, lb, sides = lot_adjacency(res.lot_mask)
     p = np.column_stack([la, lb])
     pad = {lot.lot_id: lot.pad_height for lot in res.lots}
-    walls = {tuple(sorted((w["lot_a"], w["lot_b"]))) for w in res.walls}
+    walls = {w.pair for w in res.walls}
     missing = [(abs(pad[a] - pad[b]), k) for (a, b), k in zip(p.tolist(), sides.tolist())
                if abs(pad[a] - pad[b]) > res.params.max_step and (a, b) not in walls]
     return (len(missing), max((m[0] for m in missing), default=0.0),
@@ -453,7 +453,7 @@ def _panel(res: tf.TerraceResult, win: tuple[slice, slice], scale: float, diff_s
     r0, c0 = win[0].start, win[1].start
     lw = max(1, round(scale * 0.4))
     for w in res.walls:
-        for line in w["lines"]:
+        for line in w.lines:
             xy = [((x - ox) / cell - c0) * scale for x in line[:, 0]]
             yy = [((oy - y) / cell - r0) * scale for y in line[:, 1]]
             draw.line(list(zip(xy, yy)), fill=(255, 215, 0), width=lw)

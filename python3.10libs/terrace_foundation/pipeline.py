@@ -38,7 +38,7 @@ from .presets.walls import find_walls, grid_steps, outline_walls, touching_lots
 from .region import (
     Region,
     check_on_grid,
-    outside_grid_error,
+    meets_box,
     region_edges,
     ring_area,
     simplify_region,
@@ -142,9 +142,14 @@ def fracture_regions(regions: Sequence[Region], params: TerraceParams,
     -------
     LotSet
         Lots region by region (``lot_region`` is the index into ``regions``), in a stable
-        order for the seed.
+        order for the seed; none for a region with no part on the grid (:func:`generate`
+        refuses a region wholly outside first, with
+        :func:`~terrace_foundation.region.check_on_grid`).
     """
     g_n = len(regions)
+    if g_n == 0:
+        empty, none = np.zeros((0, 4, 2)), np.zeros(0, dtype=np.int64)
+        return LotSet(empty, none, empty, none, none, none)
     rngs = [region_rng(params.seed, r.region_id) for r in regions]
     rb = np.array([r.bounds for r in regions], dtype=np.float64).reshape(g_n, 4)
     bounds = np.column_stack([np.maximum(rb[:, 0], clip[0]), np.maximum(rb[:, 1], clip[1]),
@@ -159,35 +164,41 @@ def fracture_regions(regions: Sequence[Region], params: TerraceParams,
                                                    piece_group, groups)
     on_area = np.bincount(on_group, polygon_area(on_grid), minlength=g_n)
     area = np.array([r.area for r in regions])
-    off = np.nonzero(on_area <= 1e-12 * np.maximum(area, 1e-300))[0]
-    if len(off):
-        # a guard: generate refuses regions off the grid first (check_on_grid)
-        raise outside_grid_error(regions[int(off[0])].region_id, clip)
-    counts = scatter_counts(on_area, params)
+    # nothing of a region on the grid: no lots, and no draws from its stream (generate
+    # refuses a region wholly outside before this, with the one check, region.check_on_grid;
+    # what is left here is a part the overlap rule left off the grid, or a sliver below
+    # rounding)
+    live = on_area > 1e-12 * np.maximum(area, 1e-300)
+    if not live.all():
+        keep = live[on_group]
+        on_grid, on_count, on_group = on_grid[keep], on_count[keep], on_group[keep]
+        keep = live[piece_group]
+        pieces, piece_group, four = pieces[keep], piece_group[keep], four[keep]
+    counts = np.where(live, scatter_counts(on_area, params), 0)
     layout = params.layout
     if layout == "contour":
         if terrain is None:
             raise ValueError("the contour lot layout needs a terrain sampler")
         lots = LotSet(box, np.full(g_n, 4), on_grid, on_count, on_group, groups).compact()
         # one piece to start from instead of scatter_count: as many more levels of cuts
-        extra = np.ceil(np.log2(counts)).astype(np.int64)
+        extra = np.ceil(np.log2(np.maximum(counts, 1))).astype(np.int64)
         lots = subdivide_lots(lots, params.min_lot_size, params.lot_iterations + extra,
                               params.irregularity, rngs, "contour", terrain)
         return lots.compact()
-    pts, pt_group = scatter_in_regions(edges, bounds, counts, rngs)
+    pts, pt_group = scatter_in_regions(edges, bounds, counts, rngs, draw=live)
     pts = relax_in_regions(pts, pt_group, edges, bounds, params.relax_iterations, rngs)
     n_pts = np.bincount(pt_group, minlength=g_n)
-    if (n_pts == 0).any():
+    if (live & (n_pts == 0)).any():
         # a sliver of a region on the grid that rejection sampling missed: seed it with
         # the centroid of its largest piece (rare: only such regions are visited)
         on_a = polygon_area(on_grid)
         extra_pts = []
-        for g in np.nonzero(n_pts == 0)[0]:
+        for g in np.nonzero(live & (n_pts == 0))[0]:
             mine = np.nonzero(on_group == g)[0]
             k = int(mine[np.argmax(on_a[mine])])
             extra_pts.append(on_grid[k, :on_count[k]].mean(axis=0))
         pts = np.concatenate([pts, np.array(extra_pts)])
-        pt_group = np.concatenate([pt_group, np.nonzero(n_pts == 0)[0]])
+        pt_group = np.concatenate([pt_group, np.nonzero(live & (n_pts == 0))[0]])
         order = np.argsort(pt_group, kind="stable")
         pts, pt_group = pts[order], pt_group[order]
         n_pts = np.bincount(pt_group, minlength=g_n)
@@ -375,9 +386,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     for note in notes:
         warn.add(note)
     if notes:   # a part left by the overlap rule may lie off the grid: nothing to terrace there
-        x0, y0, x1, y1 = local.extent
-        regs = [r for r in regs if not (r.bounds[2] <= x0 or r.bounds[0] >= x1
-                                        or r.bounds[3] <= y0 or r.bounds[1] >= y1)]
+        regs = [r for r in regs if meets_box(r, local.extent)]
     extent = local.extent
 
     stage("subdivide", 0.05)

@@ -67,8 +67,12 @@ def _box_pass(a: np.ndarray, h: float, axis: int, offset: int, full: int) -> np.
     i = offset + np.arange(m)
     count = (np.minimum(i + n, full - 1) - np.maximum(i - n, 0) + 1).astype(np.float64)
     if f > 0:
-        s += f * (_along(padded, axis, 0, m) + _along(padded, axis, 2 * k, 2 * k + m))
+        edge = np.add(_along(padded, axis, 0, m), _along(padded, axis, 2 * k, 2 * k + m))
+        edge *= f
+        s += edge
+        del edge
         count += f * ((i - k >= 0).astype(np.float64) + (i + k <= full - 1))
+    del padded
     shape = [1] * a.ndim
     shape[axis] = m
     s /= count.reshape(shape)

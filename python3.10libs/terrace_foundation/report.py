@@ -130,11 +130,13 @@ def edge_tangents(heights: np.ndarray, active: np.ndarray, cell_size: float) -> 
     """
     grad = np.zeros(heights.shape)
     for a, b, dist in neighbour_pairs(heights.shape):
-        g = np.abs(heights[a] - heights[b])
+        g = np.subtract(heights[a], heights[b])
+        np.abs(g, out=g)
         g *= 1.0 / (cell_size * dist)
-        g[~(active[a] & active[b])] = 0.0
-        np.maximum(grad[a], g, out=grad[a])
-        np.maximum(grad[b], g, out=grad[b])
+        both = np.logical_and(active[a], active[b])
+        # a pair with an inactive cell counts as 0, which never raises a maximum of >= 0
+        np.maximum(grad[a], g, out=grad[a], where=both)
+        np.maximum(grad[b], g, out=grad[b], where=both)
     return grad
 
 

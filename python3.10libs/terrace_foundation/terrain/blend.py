@@ -105,7 +105,9 @@ def box_blur(a: np.ndarray, h: float, window_offset: tuple[int, int] = (0, 0),
     if h <= 0:
         return a.astype(np.float64, copy=True)
     full = full_shape or a.shape
-    out = a.astype(np.float64)
+    out = np.asarray(a, dtype=np.float64)      # each pass makes a new array: a is not written
+    if passes < 1:
+        return np.array(out, copy=True)
     for _ in range(passes):
         out = _box_pass(out, h, 0, window_offset[0], full[0])
         out = _box_pass(out, h, 1, window_offset[1], full[1])

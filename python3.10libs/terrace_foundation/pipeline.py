@@ -30,12 +30,13 @@ from .presets.limits import (
     grade_limited,
     grading_figures,
     limit_pads,
+    lot_figures,
     lot_pair_steps,
     step_walls,
 )
 from .presets.walls import find_walls, grid_steps, outline_walls, touching_lots
-from .region import Region, check_on_grid, outside_grid_error, ring_area, simplify_region
-from .report import _num, build_report, lot_extras, lot_statistics
+from .region import Region, check_on_grid, meets_box, ring_area, simplify_region
+from .report import build_report, lot_extras, lot_rows, lot_statistics
 from .result import TerraceResult
 from .terrain.blend import blur_halfwidth, blur_radius_used, blur_reach, box_blur
 from .terrain.heights import pad_heights, slice_heights, vertex_degrees
@@ -52,6 +53,7 @@ from .tiling import (
     TileStore,
     run_tiles,
 )
+from .wall import Wall
 
 __all__ = ["generate", "as_regions", "fracture_region"]
 
@@ -118,7 +120,9 @@ def fracture_region(region: Region, params: TerraceParams,
     Returns
     -------
     LotSet
-        Lots in a stable order for the seed.
+        Lots in a stable order for the seed; none when no part of the region lies on the grid
+        (:func:`generate` refuses a region wholly outside first, with
+        :func:`~terrace_foundation.region.check_on_grid`).
     """
     rng = region_rng(params.seed, region.region_id)
     b = region.bounds
@@ -129,8 +133,10 @@ def fracture_region(region: Region, params: TerraceParams,
     on_grid, on_count, _ = intersect_pieces(pieces, np.full(len(pieces), 4), box,
                                             np.array([4]))
     if len(on_grid) == 0 or polygon_area(on_grid).sum() <= 1e-12 * max(region.area, 1e-300):
-        # a guard: generate refuses regions off the grid first (check_on_grid)
-        raise outside_grid_error(region.region_id, clip)
+        # nothing of the region on the grid: no lots (generate refuses a region wholly
+        # outside before this, with the one check, region.check_on_grid; what is left here is
+        # a part the overlap rule left off the grid, or a sliver below rounding)
+        return _no_lots(pieces.shape[1] if pieces.ndim == 3 else 4)
     layout = params.layout
     if layout == "contour":
         if terrain is None:
@@ -157,6 +163,13 @@ def fracture_region(region: Region, params: TerraceParams,
     lots = subdivide_lots(lots, params.min_lot_size, params.lot_iterations, params.irregularity,
                           rng)
     return lots.compact()
+
+
+def _no_lots(width: int) -> LotSet:
+    """A region's lots when none of it lies on the grid."""
+    empty = np.zeros((0, width, 2))
+    none = np.zeros(0, dtype=np.int64)
+    return LotSet(empty, none, empty, none, none)
 
 
 def scatter_count(area: float, params: TerraceParams) -> int:
@@ -322,9 +335,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     for note in notes:
         warn.add(note)
     if notes:   # a part left by the overlap rule may lie off the grid: nothing to terrace there
-        x0, y0, x1, y1 = local.extent
-        regs = [r for r in regs if not (r.bounds[2] <= x0 or r.bounds[0] >= x1
-                                        or r.bounds[3] <= y0 or r.bounds[1] >= y1)]
+        regs = [r for r in regs if meets_box(r, local.extent)]
     extent = local.extent
 
     stage("subdivide", 0.05)
@@ -448,7 +459,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
             vertices=np.column_stack([mesh.vertices[v0:v1] + shift, sliced[v0:v1]]),
             terrain=terrain[v0:v1], triangles=(mesh.triangles[t0:t1] - v0).astype(np.int64),
             pad_height=float(pads[i])))
-    walls = []
+    walls: list[Wall] = []
     if p.preset == "grading":
         # walls between lots where the terrace heightfield has a step above max_step across
         # the cell sides the two lots share (a pair whose step the grading took entirely in
@@ -457,19 +468,18 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         walls = find_walls(lots, touching_lots(lots, 1e-6), p.max_step, 1e-6, origin=shift,
                            grid_sides=grid_steps(lot_mask, hf.origin, hf.cell_size),
                            steps=steps)
-        for w in walls:
-            new = float(steps[(min(w["lot_a"], w["lot_b"]), max(w["lot_a"], w["lot_b"]))].max())
-            half = 0.5 * (w["height"] - new)
-            w["base_height"] += half
-            w["top_height"] -= half
-            w["height"] = new
+        for k, w in enumerate(walls):
+            new = float(steps[w.pair].max())
+            half = 0.5 * (w.height - new)
+            walls[k] = w.replace(base_height=w.base_height + half,
+                                 top_height=w.top_height - half, height=new)
         # outline walls, wings and tier walls inside the lots, read off the heightfield
         assert ginfo is not None                           # set by the grading branch
         off_edges = step_walls(terrace, lot_mask, ginfo["nearest_lot"], hf.origin,
                                hf.cell_size, max(p.max_step, np.tan(np.radians(p.max_slope))
                                                  * hf.cell_size * (1 + 1e-9)), hf.heights,
                                min_change=p.max_step)
-        walls += [w for w in off_edges if p.boundary != "wall" or w["on"] == "tier"]
+        walls += [w for w in off_edges if p.boundary != "wall" or w.on == "tier"]
         if p.boundary == "wall":
             walls += outline_walls(lots, [r.translated(shift) for r in regs], hf.sample,
                                    p.max_step, 1e-6, origin=shift, spacing=hf.cell_size)
@@ -478,8 +488,9 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     if figs is not None:
         report = _report_tiles(hf, figs, reach, lots, walls, p, warn, n_lots)
     else:
-        report = _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn,
-                         n_lots, ginfo, gflags)
+        report = _report(hf, terrace, lot_mask=lot_mask, window=window, band=band,
+                         reach=reach, lots=lots, walls=walls, p=p, warn=warn, n_lots=n_lots,
+                         ginfo=ginfo, gflags=gflags)
     now = time.perf_counter()
     timings["report"] += now - tick
     if progress is not None:
@@ -561,15 +572,15 @@ def _report_tiles(hf, figs, reach, lots, walls, p, warn, n_lots):
         "buildable_share": float(extra["buildable_cells"].sum() / max(lot_cells, 1)),
         "max_embankment_slope_deg": float(np.nanmax(emb)) if np.isfinite(emb).any() else None,
         "walls": len(walls),
-        "wall_length": float(sum(w["length"] for w in walls)),
-        "tallest_wall": float(max((w["height"] for w in walls), default=0.0)),
+        "wall_length": float(sum(w.length for w in walls)),
+        "tallest_wall": float(max((w.height for w in walls), default=0.0)),
     }
     created = figs.maxima["slope_created"]
     created = float(created) if np.isfinite(created) else None
     flags = _fit_and_absurd(hf, created, figs.counts["steep_created"], lots, walls, totals,
                             reach, p, warn)
-    report = build_report(lots, stats, extra, walls, totals, p.to_dict(), warn, hf.shape,
-                          hf.cell_size)
+    report = build_report(lot_rows(lots, stats, extra, walls), walls, totals, p.to_dict(),
+                          list(warn), hf.shape, hf.cell_size)
     report["flags"] = flags
     return report
 
@@ -608,8 +619,10 @@ def _max_step_at(heights: np.ndarray, cells: np.ndarray) -> float:
     return best
 
 
-def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_lots,
-            ginfo=None, gflags=None):
+def _report(hf: Heightfield, terrace: np.ndarray, *, lot_mask: np.ndarray, window,
+            band: np.ndarray | None, reach: tuple[float, int] | None, lots: list[Lot],
+            walls: list[Wall], p: TerraceParams, warn: WarningLog, n_lots: int,
+            ginfo: GradeInfo | None = None, gflags: dict | None = None) -> dict:
     """Per-lot figures and totals (computed on the window where anything changed)."""
     # one cell of margin so the slopes at the window's edge see their neighbours
     win = (slice(max(window[0].start - 1, 0), min(window[0].stop + 1, hf.shape[0])),
@@ -656,8 +669,8 @@ def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_
         "max_embankment_slope_deg": float(np.nanmax(extra["embankment_slope_max"]))
         if np.isfinite(extra["embankment_slope_max"]).any() else None,
         "walls": len(walls),
-        "wall_length": float(sum(w["length"] for w in walls)),
-        "tallest_wall": float(max((w["height"] for w in walls), default=0.0)),
+        "wall_length": float(sum(w.length for w in walls)),
+        "tallest_wall": float(max((w.height for w in walls), default=0.0)),
     }
     sel = (lots_in | band_w) & (diff != 0)
     deg_after = np.degrees(np.arctan(slopes[1][sel]))
@@ -665,9 +678,10 @@ def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_
     created = float(deg_after[made].max()) if made.any() else None
     n_steep = int((deg_after[made] > CREATED_SLOPE_LIMIT).sum())
     flags = _fit_and_absurd(hf, created, n_steep, lots, walls, totals, reach, p, warn)
-    lot_more = None
+    figures = None
     if ginfo is not None:
-        lot_more, more = grading_figures(
+        assert band is not None and gflags is not None
+        per_lot, more = grading_figures(
             before, after, mask, band_w, ginfo["lot_embankment"][win],
             ginfo["nearest_lot"][win], ginfo["embankment_height"][win], hf.cell_size,
             p.max_step, p.max_slope, n_lots)
@@ -676,20 +690,11 @@ def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_
         more["lots_limit_conflict"] = int(gflags["limit_conflict"].sum())
         more["pad_share"] = float(ginfo["pad_cells"][win].sum() / max(lots_in.sum(), 1))
         totals.update(more)
-        lot_more["pad_moved"] = gflags["pad_moved"]
-        lot_more["limit_conflict"] = gflags["limit_conflict"]
-        lot_more["rule_pad_height"] = gflags["rule_pad"]
-    report = build_report(lots, stats, extra, walls, totals, p.to_dict(), warn, hf.shape,
-                          hf.cell_size)
+        figures = lot_figures(per_lot, gflags["pad_moved"], gflags["limit_conflict"],
+                              gflags["rule_pad"], [lot.lot_id for lot in lots])
+    report = build_report(lot_rows(lots, stats, extra, walls, figures), walls, totals,
+                          p.to_dict(), list(warn), hf.shape, hf.cell_size)
     report["flags"] = flags
-    if lot_more is not None:
-        for row in report["lots"]:
-            i = row["lot_id"]
-            for key, arr in lot_more.items():
-                v = arr[i]
-                row[key] = bool(v) if arr.dtype == bool else _num(v)
-            row["earthwork_ratio"] = _num(row["earthwork_volume"] / row["volume_on_lot"]) \
-                if row["volume_on_lot"] else None
     return report
 
 
@@ -761,7 +766,7 @@ def _fit_and_absurd(hf, created, n_steep, lots, walls, totals, reach, p, warn) -
         tallest = totals["tallest_wall"]
         flags["tall_walls"] = tallest > WALL_HEIGHT_LIMIT
         if flags["tall_walls"]:
-            n = sum(1 for w in walls if w["height"] > WALL_HEIGHT_LIMIT)
+            n = sum(1 for w in walls if w.height > WALL_HEIGHT_LIMIT)
             warn.add(f"{n} retaining walls are higher than {WALL_HEIGHT_LIMIT:g} (up to "
                   f"{tallest:.1f}): the balanced pad rule or smaller lots (min_lot_size) lower them")
     return flags

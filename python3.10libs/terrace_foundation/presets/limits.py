@@ -35,13 +35,18 @@ grading engineer lays out a terraced site:
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
+from typing import Any, Sequence
+
 import numpy as np
 
+from ..report import _num
 from ..terrain.edt import distance_transform
 from ..terrain.kernels import cell_sides, cone_envelope
+from ..wall import Wall
 from . import Band
 
-__all__ = ["limit_pads", "grade_limited", "GradeInfo"]
+__all__ = ["limit_pads", "grade_limited", "GradeInfo", "GradingLotFigures", "lot_figures"]
 
 
 class GradeInfo(dict):
@@ -363,7 +368,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
 
 def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
                origin: tuple[float, float], cell_size: float, min_height: float,
-               terrain: np.ndarray | None = None, min_change: float = 0.0) -> list[dict]:
+               terrain: np.ndarray | None = None, min_change: float = 0.0) -> list[Wall]:
     """Walls off the shared lot edges: every cell side with a cell outside the lots on one
     side and a step above ``min_height`` (outline walls and wings).
 
@@ -388,8 +393,8 @@ def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
 
     Returns
     -------
-    list of dict
-        As :func:`terrace_foundation.walls.find_walls`; ``on`` is ``"outline"`` (a pad or
+    list of Wall
+        As :func:`terrace_foundation.presets.walls.find_walls`; ``on`` is ``"outline"`` (a pad or
         its embankment against its own embankment or the terrain), ``"wing"`` (two lots'
         embankments meeting in a face) or ``"tier"`` (a tier wall inside one lot, between two
         of its embankments); ``lot_a`` is the lower side's lot.
@@ -437,14 +442,13 @@ def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
         on = "tier" if a_ < 0 else "outline" if a_ == b_ else "wing"
         a_, b_ = abs(a_), abs(b_)
         tall = int(np.argmax(high[sel] - low[sel]))
-        out.append({
-            "lot_a": int(a_), "lot_b": int(b_),
-            "base_height": float(low[sel][tall]), "top_height": float(high[sel][tall]),
-            "height": float((high[sel] - low[sel])[tall]),
-            "length": float(sel.sum() * cell_size),
-            "lines": [line + o for line in _merge(seg[sel] - o, 1e-6 * cell_size)],
-            "on": on,
-        })
+        out.append(Wall(
+            lot_a=int(a_), lot_b=int(b_),
+            base_height=float(low[sel][tall]), top_height=float(high[sel][tall]),
+            height=float((high[sel] - low[sel])[tall]),
+            length=float(sel.sum() * cell_size),
+            lines=[line + o for line in _merge(seg[sel] - o, 1e-6 * cell_size)],
+            on=on))
     return out
 
 
@@ -468,6 +472,74 @@ def lot_pair_steps(graded: np.ndarray, lot_mask: np.ndarray) -> dict[tuple[int, 
     bounds = np.searchsorted(inv[order], np.arange(len(uniq) + 1))
     return {(int(a), int(b)): s[order[bounds[i]:bounds[i + 1]]]
             for i, (a, b) in enumerate(uniq)}
+
+
+@dataclass(frozen=True)
+class GradingLotFigures:
+    """The grading preset's own figures of one lot (appended to its report row).
+
+    Attributes
+    ----------
+    wall_face_area : float
+        Wall faces the lot owns (a face between two lots counts half to each), m².
+    tallest_wall, wall_height_p95 : float
+        Tallest wall face and the 95th percentile of its faces' heights, m.
+    embankment_area : float
+        Embankment cells the lot owns (outside it and inside it), m².
+    tallest_embankment : float
+        Highest embankment rise, m.
+    earthwork_volume : float
+        Cut plus fill on the lot and on its band, m³.
+    volume_on_lot : float
+        Cut plus fill on the lot's own cells, m³.
+    pad_moved : bool
+        The limits moved the pad away from its rule's height.
+    limit_conflict : bool
+        The limits could not all be met around this lot.
+    rule_pad_height : float
+        The pad the pad rule gave, m (NaN for a lot with no cell).
+    """
+
+    wall_face_area: float
+    tallest_wall: float
+    wall_height_p95: float
+    embankment_area: float
+    tallest_embankment: float
+    earthwork_volume: float
+    volume_on_lot: float
+    pad_moved: bool
+    limit_conflict: bool
+    rule_pad_height: float
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready figures in report order, then ``earthwork_ratio`` (of the rounded
+        volumes; None for a lot that moved nothing on its own cells).
+        """
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            out[f.name] = bool(v) if f.type == "bool" else _num(v)
+        on_lot = out["volume_on_lot"]
+        out["earthwork_ratio"] = _num(out["earthwork_volume"] / on_lot) if on_lot else None
+        return out
+
+
+def lot_figures(per_lot: dict[str, np.ndarray], pad_moved: np.ndarray,
+                limit_conflict: np.ndarray, rule_pad: np.ndarray,
+                lot_ids: Sequence[int]) -> list[GradingLotFigures]:
+    """:class:`GradingLotFigures` of the lots ``lot_ids`` from :func:`grading_figures`' per-lot
+    arrays and :func:`limit_pads`' flags (all indexed by lot id).
+    """
+    return [GradingLotFigures(
+        wall_face_area=float(per_lot["wall_face_area"][i]),
+        tallest_wall=float(per_lot["tallest_wall"][i]),
+        wall_height_p95=float(per_lot["wall_height_p95"][i]),
+        embankment_area=float(per_lot["embankment_area"][i]),
+        tallest_embankment=float(per_lot["tallest_embankment"][i]),
+        earthwork_volume=float(per_lot["earthwork_volume"][i]),
+        volume_on_lot=float(per_lot["volume_on_lot"][i]),
+        pad_moved=bool(pad_moved[i]), limit_conflict=bool(limit_conflict[i]),
+        rule_pad_height=float(rule_pad[i])) for i in lot_ids]
 
 
 def grading_figures(before: np.ndarray, after: np.ndarray, lot_mask: np.ndarray,

@@ -501,7 +501,7 @@ def _write_preview(result: TerraceResult, folder: Path, context: OutputContext) 
     return write_preview(result.source.heights, result.terrace_heightfield.heights,
                          result.source.cell_size, folder / "preview.png", result.lot_mask,
                          lots=result.lots,
-                         walls=[line for w in result.walls for line in w.get("lines", ())],
+                         walls=[line for w in result.walls for line in w.lines],
                          origin=result.source.origin,
                          margin=float(getattr(result.params, "blur_radius", 0.0) or 0.0),
                          title=_preview_title(result))

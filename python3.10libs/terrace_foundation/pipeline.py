@@ -14,6 +14,7 @@ import numpy as np
 from .budget import check_budget
 from .errors import TerraceInputError, WarningLog
 from .geometry import polygon_area, widen_polygons
+from .grading_tiles import GradingJob, run_grading_tiles
 from .heightfield import Heightfield, release_pages
 from .lot import Lot
 from .lots.footprint import lot_footprint, pieces_outline
@@ -23,29 +24,16 @@ from .lots.remesh import remesh_lots
 from .lots.scatter import region_rng, relax_points, scatter_points
 from .lots.subdivide import LotSet, subdivide_lots
 from .params import TerraceParams
-from .presets import Band
-from .presets.grading import balanced_pads, cell_pad_heights
-from .presets.limits import (
-    GradeInfo,
-    grade_limited,
-    grading_figures,
-    limit_pads,
-    lot_figures,
-    lot_pair_steps,
-    step_walls,
-)
-from .presets.walls import find_walls, grid_steps, outline_walls, touching_lots
+from .presets.limits import lot_figures, walls_from_sides
+from .presets.walls import find_walls, grid_steps_from_sides, outline_walls, touching_lots
 from .region import Region, check_on_grid, meets_box, ring_area, simplify_region
-from .report import build_report, lot_extras, lot_rows, lot_statistics
+from .report import build_report, lot_rows
 from .result import TerraceResult
-from .terrain.blend import blur_halfwidth, blur_radius_used, blur_reach, box_blur
+from .terrain.blend import blur_halfwidth, blur_radius_used, blur_reach
 from .terrain.heights import pad_heights, slice_heights, vertex_degrees
-from .terrain.kernels import lot_adjacency, neighbour_pairs, slope_tangent
-from .terrain.project import rasterize_triangles
 from .terrain.tiles import halo_cells, plan_tiles
 from .tiling import (
     CREATED_SLOPE_LIMIT,
-    CREATED_SLOPE_MARGIN,
     ArraySink,
     ArraySource,
     ReferenceJob,
@@ -245,10 +233,11 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     tile_size : int, optional
         Side of the tiles the raster stages run in, cells (a multiple of 64; default
         :data:`~terrace_foundation.terrain.tiles.DEFAULT_TILE_SIZE`, 0 = one tile). The
-        result does not depend on it, bit for bit (:mod:`terrace_foundation.tiling`); the
-        grading preset runs as one tile.
+        result does not depend on it, bit for bit (:mod:`terrace_foundation.tiling`,
+        :mod:`terrace_foundation.grading_tiles`).
     scheduler : str, optional
-        Run the tiles as Dask tasks: ``threads``, ``processes`` or a ``dask.distributed``
+        Run the tiles as Dask tasks (reference preset; the grading preset's two passes run
+        serially): ``threads``, ``processes`` or a ``dask.distributed``
         scheduler address (needs ``pip install ".[dask]"``).
     tile_progress : callable(done, total, cells, seconds), optional
         Called after each tile of a tiled run.
@@ -392,31 +381,40 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     stage("project", 0.6)
     tri_xy = mesh.vertices[mesh.triangles]
     lot_region = np.array([m[0] for m in lots_meta])
+    # the raster stages tile by tile (one tile for a map that fits): tiling.py (reference)
+    # and grading_tiles.py (grading)
+    if tile_only is None:
+        if in_memory:
+            terrace = np.empty(hf.shape)
+            lot_mask = np.zeros(hf.shape, dtype=np.int32)
+            sink = TeeSink(ArraySink(terrace, lot_mask, mask_zeroed=True), *sinks)
+        else:
+            if not sinks:
+                raise ValueError("in_memory=False needs sinks to write the tiles to")
+            terrace = lot_mask = None
+            sink = TeeSink(*sinks)
+    gflags = gfigs = None
     if p.preset == "grading":
-        cells, target, label = rasterize_triangles(tri_xy, sliced[mesh.triangles],
-                                                   mesh.triangle_lot + 1, local)
-        lot_mask = np.zeros(hf.shape, dtype=np.int32)
-        lot_mask.ravel()[cells] = label
-        _warn_empty(np.bincount(label, minlength=n_lots + 1), warn)
         stage("grade", 0.7)
-        pads, sliced = _grading_pads(hf, lot_mask, pads, lot_region, lots_meta, mesh, p)
-        rule_pads = pads
-        limited, pad_moved, pad_conflict = limit_pads(
-            np.r_[np.nan, pads], hf.heights, lot_mask, hf.cell_size, p.max_slope,
-            p.max_wall_height, p.max_embankment_height)
-        pads = limited[1:]
+        raster = ReferenceJob(hf.shape, hf.cell_size, tri_xy,
+                              np.broadcast_to(np.float64(0.0), (len(tri_xy), 3)),
+                              mesh.triangle_lot + 1, 0.0, 0, n_lots)
+        del tri_xy
+        gjob = GradingJob(raster, p.max_slope, p.max_wall_height, p.max_embankment_height,
+                          p.max_step, p.boundary, p.pad_rule)
+        lot_area = np.array([m[2] for m in lots_meta])
+        gfigs, plan = run_grading_tiles(gjob, _source(hf.heights, None), sink, tile_size,
+                                        (pads, lot_region, lot_area, hf.cell_area),
+                                        progress=tile_progress)
+        sink.close()
+        _warn_empty(plan["cells"], warn)
+        pads = plan["pad"][1:]
         sliced = pads[mesh.vertex_lot]
-        ginfo: GradeInfo | None
-        gflags: dict | None
-        terrace, band, window, ginfo = grade_limited(
-            hf.heights, lot_mask, limited, hf.cell_size, p.max_slope, p.max_wall_height,
-            p.max_embankment_height, p.boundary)
         reach = None
-        gflags = {"pad_moved": pad_moved, "limit_conflict": pad_conflict,
-                  "rule_pad": np.r_[np.nan, rule_pads]}
-        figs = None
+        gflags = {"pad_moved": plan["moved"], "limit_conflict": plan["conflict"],
+                  "rule_pad": plan["rule_pad"]}
+        figs = gfigs
     else:
-        # the raster stages tile by tile (one tile for a map that fits): tiling.py
         radius = blur_radius_used(p.blur_radius, hf.cell_size, p.min_blur_cells)
         h = blur_halfwidth(radius, hf.cell_size)
         job = ReferenceJob(hf.shape, hf.cell_size, tri_xy, sliced[mesh.triangles],
@@ -428,23 +426,12 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
                       store=tile_store, only=list(tile_only))
             timings["blend"] += time.perf_counter() - tick
             return TerraceResult(None, hf, [], None, p, {}, timings, list(warn), [])
-        if in_memory:
-            terrace = np.empty(hf.shape)
-            lot_mask = np.zeros(hf.shape, dtype=np.int32)
-            sink = TeeSink(ArraySink(terrace, lot_mask, mask_zeroed=True), *sinks)
-        else:
-            if not sinks:
-                raise ValueError("in_memory=False needs sinks to write the tiles to")
-            terrace = lot_mask = None
-            sink = TeeSink(*sinks)
         figs = run_tiles(job, hf.shape, _source(hf.heights, scheduler), sink, tile_size,
                          scheduler=scheduler, progress=tile_progress, store=tile_store)
         sink.close()
         del job, sink                       # the slice triangles are no longer needed
         _warn_empty(figs.lot_count["cells"], warn)
         reach = (radius, blur_reach(h))
-        band = window = None
-        ginfo = gflags = None
 
     stage("lots", 0.85)
     # split the batched mesh into per-lot meshes (vertices and triangles are sorted by lot)
@@ -460,37 +447,31 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
             terrain=terrain[v0:v1], triangles=(mesh.triangles[t0:t1] - v0).astype(np.int64),
             pad_height=float(pads[i])))
     walls: list[Wall] = []
-    if p.preset == "grading":
+    if gfigs is not None:
         # walls between lots where the terrace heightfield has a step above max_step across
         # the cell sides the two lots share (a pair whose step the grading took entirely in
         # embankments, or that shares no cell side, has no wall), at the height of that step
-        steps = lot_pair_steps(terrace, lot_mask)
+        # (the tallest step of each pair, gathered from the tiles)
+        steps = {k: np.array([v]) for k, v in gfigs.pair_max.items()}
         walls = find_walls(lots, touching_lots(lots, 1e-6), p.max_step, 1e-6, origin=shift,
-                           grid_sides=grid_steps(lot_mask, hf.origin, hf.cell_size),
-                           steps=steps)
+                           grid_sides=grid_steps_from_sides(_joined(gfigs.grid_sides),
+                                                            hf.origin, hf.cell_size)
+                           if gfigs.grid_sides else {}, steps=steps)
         for k, w in enumerate(walls):
             new = float(steps[w.pair].max())
             half = 0.5 * (w.height - new)
             walls[k] = w.replace(base_height=w.base_height + half,
                                  top_height=w.top_height - half, height=new)
         # outline walls, wings and tier walls inside the lots, read off the heightfield
-        assert ginfo is not None                           # set by the grading branch
-        off_edges = step_walls(terrace, lot_mask, ginfo["nearest_lot"], hf.origin,
-                               hf.cell_size, max(p.max_step, np.tan(np.radians(p.max_slope))
-                                                 * hf.cell_size * (1 + 1e-9)), hf.heights,
-                               min_change=p.max_step)
+        off_edges = walls_from_sides(_joined(gfigs.wall_sides), hf.origin, hf.cell_size) \
+            if gfigs.wall_sides else []
         walls += [w for w in off_edges if p.boundary != "wall" or w.on == "tier"]
         if p.boundary == "wall":
             walls += outline_walls(lots, [r.translated(shift) for r in regs], hf.sample,
                                    p.max_step, 1e-6, origin=shift, spacing=hf.cell_size)
 
     stage("report", 0.9)
-    if figs is not None:
-        report = _report_tiles(hf, figs, reach, lots, walls, p, warn, n_lots)
-    else:
-        report = _report(hf, terrace, lot_mask=lot_mask, window=window, band=band,
-                         reach=reach, lots=lots, walls=walls, p=p, warn=warn, n_lots=n_lots,
-                         ginfo=ginfo, gflags=gflags)
+    report = _report_tiles(hf, figs, reach, lots, walls, p, warn, n_lots, gflags)
     now = time.perf_counter()
     timings["report"] += now - tick
     if progress is not None:
@@ -531,12 +512,19 @@ def _warn_empty(cells_per_lot: np.ndarray, warn: WarningLog) -> None:
         warn.add(msg)
 
 
-def _report_tiles(hf, figs, reach, lots, walls, p, warn, n_lots):
-    """The report of a tiled run, from the tiles' combined figures (:class:`TileFigures`).
+def _joined(parts: list[dict]) -> dict:
+    """Per-tile side arrays (dicts of equal keys) joined into one dict."""
+    return {k: np.concatenate([p_[k] for p_ in parts]) for k in parts[0]}
+
+
+def _report_tiles(hf, figs, reach, lots, walls, p, warn, n_lots, gflags=None):
+    """The report of a tiled run, from the tiles' combined figures (:class:`TileFigures`;
+    :class:`~terrace_foundation.grading_tiles.GradingFigures` for the grading preset, with
+    ``gflags`` its pad flags).
 
     Minima, maxima and counts combine exactly; sums come from partial sums per row chunk
     (:class:`~terrace_foundation.terrain.tiles.PartialSums`), so the figures do not depend on
-    the tiling.
+    the tiling; the 95th percentiles of the wall faces are taken over the faces of all tiles.
     """
     area = hf.cell_area
     n = n_lots + 1
@@ -555,6 +543,7 @@ def _report_tiles(hf, figs, reach, lots, walls, p, warn, n_lots):
     lot_cells = figs.counts["lot_cells"]
     emb = extra["embankment_slope_max"]
     outside = figs.maxima["change_outside_band"]
+    grading = gflags is not None
     totals = {
         "regions": len({lot.region_id for lot in lots}),
         "lots": len(lots),
@@ -566,8 +555,8 @@ def _report_tiles(hf, figs, reach, lots, walls, p, warn, n_lots):
         "fill_volume_lots": float(stats["fill"].sum()),
         "changed_cells": figs.counts["changed"],
         "band_cells": figs.counts["band"],
-        "wing_cells": 0,
-        "max_wing_step": 0.0,
+        "wing_cells": figs.counts["wing"] if grading else 0,
+        "max_wing_step": max(figs.maxima["wing_step"], 0.0) if grading else 0.0,
         "max_change_outside_band": float(outside) if np.isfinite(outside) else 0.0,
         "buildable_share": float(extra["buildable_cells"].sum() / max(lot_cells, 1)),
         "max_embankment_slope_deg": float(np.nanmax(emb)) if np.isfinite(emb).any() else None,
@@ -579,116 +568,11 @@ def _report_tiles(hf, figs, reach, lots, walls, p, warn, n_lots):
     created = float(created) if np.isfinite(created) else None
     flags = _fit_and_absurd(hf, created, figs.counts["steep_created"], lots, walls, totals,
                             reach, p, warn)
-    report = build_report(lot_rows(lots, stats, extra, walls), walls, totals, p.to_dict(),
-                          list(warn), hf.shape, hf.cell_size)
-    report["flags"] = flags
-    return report
-
-
-def _grading_pads(hf, lot_mask, vertex_pads, lot_region, lots_meta, mesh, p):
-    """Pad heights by the grading preset's rule and the (flat) slice heights."""
-    n_lots = len(vertex_pads)
-    rule = "mean" if p.pad_rule == "balanced" else p.pad_rule
-    cell_pad, cnt = cell_pad_heights(hf.heights, lot_mask, n_lots, rule)
-    pads = cell_pad[1:]
-    if p.pad_rule == "balanced" and n_lots > 1:
-        a, b, sides = lot_adjacency(lot_mask)
-        area = cnt[1:] * hf.cell_area
-        has = area > 0
-        lot_area = np.array([m[2] for m in lots_meta])
-        stiffness = 1.0 / np.sqrt(max(float(np.mean(lot_area)), hf.cell_area))
-        idx = np.nonzero(has)[0]
-        remap = np.full(n_lots + 1, -1)
-        remap[idx + 1] = np.arange(len(idx))
-        bal = balanced_pads(pads[idx], area[idx], remap[a], remap[b], sides * hf.cell_size,
-                            lot_region[idx], stiffness)
-        pads = pads.copy()
-        pads[idx] = bal
-    # lots too small to cover a cell centre keep the reference pad
-    pads = np.where(np.isnan(pads), vertex_pads, pads)
-    return pads, pads[mesh.vertex_lot]
-
-
-def _max_step_at(heights: np.ndarray, cells: np.ndarray) -> float:
-    """Largest height difference between a marked cell and any of its 4 neighbours."""
-    best = 0.0
-    for a, b, _ in neighbour_pairs(heights.shape, diagonals=False):
-        sel = cells[a] | cells[b]
-        if sel.any():
-            best = max(best, float(np.abs(heights[a] - heights[b])[sel].max()))
-    return best
-
-
-def _report(hf: Heightfield, terrace: np.ndarray, *, lot_mask: np.ndarray, window,
-            band: np.ndarray | None, reach: tuple[float, int] | None, lots: list[Lot],
-            walls: list[Wall], p: TerraceParams, warn: WarningLog, n_lots: int,
-            ginfo: GradeInfo | None = None, gflags: dict | None = None) -> dict:
-    """Per-lot figures and totals (computed on the window where anything changed)."""
-    # one cell of margin so the slopes at the window's edge see their neighbours
-    win = (slice(max(window[0].start - 1, 0), min(window[0].stop + 1, hf.shape[0])),
-           slice(max(window[1].start - 1, 0), min(window[1].stop + 1, hf.shape[1])))
-    before = hf.heights[win]
-    after = terrace[win]
-    mask = lot_mask[win]
-    lots_in = mask > 0
-    if band is None:
-        # reference preset: the band is every cell within the blur's reach of a lot
-        # (one box pass of half-width 3k has the same support as the blur's three of k)
-        band_w = box_blur(lots_in.astype(np.float64), reach[1], passes=1) > 0 if reach[1] \
-            else np.zeros_like(lots_in)
-        band_w &= ~lots_in
-        wing_w = np.zeros_like(lots_in)
-    else:
-        band_w = band[win] > 0
-        # wings are walls and the fade beyond a broken limit is reported on its own
-        wing_w = (band[win] == Band.WING) | (band[win] == Band.FADE)
-    slopes = (slope_tangent(before, hf.cell_size), slope_tangent(after, hf.cell_size))
-    stats = lot_statistics(before, after, mask, hf.cell_size, n_lots, slopes)
-    # embankment slopes are measured off the wings (a wing is a wall, reported as such)
-    extra = lot_extras(after, mask, band_w & ~wing_w, hf.cell_size, n_lots, slope=slopes[1],
-                       pad_cells=None if ginfo is None else ginfo["pad_cells"][win])
-    diff = after - before
-    area = hf.cell_area
-    outside = ~(band_w | lots_in)
-    # everything outside the window is bit-identical by construction; check the window
-    totals = {
-        "regions": len({lot.region_id for lot in lots}),
-        "lots": len(lots),
-        "lot_area": float(sum(lot.area for lot in lots)),
-        "cut_volume": float(np.maximum(-diff, 0).sum() * area),
-        "fill_volume": float(np.maximum(diff, 0).sum() * area),
-        "net_volume": float(diff.sum() * area),
-        "cut_volume_lots": float(stats["cut"].sum()),
-        "fill_volume_lots": float(stats["fill"].sum()),
-        "changed_cells": int((diff != 0).sum()),
-        "band_cells": int(band_w.sum()),
-        "wing_cells": int(wing_w.sum()),
-        "max_wing_step": _max_step_at(after, wing_w),
-        "max_change_outside_band": float(np.abs(diff[outside]).max()) if outside.any() else 0.0,
-        "buildable_share": float(extra["buildable_cells"].sum() / max(lots_in.sum(), 1)),
-        "max_embankment_slope_deg": float(np.nanmax(extra["embankment_slope_max"]))
-        if np.isfinite(extra["embankment_slope_max"]).any() else None,
-        "walls": len(walls),
-        "wall_length": float(sum(w.length for w in walls)),
-        "tallest_wall": float(max((w.height for w in walls), default=0.0)),
-    }
-    sel = (lots_in | band_w) & (diff != 0)
-    deg_after = np.degrees(np.arctan(slopes[1][sel]))
-    made = deg_after > np.degrees(np.arctan(slopes[0][sel])) + CREATED_SLOPE_MARGIN
-    created = float(deg_after[made].max()) if made.any() else None
-    n_steep = int((deg_after[made] > CREATED_SLOPE_LIMIT).sum())
-    flags = _fit_and_absurd(hf, created, n_steep, lots, walls, totals, reach, p, warn)
     figures = None
-    if ginfo is not None:
-        assert band is not None and gflags is not None
-        per_lot, more = grading_figures(
-            before, after, mask, band_w, ginfo["lot_embankment"][win],
-            ginfo["nearest_lot"][win], ginfo["embankment_height"][win], hf.cell_size,
-            p.max_step, p.max_slope, n_lots)
-        more["limit_breach_cells"] = int((band[win] == Band.FADE).sum())
+    if gflags is not None:
+        per_lot, more = _grading_totals(figs, hf.cell_size, n, lot_cells)
         more["lots_pad_moved"] = int(gflags["pad_moved"].sum())
         more["lots_limit_conflict"] = int(gflags["limit_conflict"].sum())
-        more["pad_share"] = float(ginfo["pad_cells"][win].sum() / max(lots_in.sum(), 1))
         totals.update(more)
         figures = lot_figures(per_lot, gflags["pad_moved"], gflags["limit_conflict"],
                               gflags["rule_pad"], [lot.lot_id for lot in lots])
@@ -696,6 +580,49 @@ def _report(hf: Heightfield, terrace: np.ndarray, *, lot_mask: np.ndarray, windo
                           p.to_dict(), list(warn), hf.shape, hf.cell_size)
     report["flags"] = flags
     return report
+
+
+def _grading_totals(figs, cell_size: float, n: int, lot_cells: int):
+    """Walls, embankments and earthwork per lot and in total, from a grading run's tiles
+    (the figures of :func:`~terrace_foundation.presets.limits.grading_figures`).
+    """
+    ca = cell_size * cell_size
+    fl = np.concatenate(figs.faces_lot) if figs.faces_lot else np.zeros(0, dtype=np.int64)
+    fh = np.concatenate(figs.faces_h) if figs.faces_h else np.zeros(0)
+    area_faces = figs.sums["face_area"].totals(n)
+    tallest = np.fmax(np.zeros(n), figs.lot_max["wall_tallest"])
+    p95 = np.zeros(n)
+    if len(fl):
+        order = np.lexsort((fh, fl))
+        fl_s, fh_s = fl[order], fh[order]
+        starts = np.searchsorted(fl_s, np.arange(n))
+        stops = np.searchsorted(fl_s, np.arange(n), side="right")
+        has = stops > starts
+        idx = starts + np.floor(0.95 * (stops - starts - 1)).astype(np.int64)
+        p95[has] = fh_s[np.minimum(idx[has], len(fh_s) - 1)]
+    emb_area = figs.lot_count["emb_cells"] * ca
+    tallest_emb = np.fmax(np.zeros(n), figs.lot_max["emb_tallest"])
+    earth = figs.sums["earth"].totals(n) * ca
+    on_lot = figs.sums["on_lot"].totals(n) * ca
+    per_lot = {"wall_face_area": area_faces, "tallest_wall": tallest, "wall_height_p95": p95,
+               "embankment_area": emb_area, "tallest_embankment": tallest_emb,
+               "earthwork_volume": earth, "volume_on_lot": on_lot}
+    total_earth = figs.sums["earth_total"].total() * ca
+    total_on = float(on_lot.sum())
+    emb_top = figs.maxima["emb_tallest_total"]
+    totals = {
+        "wall_face_area": float(area_faces.sum()),
+        "tallest_wall_face": float(fh.max()) if len(fh) else 0.0,
+        "wall_height_p95": float(np.percentile(fh, 95)) if len(fh) else 0.0,
+        "embankment_area": float(emb_area.sum()),
+        "tallest_embankment": float(emb_top) if np.isfinite(emb_top) else 0.0,
+        "earthwork_volume": total_earth,
+        "volume_moved_on_lots": total_on,
+        "earthwork_ratio": total_earth / total_on if total_on > 0 else None,
+        "limit_breach_cells": figs.counts["breach"],
+        "pad_share": float(figs.counts["pad_cells"] / max(lot_cells, 1)),
+    }
+    return per_lot, totals
 
 
 #: Grid fit: lots smaller than this many cells are blocky and their figures coarse.

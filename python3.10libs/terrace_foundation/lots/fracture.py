@@ -158,6 +158,6 @@ def intersect_pieces(pieces: np.ndarray, piece_count: np.ndarray, cells: np.ndar
     poly = widen_polygons(pieces, piece_count, width)[pi].copy()
     cnt = piece_count[pi].copy()
     poly, cnt = clip_halfplanes(poly, cnt, normal[ci], offset[ci])
-    area = polygon_area(poly)
+    area = polygon_area(poly, relative=True)
     keep = (cnt >= 3) & (area > 0)
     return poly[keep], cnt[keep], ci[keep]

@@ -47,7 +47,8 @@ class LotSet:
 
     def areas(self) -> np.ndarray:
         """Area of each lot, ``(L,)``."""
-        return np.bincount(self.piece_lot, polygon_area(self.pieces), minlength=self.n_lots)
+        return np.bincount(self.piece_lot, polygon_area(self.pieces, relative=True),
+                           minlength=self.n_lots)
 
     def compact(self) -> "LotSet":
         """Drop lots without area and renumber them in order."""

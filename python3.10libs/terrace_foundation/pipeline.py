@@ -399,7 +399,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         gflags: dict | None
         terrace, band, window, ginfo = grade_limited(
             hf.heights, lot_mask, limited, hf.cell_size, p.max_slope, p.max_wall_height,
-            p.max_embankment_height, p.boundary)
+            p.max_embankment_height, p.boundary, p.max_step)
         reach = None
         gflags = {"pad_moved": pad_moved, "limit_conflict": pad_conflict,
                   "rule_pad": np.r_[np.nan, rule_pads]}
@@ -671,6 +671,8 @@ def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_
             ginfo["nearest_lot"][win], ginfo["embankment_height"][win], hf.cell_size,
             p.max_step, p.max_slope, n_lots)
         more["limit_breach_cells"] = int((band[win] == Band.FADE).sum())
+        more["capped_cells"] = int(ginfo["capped_cells"])
+        more["cap_max_change"] = float(ginfo["cap_max_change"])
         more["lots_pad_moved"] = int(gflags["pad_moved"].sum())
         more["lots_limit_conflict"] = int(gflags["limit_conflict"].sum())
         more["pad_share"] = float(ginfo["pad_cells"][win].sum() / max(lots_in.sum(), 1))

@@ -6,8 +6,8 @@ terraces in it). The engine needs numpy only.
 
 Layout (``pipeline.generate`` runs the stages in order):
 
-* types at the bottom: ``heightfield``, ``region``, ``lot``, ``params``, ``result``, ``errors``,
-  ``geometry``;
+* types at the bottom: ``heightfield``, ``region``, ``lot``, ``wall``, ``params``, ``result``,
+  ``errors``, ``geometry``;
 * ``lots``: ``overlap`` (regions) -> ``scatter`` -> ``fracture`` -> ``subdivide`` ->
   ``footprint`` -> ``remesh``;
 * ``terrain``: ``heights`` -> ``project`` -> ``blend``, and the shared grid ``kernels``;
@@ -23,12 +23,13 @@ from .lot import Lot
 from .params import METHOD_PARAMETERS, PARAMETERS, TerraceParams
 from .region import Region
 from .result import TerraceResult
+from .wall import Wall
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "generate", "Heightfield", "Region", "Lot", "TerraceParams", "TerraceResult", "PARAMETERS",
-    "METHOD_PARAMETERS",
+    "generate", "Heightfield", "Region", "Lot", "Wall", "TerraceParams", "TerraceResult",
+    "PARAMETERS", "METHOD_PARAMETERS",
     "TerraceError", "TerraceInputError", "TerraceWarning", "__version__",
 ]
 

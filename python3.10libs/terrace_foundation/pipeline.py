@@ -13,38 +13,34 @@ import numpy as np
 
 from .budget import check_budget
 from .errors import TerraceInputError, WarningLog
-from .geometry import polygon_area, widen_polygons
+from .geometry import polygon_area
+from .grading_tiles import GradingJob, run_grading_tiles
 from .heightfield import Heightfield, release_pages
 from .lot import Lot
 from .lots.footprint import lot_footprint, pieces_outline
-from .lots.fracture import decompose_region, intersect_pieces, rectangle, voronoi_cells
+from .lots.fracture import decompose_regions, intersect_pieces, voronoi_cells_in_groups
 from .lots.overlap import resolve_overlaps
 from .lots.remesh import remesh_lots
-from .lots.scatter import region_rng, relax_points, scatter_points
+from .lots.scatter import region_rng, relax_in_regions, scatter_in_regions
 from .lots.subdivide import LotSet, subdivide_lots
 from .params import TerraceParams
-from .presets import Band
-from .presets.grading import balanced_pads, cell_pad_heights
-from .presets.limits import (
-    GradeInfo,
-    grade_limited,
-    grading_figures,
-    limit_pads,
-    lot_pair_steps,
-    step_walls,
+from .presets.limits import lot_figures, walls_from_sides
+from .presets.walls import find_walls, grid_steps_from_sides, outline_walls, touching_lots
+from .region import (
+    Region,
+    check_on_grid,
+    meets_box,
+    region_edges,
+    ring_area,
+    simplify_region,
 )
-from .presets.walls import find_walls, grid_steps, outline_walls, touching_lots
-from .region import Region, check_on_grid, outside_grid_error, ring_area, simplify_region
-from .report import _num, build_report, lot_extras, lot_statistics
+from .report import build_report, lot_rows
 from .result import TerraceResult
-from .terrain.blend import blur_halfwidth, blur_radius_used, blur_reach, box_blur
+from .terrain.blend import blur_halfwidth, blur_radius_used, blur_reach
 from .terrain.heights import pad_heights, slice_heights, vertex_degrees
-from .terrain.kernels import lot_adjacency, neighbour_pairs, slope_tangent
-from .terrain.project import rasterize_triangles
 from .terrain.tiles import halo_cells, plan_tiles
 from .tiling import (
     CREATED_SLOPE_LIMIT,
-    CREATED_SLOPE_MARGIN,
     ArraySink,
     ArraySource,
     ReferenceJob,
@@ -52,8 +48,9 @@ from .tiling import (
     TileStore,
     run_tiles,
 )
+from .wall import Wall
 
-__all__ = ["generate", "as_regions", "fracture_region"]
+__all__ = ["generate", "as_regions", "fracture_region", "fracture_regions"]
 
 ProgressFn = Callable[[str, float], None]
 
@@ -102,61 +99,119 @@ def fracture_region(region: Region, params: TerraceParams,
                     clip: tuple[float, float, float, float], terrain=None) -> LotSet:
     """Steps 1-2 for one region: scatter, relax, Voronoi-fracture, subdivide.
 
-    With the ``contour`` lot layout the region is not scattered: it is cut as one piece,
-    along and across the terrain's contours (:mod:`terrace_foundation.lots.contour`), so the rows
-    of lots run through the whole town.
+    See :func:`fracture_regions` (this is its one-region case).
+    """
+    return fracture_regions([region], params, clip, terrain)
+
+
+def fracture_regions(regions: Sequence[Region], params: TerraceParams,
+                     clip: tuple[float, float, float, float], terrain=None) -> LotSet:
+    """Steps 1-2 for many regions at once: scatter, relax, Voronoi-fracture, subdivide.
+
+    Every step runs on all regions together (flat arrays with a region index); only the
+    random draws are made region by region, each from the region's own stream
+    (:func:`~terrace_foundation.lots.scatter.region_rng`), so a region's lots are the same
+    whatever other regions are terraced with it.
+
+    With the ``contour`` lot layout the regions are not scattered: each is cut as one piece,
+    along and across the terrain's contours (:mod:`terrace_foundation.lots.contour`), so the
+    rows of lots run through the whole town.
 
     Parameters
     ----------
-    region : Region
+    regions : sequence of Region
     params : TerraceParams
     clip : (xmin, ymin, xmax, ymax)
         The heightfield's extent: lots are clipped to it.
     terrain : callable(x, y) -> heights, optional
-        Terrain sampler in the region's frame (needed by the contour layout).
+        Terrain sampler in the regions' frame (needed by the contour layout).
 
     Returns
     -------
     LotSet
-        Lots in a stable order for the seed.
+        Lots region by region (``lot_region`` is the index into ``regions``), in a stable
+        order for the seed; none for a region with no part on the grid (:func:`generate`
+        refuses a region wholly outside first, with
+        :func:`~terrace_foundation.region.check_on_grid`).
     """
-    rng = region_rng(params.seed, region.region_id)
-    b = region.bounds
-    bounds = (max(b[0], clip[0]), max(b[1], clip[1]), min(b[2], clip[2]), min(b[3], clip[3]))
-    pieces = decompose_region(region)
-    # the part of the region on the grid (pieces clipped to the grid's rectangle)
-    box = rectangle(bounds)
-    on_grid, on_count, _ = intersect_pieces(pieces, np.full(len(pieces), 4), box,
-                                            np.array([4]))
-    if len(on_grid) == 0 or polygon_area(on_grid).sum() <= 1e-12 * max(region.area, 1e-300):
-        # a guard: generate refuses regions off the grid first (check_on_grid)
-        raise outside_grid_error(region.region_id, clip)
+    g_n = len(regions)
+    if g_n == 0:
+        empty, none = np.zeros((0, 4, 2)), np.zeros(0, dtype=np.int64)
+        return LotSet(empty, none, empty, none, none, none)
+    rngs = [region_rng(params.seed, r.region_id) for r in regions]
+    rb = np.array([r.bounds for r in regions], dtype=np.float64).reshape(g_n, 4)
+    bounds = np.column_stack([np.maximum(rb[:, 0], clip[0]), np.maximum(rb[:, 1], clip[1]),
+                              np.minimum(rb[:, 2], clip[2]), np.minimum(rb[:, 3], clip[3])])
+    groups = np.arange(g_n)
+    edges = region_edges(regions)
+    pieces, piece_group = decompose_regions(edges)
+    four = np.full(len(pieces), 4)
+    # the part of each region on the grid (pieces clipped to the grid's rectangle)
+    box = rectangles(bounds)
+    on_grid, on_count, on_group = intersect_pieces(pieces, four, box, np.full(g_n, 4),
+                                                   piece_group, groups)
+    on_area = np.bincount(on_group, polygon_area(on_grid), minlength=g_n)
+    area = np.array([r.area for r in regions])
+    # nothing of a region on the grid: no lots, and no draws from its stream (generate
+    # refuses a region wholly outside before this, with the one check, region.check_on_grid;
+    # what is left here is a part the overlap rule left off the grid, or a sliver below
+    # rounding)
+    live = on_area > 1e-12 * np.maximum(area, 1e-300)
+    if not live.all():
+        keep = live[on_group]
+        on_grid, on_count, on_group = on_grid[keep], on_count[keep], on_group[keep]
+        keep = live[piece_group]
+        pieces, piece_group, four = pieces[keep], piece_group[keep], four[keep]
+    counts = np.where(live, scatter_counts(on_area, params), 0)
     layout = params.layout
     if layout == "contour":
         if terrain is None:
             raise ValueError("the contour lot layout needs a terrain sampler")
-        cells, cell_count = rectangle(bounds), np.array([4])
-        poly, cnt, cell = intersect_pieces(pieces, np.full(len(pieces), 4), cells, cell_count)
-        lots = LotSet(cells, cell_count, poly, cnt, cell).compact()
+        lots = LotSet(box, np.full(g_n, 4), on_grid, on_count, on_group, groups).compact()
         # one piece to start from instead of scatter_count: as many more levels of cuts
-        extra = int(np.ceil(np.log2(scatter_count(polygon_area(on_grid).sum(), params))))
+        extra = np.ceil(np.log2(np.maximum(counts, 1))).astype(np.int64)
         lots = subdivide_lots(lots, params.min_lot_size, params.lot_iterations + extra,
-                              params.irregularity, rng, "contour", terrain)
+                              params.irregularity, rngs, "contour", terrain)
         return lots.compact()
-    pts = scatter_points(region, scatter_count(polygon_area(on_grid).sum(), params), rng,
-                         clip=bounds)
-    pts = relax_points(pts, region, params.relax_iterations, rng, clip=bounds)
-    if len(pts) == 0:
-        # a sliver of the region on the grid that rejection sampling missed: seed it with
-        # the centroid of its largest piece
-        k = int(np.argmax(polygon_area(on_grid)))
-        pts = on_grid[k, :on_count[k]].mean(axis=0)[None]
-    cells, cell_count = voronoi_cells(pts, bounds)
-    poly, cnt, cell = intersect_pieces(pieces, np.full(len(pieces), 4), cells, cell_count)
-    lots = LotSet(cells, cell_count, poly, cnt, cell).compact()
+    pts, pt_group = scatter_in_regions(edges, bounds, counts, rngs, draw=live)
+    pts = relax_in_regions(pts, pt_group, edges, bounds, params.relax_iterations, rngs)
+    n_pts = np.bincount(pt_group, minlength=g_n)
+    if (live & (n_pts == 0)).any():
+        # a sliver of a region on the grid that rejection sampling missed: seed it with
+        # the centroid of its largest piece (rare: only such regions are visited)
+        on_a = polygon_area(on_grid)
+        extra_pts = []
+        for g in np.nonzero(live & (n_pts == 0))[0]:
+            mine = np.nonzero(on_group == g)[0]
+            k = int(mine[np.argmax(on_a[mine])])
+            extra_pts.append(on_grid[k, :on_count[k]].mean(axis=0))
+        pts = np.concatenate([pts, np.array(extra_pts)])
+        pt_group = np.concatenate([pt_group, np.nonzero(live & (n_pts == 0))[0]])
+        order = np.argsort(pt_group, kind="stable")
+        pts, pt_group = pts[order], pt_group[order]
+        n_pts = np.bincount(pt_group, minlength=g_n)
+    cells, cell_count = voronoi_cells_in_groups(pts, n_pts, bounds)
+    poly, cnt, cell = intersect_pieces(pieces, four, cells, cell_count, piece_group, pt_group)
+    lots = LotSet(cells, cell_count, poly, cnt, cell, pt_group).compact()
     lots = subdivide_lots(lots, params.min_lot_size, params.lot_iterations, params.irregularity,
-                          rng)
+                          rngs)
     return lots.compact()
+
+
+def rectangles(bounds: np.ndarray) -> np.ndarray:
+    """Counter-clockwise ``(G, 4, 2)`` polygons of ``(G, 4)`` bounds ``(xmin, ymin, xmax, ymax)``."""
+    x0, y0, x1, y1 = np.asarray(bounds, dtype=np.float64).reshape(-1, 4).T
+    return np.stack([np.column_stack([x0, y0]), np.column_stack([x1, y0]),
+                     np.column_stack([x1, y1]), np.column_stack([x0, y1])], axis=1)
+
+
+def scatter_counts(area: np.ndarray, params: TerraceParams) -> np.ndarray:
+    """:func:`scatter_count` of each of ``area``, ``(G,)`` ints."""
+    area = np.asarray(area, dtype=np.float64)
+    if params.scatter_mode == "fixed":
+        return np.full(len(area), int(params.scatter_count), dtype=np.int64)
+    n = np.floor(area / params.min_lot_size + 0.5).astype(np.int64)
+    return np.minimum(np.maximum(n, 1), int(params.scatter_count))
 
 
 def scatter_count(area: float, params: TerraceParams) -> int:
@@ -166,10 +221,7 @@ def scatter_count(area: float, params: TerraceParams) -> int:
     the lot count follows the area (a region smaller than ``min_lot_size`` is one lot);
     ``fixed``: ``scatter_count`` whatever the area (the reference asset's behaviour).
     """
-    if params.scatter_mode == "fixed":
-        return int(params.scatter_count)
-    n = int(np.floor(float(area) / params.min_lot_size + 0.5))
-    return int(min(max(n, 1), params.scatter_count))
+    return int(scatter_counts(np.array([area]), params)[0])
 
 
 #: Seconds between two counts of a long stage (regions or lots done / total).
@@ -232,10 +284,11 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     tile_size : int, optional
         Side of the tiles the raster stages run in, cells (a multiple of 64; default
         :data:`~terrace_foundation.terrain.tiles.DEFAULT_TILE_SIZE`, 0 = one tile). The
-        result does not depend on it, bit for bit (:mod:`terrace_foundation.tiling`); the
-        grading preset runs as one tile.
+        result does not depend on it, bit for bit (:mod:`terrace_foundation.tiling`,
+        :mod:`terrace_foundation.grading_tiles`).
     scheduler : str, optional
-        Run the tiles as Dask tasks: ``threads``, ``processes`` or a ``dask.distributed``
+        Run the tiles as Dask tasks (reference preset; the grading preset's two passes run
+        serially): ``threads``, ``processes`` or a ``dask.distributed``
         scheduler address (needs ``pip install ".[dask]"``).
     tile_progress : callable(done, total, cells, seconds), optional
         Called after each tile of a tiled run.
@@ -322,50 +375,38 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     for note in notes:
         warn.add(note)
     if notes:   # a part left by the overlap rule may lie off the grid: nothing to terrace there
-        x0, y0, x1, y1 = local.extent
-        regs = [r for r in regs if not (r.bounds[2] <= x0 or r.bounds[0] >= x1
-                                        or r.bounds[3] <= y0 or r.bounds[1] >= y1)]
+        regs = [r for r in regs if meets_box(r, local.extent)]
     extent = local.extent
 
     stage("subdivide", 0.05)
-    count = _counter(progress, "subdivide", 0.05, 0.25, len(regs), "regions")
-    lot_sets = []
-    for reg in regs:
-        lot_sets.append(fracture_region(reg, p, extent, local.sample))
-        count(len(lot_sets))
-    if sum(ls.n_lots for ls in lot_sets) == 0:
+    lot_set = fracture_regions(regs, p, extent, local.sample)
+    n_lots = lot_set.n_lots
+    if n_lots == 0:
         raise TerraceInputError("no part of any region lies on the heightfield", "regions")
+    if progress is not None and getattr(progress, "count", None) is not None:
+        progress.count("subdivide", len(regs), len(regs), "regions")
 
     stage("footprint", 0.25)
     lots_meta = []  # (region_id, footprint, area) per lot, in lot id order
-    pieces, piece_count, piece_lot = [], [], []
-    width = max(ls.pieces.shape[1] for ls in lot_sets if ls.n_lots)
-    offset = 0
-    count = _counter(progress, "footprint", 0.25, 0.35, sum(ls.n_lots for ls in lot_sets),
-                     "lots")
-    for reg, ls in zip(regs, lot_sets):
-        if ls.n_lots == 0:
-            continue
-        areas = ls.areas()
-        # each lot's outline is the union of its pieces: exact, and its area is the lot's
-        order = np.argsort(ls.piece_lot, kind="stable")
-        bounds = np.searchsorted(ls.piece_lot[order], np.arange(ls.n_lots + 1))
-        ra, rb = reg.edges()
-        for i in range(ls.n_lots):
-            mine = order[bounds[i]:bounds[i + 1]]
-            polys = pieces_outline(ls.pieces[mine], ls.piece_count[mine])
-            got = sum(ring_area(r) for poly in polys for r in poly)
-            if not abs(got - areas[i]) <= 1e-9 * max(abs(areas[i]), 1e-300):
-                # pieces meeting on a non-vertical line (the contour layout's cuts): trace
-                polys = lot_footprint(ra, rb, ls.outline[i], int(ls.outline_count[i]))
-            fp = [[ring + shift for ring in poly] for poly in polys]
-            lots_meta.append((reg.region_id, fp, float(areas[i])))
-        pieces.append(widen_polygons(ls.pieces, ls.piece_count, width))
-        piece_count.append(ls.piece_count)
-        piece_lot.append(ls.piece_lot + offset)
-        offset += ls.n_lots
-        count(offset)
-    n_lots = offset
+    count = _counter(progress, "footprint", 0.25, 0.35, n_lots, "lots")
+    areas = lot_set.areas()
+    lot_region = lot_set.lot_region
+    # each lot's outline is the union of its pieces: exact, and its area is the lot's
+    order = np.argsort(lot_set.piece_lot, kind="stable")
+    bounds = np.searchsorted(lot_set.piece_lot[order], np.arange(n_lots + 1))
+    for i in range(n_lots):
+        reg = regs[int(lot_region[i])]
+        mine = order[bounds[i]:bounds[i + 1]]
+        polys = pieces_outline(lot_set.pieces[mine], lot_set.piece_count[mine])
+        got = sum(ring_area(r) for poly in polys for r in poly)
+        if not abs(got - areas[i]) <= 1e-9 * max(abs(areas[i]), 1e-300):
+            # pieces meeting on a non-vertical line (the contour layout's cuts): trace
+            ra, rb = reg.edges()
+            polys = lot_footprint(ra, rb, lot_set.outline[i], int(lot_set.outline_count[i]))
+        fp = [[ring + shift for ring in poly] for poly in polys]
+        lots_meta.append((reg.region_id, fp, float(areas[i])))
+        count(i + 1)
+    pieces, piece_count, piece_lot = [lot_set.pieces], [lot_set.piece_count], [lot_set.piece_lot]
 
     stage("remesh", 0.35)
     mesh = remesh_lots(np.concatenate(pieces), np.concatenate(piece_count),
@@ -381,31 +422,40 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     stage("project", 0.6)
     tri_xy = mesh.vertices[mesh.triangles]
     lot_region = np.array([m[0] for m in lots_meta])
+    # the raster stages tile by tile (one tile for a map that fits): tiling.py (reference)
+    # and grading_tiles.py (grading)
+    if tile_only is None:
+        if in_memory:
+            terrace = np.empty(hf.shape)
+            lot_mask = np.zeros(hf.shape, dtype=np.int32)
+            sink = TeeSink(ArraySink(terrace, lot_mask), *sinks)
+        else:
+            if not sinks:
+                raise ValueError("in_memory=False needs sinks to write the tiles to")
+            terrace = lot_mask = None
+            sink = TeeSink(*sinks)
+    gflags = gfigs = None
     if p.preset == "grading":
-        cells, target, label = rasterize_triangles(tri_xy, sliced[mesh.triangles],
-                                                   mesh.triangle_lot + 1, local)
-        lot_mask = np.zeros(hf.shape, dtype=np.int32)
-        lot_mask.ravel()[cells] = label
-        _warn_empty(np.bincount(label, minlength=n_lots + 1), warn)
         stage("grade", 0.7)
-        pads, sliced = _grading_pads(hf, lot_mask, pads, lot_region, lots_meta, mesh, p)
-        rule_pads = pads
-        limited, pad_moved, pad_conflict = limit_pads(
-            np.r_[np.nan, pads], hf.heights, lot_mask, hf.cell_size, p.max_slope,
-            p.max_wall_height, p.max_embankment_height)
-        pads = limited[1:]
+        raster = ReferenceJob(hf.shape, hf.cell_size, tri_xy,
+                              np.broadcast_to(np.float64(0.0), (len(tri_xy), 3)),
+                              mesh.triangle_lot + 1, 0.0, 0, n_lots)
+        del tri_xy
+        gjob = GradingJob(raster, p.max_slope, p.max_wall_height, p.max_embankment_height,
+                          p.max_step, p.boundary, p.pad_rule)
+        lot_area = np.array([m[2] for m in lots_meta])
+        gfigs, plan = run_grading_tiles(gjob, _source(hf.heights, None), sink, tile_size,
+                                        (pads, lot_region, lot_area, hf.cell_area),
+                                        progress=tile_progress)
+        sink.close()
+        _warn_empty(plan["cells"], warn)
+        pads = plan["pad"][1:]
         sliced = pads[mesh.vertex_lot]
-        ginfo: GradeInfo | None
-        gflags: dict | None
-        terrace, band, window, ginfo = grade_limited(
-            hf.heights, lot_mask, limited, hf.cell_size, p.max_slope, p.max_wall_height,
-            p.max_embankment_height, p.boundary, p.max_step)
         reach = None
-        gflags = {"pad_moved": pad_moved, "limit_conflict": pad_conflict,
-                  "rule_pad": np.r_[np.nan, rule_pads]}
-        figs = None
+        gflags = {"pad_moved": plan["moved"], "limit_conflict": plan["conflict"],
+                  "rule_pad": plan["rule_pad"]}
+        figs = gfigs
     else:
-        # the raster stages tile by tile (one tile for a map that fits): tiling.py
         radius = blur_radius_used(p.blur_radius, hf.cell_size, p.min_blur_cells)
         h = blur_halfwidth(radius, hf.cell_size)
         job = ReferenceJob(hf.shape, hf.cell_size, tri_xy, sliced[mesh.triangles],
@@ -417,22 +467,11 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
                       store=tile_store, only=list(tile_only))
             timings["blend"] += time.perf_counter() - tick
             return TerraceResult(None, hf, [], None, p, {}, timings, list(warn), [])
-        if in_memory:
-            terrace = np.empty(hf.shape)
-            lot_mask = np.zeros(hf.shape, dtype=np.int32)
-            sink = TeeSink(ArraySink(terrace, lot_mask), *sinks)
-        else:
-            if not sinks:
-                raise ValueError("in_memory=False needs sinks to write the tiles to")
-            terrace = lot_mask = None
-            sink = TeeSink(*sinks)
         figs = run_tiles(job, hf.shape, _source(hf.heights, scheduler), sink, tile_size,
                          scheduler=scheduler, progress=tile_progress, store=tile_store)
         sink.close()
         _warn_empty(figs.lot_count["cells"], warn)
         reach = (radius, blur_reach(h))
-        band = window = None
-        ginfo = gflags = None
 
     stage("lots", 0.85)
     # split the batched mesh into per-lot meshes (vertices and triangles are sorted by lot)
@@ -447,38 +486,32 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
             vertices=np.column_stack([mesh.vertices[v0:v1] + shift, sliced[v0:v1]]),
             terrain=terrain[v0:v1], triangles=(mesh.triangles[t0:t1] - v0).astype(np.int64),
             pad_height=float(pads[i])))
-    walls = []
-    if p.preset == "grading":
+    walls: list[Wall] = []
+    if gfigs is not None:
         # walls between lots where the terrace heightfield has a step above max_step across
         # the cell sides the two lots share (a pair whose step the grading took entirely in
         # embankments, or that shares no cell side, has no wall), at the height of that step
-        steps = lot_pair_steps(terrace, lot_mask)
+        # (the tallest step of each pair, gathered from the tiles)
+        steps = {k: np.array([v]) for k, v in gfigs.pair_max.items()}
         walls = find_walls(lots, touching_lots(lots, 1e-6), p.max_step, 1e-6, origin=shift,
-                           grid_sides=grid_steps(lot_mask, hf.origin, hf.cell_size),
-                           steps=steps)
-        for w in walls:
-            new = float(steps[(min(w["lot_a"], w["lot_b"]), max(w["lot_a"], w["lot_b"]))].max())
-            half = 0.5 * (w["height"] - new)
-            w["base_height"] += half
-            w["top_height"] -= half
-            w["height"] = new
+                           grid_sides=grid_steps_from_sides(_joined(gfigs.grid_sides),
+                                                            hf.origin, hf.cell_size)
+                           if gfigs.grid_sides else {}, steps=steps)
+        for k, w in enumerate(walls):
+            new = float(steps[w.pair].max())
+            half = 0.5 * (w.height - new)
+            walls[k] = w.replace(base_height=w.base_height + half,
+                                 top_height=w.top_height - half, height=new)
         # outline walls, wings and tier walls inside the lots, read off the heightfield
-        assert ginfo is not None                           # set by the grading branch
-        off_edges = step_walls(terrace, lot_mask, ginfo["nearest_lot"], hf.origin,
-                               hf.cell_size, max(p.max_step, np.tan(np.radians(p.max_slope))
-                                                 * hf.cell_size * (1 + 1e-9)), hf.heights,
-                               min_change=p.max_step)
-        walls += [w for w in off_edges if p.boundary != "wall" or w["on"] == "tier"]
+        off_edges = walls_from_sides(_joined(gfigs.wall_sides), hf.origin, hf.cell_size) \
+            if gfigs.wall_sides else []
+        walls += [w for w in off_edges if p.boundary != "wall" or w.on == "tier"]
         if p.boundary == "wall":
             walls += outline_walls(lots, [r.translated(shift) for r in regs], hf.sample,
                                    p.max_step, 1e-6, origin=shift, spacing=hf.cell_size)
 
     stage("report", 0.9)
-    if figs is not None:
-        report = _report_tiles(hf, figs, reach, lots, walls, p, warn, n_lots)
-    else:
-        report = _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn,
-                         n_lots, ginfo, gflags)
+    report = _report_tiles(hf, figs, reach, lots, walls, p, warn, n_lots, gflags)
     now = time.perf_counter()
     timings["report"] += now - tick
     if progress is not None:
@@ -519,12 +552,19 @@ def _warn_empty(cells_per_lot: np.ndarray, warn: WarningLog) -> None:
         warn.add(msg)
 
 
-def _report_tiles(hf, figs, reach, lots, walls, p, warn, n_lots):
-    """The report of a tiled run, from the tiles' combined figures (:class:`TileFigures`).
+def _joined(parts: list[dict]) -> dict:
+    """Per-tile side arrays (dicts of equal keys) joined into one dict."""
+    return {k: np.concatenate([p_[k] for p_ in parts]) for k in parts[0]}
+
+
+def _report_tiles(hf, figs, reach, lots, walls, p, warn, n_lots, gflags=None):
+    """The report of a tiled run, from the tiles' combined figures (:class:`TileFigures`;
+    :class:`~terrace_foundation.grading_tiles.GradingFigures` for the grading preset, with
+    ``gflags`` its pad flags).
 
     Minima, maxima and counts combine exactly; sums come from partial sums per row chunk
     (:class:`~terrace_foundation.terrain.tiles.PartialSums`), so the figures do not depend on
-    the tiling.
+    the tiling; the 95th percentiles of the wall faces are taken over the faces of all tiles.
     """
     area = hf.cell_area
     n = n_lots + 1
@@ -543,6 +583,7 @@ def _report_tiles(hf, figs, reach, lots, walls, p, warn, n_lots):
     lot_cells = figs.counts["lot_cells"]
     emb = extra["embankment_slope_max"]
     outside = figs.maxima["change_outside_band"]
+    grading = gflags is not None
     totals = {
         "regions": len({lot.region_id for lot in lots}),
         "lots": len(lots),
@@ -554,144 +595,75 @@ def _report_tiles(hf, figs, reach, lots, walls, p, warn, n_lots):
         "fill_volume_lots": float(stats["fill"].sum()),
         "changed_cells": figs.counts["changed"],
         "band_cells": figs.counts["band"],
-        "wing_cells": 0,
-        "max_wing_step": 0.0,
+        "wing_cells": figs.counts["wing"] if grading else 0,
+        "max_wing_step": max(figs.maxima["wing_step"], 0.0) if grading else 0.0,
         "max_change_outside_band": float(outside) if np.isfinite(outside) else 0.0,
         "buildable_share": float(extra["buildable_cells"].sum() / max(lot_cells, 1)),
         "max_embankment_slope_deg": float(np.nanmax(emb)) if np.isfinite(emb).any() else None,
         "walls": len(walls),
-        "wall_length": float(sum(w["length"] for w in walls)),
-        "tallest_wall": float(max((w["height"] for w in walls), default=0.0)),
+        "wall_length": float(sum(w.length for w in walls)),
+        "tallest_wall": float(max((w.height for w in walls), default=0.0)),
     }
     created = figs.maxima["slope_created"]
     created = float(created) if np.isfinite(created) else None
     flags = _fit_and_absurd(hf, created, figs.counts["steep_created"], lots, walls, totals,
                             reach, p, warn)
-    report = build_report(lots, stats, extra, walls, totals, p.to_dict(), warn, hf.shape,
-                          hf.cell_size)
-    report["flags"] = flags
-    return report
-
-
-def _grading_pads(hf, lot_mask, vertex_pads, lot_region, lots_meta, mesh, p):
-    """Pad heights by the grading preset's rule and the (flat) slice heights."""
-    n_lots = len(vertex_pads)
-    rule = "mean" if p.pad_rule == "balanced" else p.pad_rule
-    cell_pad, cnt = cell_pad_heights(hf.heights, lot_mask, n_lots, rule)
-    pads = cell_pad[1:]
-    if p.pad_rule == "balanced" and n_lots > 1:
-        a, b, sides = lot_adjacency(lot_mask)
-        area = cnt[1:] * hf.cell_area
-        has = area > 0
-        lot_area = np.array([m[2] for m in lots_meta])
-        stiffness = 1.0 / np.sqrt(max(float(np.mean(lot_area)), hf.cell_area))
-        idx = np.nonzero(has)[0]
-        remap = np.full(n_lots + 1, -1)
-        remap[idx + 1] = np.arange(len(idx))
-        bal = balanced_pads(pads[idx], area[idx], remap[a], remap[b], sides * hf.cell_size,
-                            lot_region[idx], stiffness)
-        pads = pads.copy()
-        pads[idx] = bal
-    # lots too small to cover a cell centre keep the reference pad
-    pads = np.where(np.isnan(pads), vertex_pads, pads)
-    return pads, pads[mesh.vertex_lot]
-
-
-def _max_step_at(heights: np.ndarray, cells: np.ndarray) -> float:
-    """Largest height difference between a marked cell and any of its 4 neighbours."""
-    best = 0.0
-    for a, b, _ in neighbour_pairs(heights.shape, diagonals=False):
-        sel = cells[a] | cells[b]
-        if sel.any():
-            best = max(best, float(np.abs(heights[a] - heights[b])[sel].max()))
-    return best
-
-
-def _report(hf, terrace, lot_mask, window, band, reach, lots, walls, p, warn, n_lots,
-            ginfo=None, gflags=None):
-    """Per-lot figures and totals (computed on the window where anything changed)."""
-    # one cell of margin so the slopes at the window's edge see their neighbours
-    win = (slice(max(window[0].start - 1, 0), min(window[0].stop + 1, hf.shape[0])),
-           slice(max(window[1].start - 1, 0), min(window[1].stop + 1, hf.shape[1])))
-    before = hf.heights[win]
-    after = terrace[win]
-    mask = lot_mask[win]
-    lots_in = mask > 0
-    if band is None:
-        # reference preset: the band is every cell within the blur's reach of a lot
-        # (one box pass of half-width 3k has the same support as the blur's three of k)
-        band_w = box_blur(lots_in.astype(np.float64), reach[1], passes=1) > 0 if reach[1] \
-            else np.zeros_like(lots_in)
-        band_w &= ~lots_in
-        wing_w = np.zeros_like(lots_in)
-    else:
-        band_w = band[win] > 0
-        # wings are walls and the fade beyond a broken limit is reported on its own
-        wing_w = (band[win] == Band.WING) | (band[win] == Band.FADE)
-    slopes = (slope_tangent(before, hf.cell_size), slope_tangent(after, hf.cell_size))
-    stats = lot_statistics(before, after, mask, hf.cell_size, n_lots, slopes)
-    # embankment slopes are measured off the wings (a wing is a wall, reported as such)
-    extra = lot_extras(after, mask, band_w & ~wing_w, hf.cell_size, n_lots, slope=slopes[1],
-                       pad_cells=None if ginfo is None else ginfo["pad_cells"][win])
-    diff = after - before
-    area = hf.cell_area
-    outside = ~(band_w | lots_in)
-    # everything outside the window is bit-identical by construction; check the window
-    totals = {
-        "regions": len({lot.region_id for lot in lots}),
-        "lots": len(lots),
-        "lot_area": float(sum(lot.area for lot in lots)),
-        "cut_volume": float(np.maximum(-diff, 0).sum() * area),
-        "fill_volume": float(np.maximum(diff, 0).sum() * area),
-        "net_volume": float(diff.sum() * area),
-        "cut_volume_lots": float(stats["cut"].sum()),
-        "fill_volume_lots": float(stats["fill"].sum()),
-        "changed_cells": int((diff != 0).sum()),
-        "band_cells": int(band_w.sum()),
-        "wing_cells": int(wing_w.sum()),
-        "max_wing_step": _max_step_at(after, wing_w),
-        "max_change_outside_band": float(np.abs(diff[outside]).max()) if outside.any() else 0.0,
-        "buildable_share": float(extra["buildable_cells"].sum() / max(lots_in.sum(), 1)),
-        "max_embankment_slope_deg": float(np.nanmax(extra["embankment_slope_max"]))
-        if np.isfinite(extra["embankment_slope_max"]).any() else None,
-        "walls": len(walls),
-        "wall_length": float(sum(w["length"] for w in walls)),
-        "tallest_wall": float(max((w["height"] for w in walls), default=0.0)),
-    }
-    sel = (lots_in | band_w) & (diff != 0)
-    deg_after = np.degrees(np.arctan(slopes[1][sel]))
-    made = deg_after > np.degrees(np.arctan(slopes[0][sel])) + CREATED_SLOPE_MARGIN
-    created = float(deg_after[made].max()) if made.any() else None
-    n_steep = int((deg_after[made] > CREATED_SLOPE_LIMIT).sum())
-    flags = _fit_and_absurd(hf, created, n_steep, lots, walls, totals, reach, p, warn)
-    lot_more = None
-    if ginfo is not None:
-        lot_more, more = grading_figures(
-            before, after, mask, band_w, ginfo["lot_embankment"][win],
-            ginfo["nearest_lot"][win], ginfo["embankment_height"][win], hf.cell_size,
-            p.max_step, p.max_slope, n_lots)
-        more["limit_breach_cells"] = int((band[win] == Band.FADE).sum())
-        more["capped_cells"] = int(ginfo["capped_cells"])
-        more["cap_max_change"] = float(ginfo["cap_max_change"])
+    figures = None
+    if gflags is not None:
+        per_lot, more = _grading_totals(figs, hf.cell_size, n, lot_cells)
         more["lots_pad_moved"] = int(gflags["pad_moved"].sum())
         more["lots_limit_conflict"] = int(gflags["limit_conflict"].sum())
-        more["pad_share"] = float(ginfo["pad_cells"][win].sum() / max(lots_in.sum(), 1))
         totals.update(more)
-        lot_more["pad_moved"] = gflags["pad_moved"]
-        lot_more["limit_conflict"] = gflags["limit_conflict"]
-        lot_more["rule_pad_height"] = gflags["rule_pad"]
-    report = build_report(lots, stats, extra, walls, totals, p.to_dict(), warn, hf.shape,
-                          hf.cell_size)
+        figures = lot_figures(per_lot, gflags["pad_moved"], gflags["limit_conflict"],
+                              gflags["rule_pad"], [lot.lot_id for lot in lots])
+    report = build_report(lot_rows(lots, stats, extra, walls, figures), walls, totals,
+                          p.to_dict(), list(warn), hf.shape, hf.cell_size)
     report["flags"] = flags
-    if lot_more is not None:
-        for row in report["lots"]:
-            i = row["lot_id"]
-            for key, arr in lot_more.items():
-                v = arr[i]
-                row[key] = bool(v) if arr.dtype == bool else _num(v)
-            row["earthwork_ratio"] = _num(row["earthwork_volume"] / row["volume_on_lot"]) \
-                if row["volume_on_lot"] else None
     return report
+
+
+def _grading_totals(figs, cell_size: float, n: int, lot_cells: int):
+    """Walls, embankments and earthwork per lot and in total, from a grading run's tiles
+    (the figures of :func:`~terrace_foundation.presets.limits.grading_figures`).
+    """
+    ca = cell_size * cell_size
+    fl = np.concatenate(figs.faces_lot) if figs.faces_lot else np.zeros(0, dtype=np.int64)
+    fh = np.concatenate(figs.faces_h) if figs.faces_h else np.zeros(0)
+    area_faces = figs.sums["face_area"].totals(n)
+    tallest = np.fmax(np.zeros(n), figs.lot_max["wall_tallest"])
+    p95 = np.zeros(n)
+    if len(fl):
+        order = np.lexsort((fh, fl))
+        fl_s, fh_s = fl[order], fh[order]
+        starts = np.searchsorted(fl_s, np.arange(n))
+        stops = np.searchsorted(fl_s, np.arange(n), side="right")
+        has = stops > starts
+        idx = starts + np.floor(0.95 * (stops - starts - 1)).astype(np.int64)
+        p95[has] = fh_s[np.minimum(idx[has], len(fh_s) - 1)]
+    emb_area = figs.lot_count["emb_cells"] * ca
+    tallest_emb = np.fmax(np.zeros(n), figs.lot_max["emb_tallest"])
+    earth = figs.sums["earth"].totals(n) * ca
+    on_lot = figs.sums["on_lot"].totals(n) * ca
+    per_lot = {"wall_face_area": area_faces, "tallest_wall": tallest, "wall_height_p95": p95,
+               "embankment_area": emb_area, "tallest_embankment": tallest_emb,
+               "earthwork_volume": earth, "volume_on_lot": on_lot}
+    total_earth = figs.sums["earth_total"].total() * ca
+    total_on = float(on_lot.sum())
+    emb_top = figs.maxima["emb_tallest_total"]
+    totals = {
+        "wall_face_area": float(area_faces.sum()),
+        "tallest_wall_face": float(fh.max()) if len(fh) else 0.0,
+        "wall_height_p95": float(np.percentile(fh, 95)) if len(fh) else 0.0,
+        "embankment_area": float(emb_area.sum()),
+        "tallest_embankment": float(emb_top) if np.isfinite(emb_top) else 0.0,
+        "earthwork_volume": total_earth,
+        "volume_moved_on_lots": total_on,
+        "earthwork_ratio": total_earth / total_on if total_on > 0 else None,
+        "limit_breach_cells": figs.counts["breach"],
+        "capped_cells": figs.counts.get("capped", 0),
+        "pad_share": float(figs.counts["pad_cells"] / max(lot_cells, 1)),
+    }
+    return per_lot, totals
 
 
 #: Grid fit: lots smaller than this many cells are blocky and their figures coarse.
@@ -762,7 +734,7 @@ def _fit_and_absurd(hf, created, n_steep, lots, walls, totals, reach, p, warn) -
         tallest = totals["tallest_wall"]
         flags["tall_walls"] = tallest > WALL_HEIGHT_LIMIT
         if flags["tall_walls"]:
-            n = sum(1 for w in walls if w["height"] > WALL_HEIGHT_LIMIT)
+            n = sum(1 for w in walls if w.height > WALL_HEIGHT_LIMIT)
             warn.add(f"{n} retaining walls are higher than {WALL_HEIGHT_LIMIT:g} (up to "
                   f"{tallest:.1f}): the balanced pad rule or smaller lots (min_lot_size) lower them")
     return flags

@@ -8,13 +8,16 @@ blend band around the lots. Everything is grouped sums, minima and maxima over s
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol, Sequence
 
 import numpy as np
 
 from .terrain.kernels import cone_envelope, neighbour_pairs, slope_tangent
+from .wall import Wall
 
-__all__ = ["label_order", "lot_statistics", "lot_extras", "inner_cells", "edge_slopes", "build_report"]
+__all__ = ["label_order", "lot_statistics", "lot_extras", "inner_cells", "edge_slopes",
+           "edge_tangents", "LotRow", "LotWall", "LotFigures", "lot_rows", "build_report"]
 
 
 def _deg(tangent: np.ndarray) -> np.ndarray:
@@ -35,8 +38,12 @@ def label_order(labels: np.ndarray, n: int) -> np.ndarray:
     return order[np.argsort((lab[order] >> 16).astype(np.uint16), kind="stable")]
 
 
-def _grouped(labels: np.ndarray, values: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
-    """min/max/sum of each value array per label 1..n (sorted reduceat)."""
+def _grouped(labels: np.ndarray, values: dict[str, np.ndarray], n: int,
+             reductions: dict[str, tuple[str, ...]] | None = None) -> dict[str, np.ndarray]:
+    """min/max/sum of each value array per label 1..n (sorted reduceat).
+
+    ``reductions`` names the ones wanted per value (default all three for every value).
+    """
     order = label_order(labels, n)
     lab = labels[order]
     starts = np.r_[0, np.nonzero(lab[1:] != lab[:-1])[0] + 1] if len(lab) else np.zeros(0, int)
@@ -44,7 +51,10 @@ def _grouped(labels: np.ndarray, values: dict[str, np.ndarray], n: int) -> dict[
     out: dict[str, np.ndarray] = {}
     for name, v in values.items():
         vs = v[order]
+        wanted = ("min", "max", "sum") if reductions is None else reductions[name]
         for fn, red in (("min", np.minimum), ("max", np.maximum), ("sum", np.add)):
+            if fn not in wanted:
+                continue
             res = np.full(n + 1, np.nan if fn != "sum" else 0.0)
             if len(vs):
                 res[present] = red.reduceat(vs, starts)
@@ -114,11 +124,11 @@ def inner_cells(lot_mask: np.ndarray) -> np.ndarray:
     return inner
 
 
-def edge_slopes(heights: np.ndarray, active: np.ndarray, cell_size: float) -> np.ndarray:
-    """Per cell, the steepest slope (degrees) to any of its 8 neighbours that is also active.
+def edge_tangents(heights: np.ndarray, active: np.ndarray, cell_size: float) -> np.ndarray:
+    """:func:`edge_slopes` as tangents (rise over run), before the conversion to degrees.
 
-    Only pairs of active cells count (an embankment cell next to untouched terrain is measured
-    against the embankment and the pad, not against the terrain it meets).
+    The conversion is monotone, so the degrees of a maximum of these are the maximum of
+    :func:`edge_slopes` (the tiled report converts only the per-lot maxima).
     """
     grad = np.zeros(heights.shape)
     for a, b, dist in neighbour_pairs(heights.shape):
@@ -127,7 +137,16 @@ def edge_slopes(heights: np.ndarray, active: np.ndarray, cell_size: float) -> np
         g[~(active[a] & active[b])] = 0.0
         np.maximum(grad[a], g, out=grad[a])
         np.maximum(grad[b], g, out=grad[b])
-    return np.degrees(np.arctan(grad))
+    return grad
+
+
+def edge_slopes(heights: np.ndarray, active: np.ndarray, cell_size: float) -> np.ndarray:
+    """Per cell, the steepest slope (degrees) to any of its 8 neighbours that is also active.
+
+    Only pairs of active cells count (an embankment cell next to untouched terrain is measured
+    against the embankment and the pad, not against the terrain it meets).
+    """
+    return np.degrees(np.arctan(edge_tangents(heights, active, cell_size)))
 
 
 def lot_extras(after: np.ndarray, lot_mask: np.ndarray, band: np.ndarray, cell_size: float,
@@ -192,11 +211,123 @@ def _num(v: Any) -> Any:
     return None if f != f else round(f, 6)
 
 
-def build_report(lots, stats: dict[str, np.ndarray], extra: dict[str, np.ndarray],
-                 walls: list[dict], totals: dict[str, Any], params: dict,
-                 warnings: list[str], grid_shape: tuple[int, int],
-                 cell_size: float) -> dict[str, Any]:
-    """Assemble the JSON-ready report.
+class LotFigures(Protocol):
+    """A preset's own per-lot figures (for example the grading preset's walls and
+    embankments): appended to the lot's row of ``report.json`` after the common ones.
+    """
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready keys and values, in report order."""
+        ...
+
+
+@dataclass(frozen=True)
+class LotWall:
+    """One wall of a lot as its report row lists it.
+
+    Attributes
+    ----------
+    neighbour : int
+        Lot on the other side (0: the terrain outside the region).
+    length : float
+        Wall length, world units (m).
+    height : float
+        Wall height, world units (m).
+    """
+
+    neighbour: int
+    length: float
+    height: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"neighbour": int(self.neighbour), "length": _num(self.length),
+                "height": _num(self.height)}
+
+
+@dataclass(frozen=True)
+class LotRow:
+    """The report's figures for one lot (a row of ``report.json``'s ``lots``).
+
+    Figures are over the cells whose centre the lot covers; NaN where a lot covers none
+    (``null`` in JSON).
+
+    Attributes
+    ----------
+    lot_id, region_id : int
+    area : float
+        Footprint area, square world units (m²).
+    pad_height : float
+        World units (m).
+    cells : int
+        Cells whose centre the lot covers.
+    cut_volume, fill_volume : float
+        Earth removed from and added to the lot's cells, cubic world units (m³).
+    height_range_before, height_range_after : float
+        Highest less lowest cell, before and after, m.
+    max_slope_before_deg, max_slope_after_deg : float
+        Steepest cell slope, degrees.
+    pad_height_range, pad_max_slope_deg : float
+        Height range (m) and steepest slope (degrees) over the pad cells one in from its edge.
+    max_embankment_slope_deg : float
+        Steepest band cell nearest to the lot, degrees.
+    buildable_cells : int
+        Lot cells no steeper than the buildable slope (5 degrees).
+    walls : tuple of LotWall
+        The lot's walls (each wall is listed in both of its lots).
+    figures : LotFigures or None
+        The preset's own per-lot figures, if it has any.
+    """
+
+    lot_id: int
+    region_id: int
+    area: float
+    pad_height: float
+    cells: int
+    cut_volume: float
+    fill_volume: float
+    height_range_before: float
+    height_range_after: float
+    max_slope_before_deg: float
+    max_slope_after_deg: float
+    pad_height_range: float
+    pad_max_slope_deg: float
+    max_embankment_slope_deg: float
+    buildable_cells: int
+    walls: tuple[LotWall, ...] = ()
+    figures: LotFigures | None = None
+
+    @property
+    def buildable_share(self) -> float | None:
+        """Share of the lot's cells that are buildable (None for a lot with no cell)."""
+        return self.buildable_cells / self.cells if self.cells else None
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON-ready row (floats rounded to 6 decimals, NaN as None)."""
+        share = self.buildable_share
+        row = {
+            "lot_id": int(self.lot_id), "region_id": int(self.region_id),
+            "area": _num(self.area), "pad_height": _num(self.pad_height),
+            "cells": int(self.cells),
+            "cut_volume": _num(self.cut_volume), "fill_volume": _num(self.fill_volume),
+            "height_range_before": _num(self.height_range_before),
+            "height_range_after": _num(self.height_range_after),
+            "max_slope_before_deg": _num(self.max_slope_before_deg),
+            "max_slope_after_deg": _num(self.max_slope_after_deg),
+            "pad_height_range": _num(self.pad_height_range),
+            "pad_max_slope_deg": _num(self.pad_max_slope_deg),
+            "max_embankment_slope_deg": _num(self.max_embankment_slope_deg),
+            "buildable_share": None if share is None else _num(share),
+            "walls": [w.to_json() for w in self.walls],
+        }
+        if self.figures is not None:
+            row.update(self.figures.to_json())
+        return row
+
+
+def lot_rows(lots, stats: dict[str, np.ndarray], extra: dict[str, np.ndarray],
+             walls: Sequence[Wall] = (),
+             figures: Sequence[LotFigures] | None = None) -> list[LotRow]:
+    """One :class:`LotRow` per lot.
 
     Parameters
     ----------
@@ -204,10 +335,46 @@ def build_report(lots, stats: dict[str, np.ndarray], extra: dict[str, np.ndarray
     stats : dict
         From :func:`lot_statistics`.
     extra : dict of (L + 1,) arrays
-        ``pad_range``, ``pad_slope_max`` (on cells one in from the lot edge),
-        ``embankment_slope_max``, ``buildable_cells``.
-    walls : list of dict
-        From :func:`terrace_foundation.presets.walls.find_walls`.
+        From :func:`lot_extras`: ``pad_range``, ``pad_slope_max``, ``embankment_slope_max``,
+        ``buildable_cells``.
+    walls : sequence of Wall
+    figures : sequence of LotFigures, optional
+        The preset's own figures, one per lot in ``lots`` order.
+    """
+    by_lot: dict[int, list[LotWall]] = {}
+    for w in walls:
+        for me, other in ((w.lot_a, w.lot_b), (w.lot_b, w.lot_a)):
+            by_lot.setdefault(me, []).append(LotWall(int(other), w.length, w.height))
+    rows = []
+    for k, lot in enumerate(lots):
+        i = lot.lot_id
+        rows.append(LotRow(
+            lot_id=int(i), region_id=int(lot.region_id), area=float(lot.area),
+            pad_height=float(lot.pad_height), cells=int(stats["cells"][i]),
+            cut_volume=float(stats["cut"][i]), fill_volume=float(stats["fill"][i]),
+            height_range_before=float(stats["before_max"][i] - stats["before_min"][i]),
+            height_range_after=float(stats["after_max"][i] - stats["after_min"][i]),
+            max_slope_before_deg=float(stats["slope_before_max"][i]),
+            max_slope_after_deg=float(stats["slope_after_max"][i]),
+            pad_height_range=float(extra["pad_range"][i]),
+            pad_max_slope_deg=float(extra["pad_slope_max"][i]),
+            max_embankment_slope_deg=float(extra["embankment_slope_max"][i]),
+            buildable_cells=int(extra["buildable_cells"][i]),
+            walls=tuple(by_lot.get(int(i), ())),
+            figures=None if figures is None else figures[k]))
+    return rows
+
+
+def build_report(rows: Sequence[LotRow], walls: Sequence[Wall], totals: dict[str, Any],
+                 params: dict, warnings: list[str], grid_shape: tuple[int, int],
+                 cell_size: float) -> dict[str, Any]:
+    """Assemble the JSON-ready report (the typed rows turn into JSON here).
+
+    Parameters
+    ----------
+    rows : sequence of LotRow
+        From :func:`lot_rows`.
+    walls : sequence of Wall
     totals : dict
         Grid-wide figures computed by the pipeline.
 
@@ -216,39 +383,12 @@ def build_report(lots, stats: dict[str, np.ndarray], extra: dict[str, np.ndarray
     dict
         ``params``, ``grid``, ``lots`` (one dict per lot), ``walls`` and ``totals``.
     """
-    by_lot: dict[int, list[dict]] = {}
-    for w in walls:
-        for me, other in ((w["lot_a"], w["lot_b"]), (w["lot_b"], w["lot_a"])):
-            by_lot.setdefault(me, []).append({
-                "neighbour": int(other), "length": _num(w["length"]),
-                "height": _num(w["height"])})
-    lot_rows = []
-    for lot in lots:
-        i = lot.lot_id
-        lot_rows.append({
-            "lot_id": int(i), "region_id": int(lot.region_id),
-            "area": _num(lot.area), "pad_height": _num(lot.pad_height),
-            "cells": int(stats["cells"][i]),
-            "cut_volume": _num(stats["cut"][i]), "fill_volume": _num(stats["fill"][i]),
-            "height_range_before": _num(stats["before_max"][i] - stats["before_min"][i]),
-            "height_range_after": _num(stats["after_max"][i] - stats["after_min"][i]),
-            "max_slope_before_deg": _num(stats["slope_before_max"][i]),
-            "max_slope_after_deg": _num(stats["slope_after_max"][i]),
-            "pad_height_range": _num(extra["pad_range"][i]),
-            "pad_max_slope_deg": _num(extra["pad_slope_max"][i]),
-            "max_embankment_slope_deg": _num(extra["embankment_slope_max"][i]),
-            "buildable_share": _num(extra["buildable_cells"][i] / stats["cells"][i])
-            if stats["cells"][i] else None,
-            "walls": by_lot.get(int(i), []),
-        })
-    wall_rows = [{k: (_num(v) if isinstance(v, float) else v) for k, v in w.items()
-                  if k != "lines"} for w in walls]
     return {
         "params": params,
         "grid": {"rows": int(grid_shape[0]), "cols": int(grid_shape[1]),
                  "cell_size": float(cell_size)},
-        "lots": lot_rows,
-        "walls": wall_rows,
+        "lots": [row.to_json() for row in rows],
+        "walls": [w.report_row() for w in walls],
         "totals": {k: (_num(v) if isinstance(v, (float, np.floating)) else v)
                    for k, v in totals.items()},
         "warnings": list(warnings),

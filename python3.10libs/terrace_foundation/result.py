@@ -10,6 +10,7 @@ import numpy as np
 from .heightfield import Heightfield
 from .lot import Lot
 from .params import TerraceParams
+from .wall import Wall
 
 __all__ = ["TerraceResult"]
 
@@ -36,9 +37,8 @@ class TerraceResult:
         Seconds per stage.
     warnings : list of str
         Recoverable problems met on the way (region clipped to the grid, ...).
-    walls : list of dict
-        Grading preset: retaining walls between lots (``lot_a`` lower, ``lot_b`` higher,
-        ``base_height``, ``top_height``, ``height``, ``length``, ``lines``: world polylines).
+    walls : list of Wall
+        Retaining walls (grading preset; :class:`~terrace_foundation.wall.Wall`).
     """
 
     terrace_heightfield: Heightfield
@@ -49,4 +49,4 @@ class TerraceResult:
     report: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
-    walls: list[dict[str, Any]] = field(default_factory=list)
+    walls: list[Wall] = field(default_factory=list)

@@ -29,11 +29,11 @@ import numpy as np
 
 from .errors import TerraceInputError
 from .heightfield import Heightfield, release_pages
-from .report import _grouped, edge_slopes, inner_cells
+from .report import _grouped, edge_tangents, inner_cells, label_order
 from .terrain.blend import box_blur
 from .terrain.kernels import cone_envelope, slope_tangent
-from .terrain.project import rasterize_triangles
-from .terrain.tiles import PartialSums, Window, box_dilate, grow, halo_cells, plan_tiles
+from .terrain.project import rasterize_window
+from .terrain.tiles import CHUNK, PartialSums, Window, box_dilate, grow, halo_cells, plan_tiles
 
 __all__ = ["ReferenceJob", "TileFigures", "ArraySource", "ArraySink", "TeeSink", "TileStore",
            "terrace_tile", "run_tiles", "tile_progress_printer"]
@@ -57,6 +57,16 @@ class ArraySource:
         out = np.array(self.heights[r0:r1, c0:c1], dtype=np.float64)
         release_pages(self.heights)       # a memory-mapped grid: drop the pages just read
         return out
+
+    def view(self, win: Window) -> np.ndarray:
+        """The heights of ``win``, without a copy where they are float64 in memory.
+
+        For a tile with no lot near, written as it is.
+        """
+        r0, r1, c0, c1 = win
+        if isinstance(self.heights, np.memmap) or self.heights.dtype != np.float64:
+            return self.read(win)
+        return self.heights[r0:r1, c0:c1]
 
 
 class ArraySink:
@@ -217,20 +227,20 @@ class ReferenceJob:
             d.update(np.ascontiguousarray(a).tobytes())
         return d.hexdigest()
 
-    def rasterize(self, win: Window) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Lot cells in ``win``: window rows, columns, slice height and lot id."""
+    def rasterize(self, win: Window) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Lot cells in ``win``: flat index in the window's array, slice height and lot id.
+
+        Each cell once, in no particular order.
+        """
         r0, r1, c0, c1 = win
         b = self.bbox
         sel = np.nonzero((b[:, 0] < r1) & (b[:, 1] >= r0) & (b[:, 2] < c1) & (b[:, 3] >= c0)
                          & (b[:, 1] >= b[:, 0]) & (b[:, 3] >= b[:, 2]))[0]
         if len(sel) == 0:
             e = np.zeros(0, dtype=np.int64)
-            return e, e, np.zeros(0), e
-        cells, val, lab = rasterize_triangles(self.tri_xy[sel], self.tri_value[sel],
-                                              self.tri_label[sel], self.grid())
-        rr, cc = np.divmod(cells, self.shape[1])
-        inside = (rr >= r0) & (rr < r1) & (cc >= c0) & (cc < c1)
-        return rr[inside] - r0, cc[inside] - c0, val[inside], lab[inside]
+            return e, np.zeros(0), e
+        return rasterize_window(self.tri_xy[sel], self.tri_value[sel], self.tri_label[sel],
+                                self.grid(), win)
 
 
 @dataclass
@@ -284,8 +294,48 @@ def _deg(t: np.ndarray) -> np.ndarray:
     return np.degrees(np.arctan(t))
 
 
+def _add_sums(sums: list[PartialSums], values: list[np.ndarray], keys: np.ndarray | int,
+              rows: np.ndarray, cols: np.ndarray) -> None:
+    """:meth:`PartialSums.add_cells` of several value arrays over the same cells.
+
+    The cells are sorted by key, row-major within a key; they are grouped once for all.
+    """
+    if len(rows) == 0:
+        return
+    chunk = cols // CHUNK
+    new = np.empty(len(rows), dtype=bool)
+    new[0] = True
+    np.not_equal(rows[1:], rows[:-1], out=new[1:])
+    new[1:] |= chunk[1:] != chunk[:-1]
+    if not isinstance(keys, (int, np.integer)):
+        new[1:] |= keys[1:] != keys[:-1]
+    starts = np.nonzero(new)[0]
+    k = np.full(len(starts), int(keys), dtype=np.int64) if isinstance(keys, (int, np.integer)) \
+        else keys[starts].astype(np.int64)
+    head = np.column_stack([k, rows[starts], chunk[starts]]).astype(np.float64)
+    for acc, v in zip(sums, values):
+        acc.parts.append(np.column_stack([head, np.add.reduceat(v, starts)]))
+
+
+def _box(outer: Window, inner: Window) -> tuple[slice, slice]:
+    """Slices of ``inner`` in an array covering ``outer`` (both in the same coordinates)."""
+    return (slice(inner[0] - outer[0], inner[1] - outer[0]),
+            slice(inner[2] - outer[2], inner[3] - outer[2]))
+
+
+def _fresh(a: np.ndarray) -> np.ndarray:
+    """``a`` if this tile may write into it, else a copy (a source may hand out a view)."""
+    return a if a.flags.owndata and a.flags.writeable and a.dtype == np.float64 \
+        else np.array(a, dtype=np.float64)
+
+
 def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     """Terrace one tile: read its window, rasterise, blend, measure, write the tile.
+
+    Everything after the read works inside the *active box*: the cells of the tile's window
+    (plus the slope stencils' cell) within the blur's reach of a lot cell. Outside it a
+    tile's cells are the terrain as it is, with no lot and no band, so they add nothing to
+    the figures but a zero change outside the band.
 
     Parameters
     ----------
@@ -303,119 +353,149 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     shape = job.shape
     cs = job.cell_size
     area = cs * cs
-    fig = TileFigures.empty(job.n_lots)
+    n = job.n_lots
+    fig = TileFigures.empty(n)
     win = grow(tile, job.halos["total"], shape)
-    wr0, wr1, wc0, wc1 = win
-    rr, cc, val, lab = job.rasterize(win)
-    ext = grow(tile, 1, shape)                      # tile plus the slope stencils' cell
-    e_sl = (slice(ext[0] - wr0, ext[1] - wr0), slice(ext[2] - wc0, ext[3] - wc0))
-    t_sl = (slice(tile[0] - ext[0], tile[1] - ext[0]), slice(tile[2] - ext[2], tile[3] - ext[2]))
+    fi, val, lab = job.rasterize(win)
     fig.cells = (tile[1] - tile[0]) * (tile[3] - tile[2])
-    if len(rr) == 0:                                # no lot near: the terrain as it is
-        before = source.read(tile)
-        sink.write(tile, before, np.zeros(before.shape, dtype=np.int32))
+    ext = grow(tile, 1, shape)                      # tile plus the slope stencils' cell
+    reach = job.reach
+    if len(fi):
+        rr, cc = np.divmod(fi, win[3] - win[2])
+        # active box (global): the lots' box grown by the reach, within ext
+        act = (max(int(rr.min()) + win[0] - reach, ext[0]),
+               min(int(rr.max()) + win[0] + reach + 1, ext[1]),
+               max(int(cc.min()) + win[2] - reach, ext[2]),
+               min(int(cc.max()) + win[2] + reach + 1, ext[3]))
+        del rr, cc
+    if len(fi) == 0 or act[0] >= act[1] or act[2] >= act[3]:
+        # no lot within reach of the tile: the terrain as it is
+        view = getattr(source, "view", source.read)
+        sink.write(tile, view(tile), np.zeros((tile[1] - tile[0], tile[3] - tile[2]),
+                                               dtype=np.int32))
+        if len(fi):
+            fig.maxima["change_outside_band"] = 0.0
         fig.seconds = time.perf_counter() - t_start
         return fig
-    hw = source.read(win)
+    hw = _fresh(source.read(win))       # blended in place (the window is this tile's own)
     lm = np.zeros(hw.shape, dtype=np.int32)
-    lm[rr, cc] = lab
-    # ---- blend: the blurred difference on the part of the window that can change
-    before_e = hw[e_sl]
-    after_e = before_e.copy()
-    reach = job.reach
-    br = (max(int(rr.min()) - reach, ext[0] - wr0), min(int(rr.max()) + reach + 1, ext[1] - wr0),
-          max(int(cc.min()) - reach, ext[2] - wc0), min(int(cc.max()) + reach + 1, ext[3] - wc0))
-    if br[0] < br[1] and br[2] < br[3]:
-        src = (max(br[0] - reach, 0), min(br[1] + reach, hw.shape[0]),
-               max(br[2] - reach, 0), min(br[3] + reach, hw.shape[1]))
-        diff = np.zeros((src[1] - src[0], src[3] - src[2]))
-        inb = (rr >= src[0]) & (rr < src[1]) & (cc >= src[2]) & (cc < src[3])
-        diff[rr[inb] - src[0], cc[inb] - src[2]] = val[inb] - hw[rr[inb], cc[inb]]
-        blurred = box_blur(diff, job.h, (wr0 + src[0], wc0 + src[2]), shape)
-        del diff
-        b = blurred[br[0] - src[0]:br[1] - src[0], br[2] - src[2]:br[3] - src[2]]
-        a = after_e[br[0] - (ext[0] - wr0):br[1] - (ext[0] - wr0),
-                    br[2] - (ext[2] - wc0):br[3] - (ext[2] - wc0)]
-        nz = b != 0
-        a[nz] += b[nz]
-        del blurred, b, nz
-    lm_e = lm[e_sl]
-    sink.write(tile, after_e[t_sl], lm_e[t_sl])
-    # ---- the report's cells (tile only; the extra cell feeds the stencils)
-    sb = slope_tangent(before_e, cs)[t_sl]
-    sa_e = slope_tangent(after_e, cs)
-    sa = sa_e[t_sl]
-    before, after, mask = before_e[t_sl], after_e[t_sl], lm_e[t_sl]
-    lots_e = lm_e > 0
-    lots_in = lots_e[t_sl]
+    lm.ravel()[fi] = lab
+    box = grow(act, 1, shape)                      # stencils' cell around the active box
+    box = (max(box[0], ext[0]), min(box[1], ext[1]), max(box[2], ext[2]), min(box[3], ext[3]))
+    before_b = hw[_box(win, box)].copy()            # the terrain where anything is measured
+    # ---- blend: the blurred difference on the active box
+    src = grow(act, reach, shape)
+    src = (max(src[0], win[0]), min(src[1], win[1]), max(src[2], win[2]), min(src[3], win[3]))
+    rr, cc = np.divmod(fi, win[3] - win[2])
+    rr += win[0]
+    cc += win[2]
+    inb = (rr >= src[0]) & (rr < src[1]) & (cc >= src[2]) & (cc < src[3])
+    diff = np.zeros((src[1] - src[0], src[3] - src[2]))
+    diff.ravel()[(rr[inb] - src[0]) * diff.shape[1] + (cc[inb] - src[2])] = \
+        val[inb] - hw.ravel()[fi[inb]]
+    del rr, cc, inb, fi, val, lab
+    blurred = box_blur(diff, job.h, (src[0], src[2]), shape)
+    del diff
+    b = blurred[_box(src, act)]
+    a = hw[_box(win, act)]
+    np.add(a, b, out=a, where=b != 0)
+    del blurred, b, a
+    sink.write(tile, hw[_box(win, tile)], lm[_box(win, tile)])
+    # ---- the report's cells: the tile's part of the box (the extra cell feeds the stencils)
+    after_b = hw[_box(win, box)]
+    lm_b = lm[_box(win, box)]
+    cut = (max(act[0], tile[0]), min(act[1], tile[1]), max(act[2], tile[2]),
+           min(act[3], tile[3]))
+    cut = (cut[0], max(cut[0], cut[1]), cut[2], max(cut[2], cut[3]))
+    t_sl = _box(box, cut)
+    r0, c0 = cut[0], cut[2]
+    sb = slope_tangent(before_b, cs)[t_sl]
+    sa = slope_tangent(after_b, cs)[t_sl]
+    before, after, mask = before_b[t_sl], after_b[t_sl], lm_b[t_sl]
+    lots_b = lm_b > 0
+    lots_in = lots_b[t_sl]
     d = after - before
     sel = mask[lots_in]
     g = _grouped(sel, {"before": before[lots_in], "after": after[lots_in],
-                       "slope_before": _deg(sb[lots_in]), "slope_after": _deg(sa[lots_in])},
-                 job.n_lots)
+                       "slope_before": sb[lots_in], "slope_after": sa[lots_in]}, n,
+                 {"before": ("min", "max"), "after": ("min", "max"),
+                  "slope_before": ("max",), "slope_after": ("max",)})
     for k in ("before", "after"):
         fig.lot_min[k] = g[f"{k}_min"]
         fig.lot_max[k] = g[f"{k}_max"]
-    fig.lot_max["slope_before"] = g["slope_before_max"]
-    fig.lot_max["slope_after"] = g["slope_after_max"]
+    # degrees of the largest tangent: the conversion is monotone
+    fig.lot_max["slope_before"] = _deg(g["slope_before_max"])
+    fig.lot_max["slope_after"] = _deg(g["slope_after_max"])
     fig.lot_count["cells"] = g["cells"]
-    r0, c0 = tile[0], tile[2]
+    del g, sel
     # partial sums over the changed cells (a selection that does not depend on the window)
     changed = d != 0
     on_lots = changed & lots_in
     key = mask[on_lots]
-    order = np.argsort(key, kind="stable")       # by lot, row-major within a lot
+    order = label_order(key, n)                  # by lot, row-major within a lot
     dl = d[on_lots][order]
-    rr_l, cc_l = (x[order] for x in np.nonzero(on_lots))
-    key = key[order]
-    del order
-    fig.sums["fill"].add_cells(np.maximum(dl, 0.0) * area, key, rr_l + r0, cc_l + c0, True)
-    fig.sums["cut"].add_cells(np.maximum(-dl, 0.0) * area, key, rr_l + r0, cc_l + c0, True)
+    rr_l, cc_l = (x[order] + o for x, o in zip(np.nonzero(on_lots), (r0, c0)))
+    _add_sums([fig.sums["fill"], fig.sums["cut"]],
+              [np.maximum(dl, 0.0) * area, np.maximum(-dl, 0.0) * area], key[order], rr_l, cc_l)
+    del order, dl, rr_l, cc_l, key, on_lots
     dc = d[changed]
     rr_c, cc_c = np.nonzero(changed)
-    fig.sums["cut_total"].add_cells(np.maximum(-dc, 0.0), 0, rr_c + r0, cc_c + c0)
-    fig.sums["fill_total"].add_cells(np.maximum(dc, 0.0), 0, rr_c + r0, cc_c + c0)
-    fig.sums["net_total"].add_cells(dc, 0, rr_c + r0, cc_c + c0)
+    rr_c += r0
+    cc_c += c0
+    _add_sums([fig.sums["cut_total"], fig.sums["fill_total"], fig.sums["net_total"]],
+              [np.maximum(-dc, 0.0), np.maximum(dc, 0.0), dc], 0, rr_c, cc_c)
     fig.counts["changed"] = int(len(dc))
     fig.counts["lot_cells"] = int(lots_in.sum())
-    # band: every cell within the blur's reach of a lot (a square of half-side reach)
-    band_e = (box_dilate(lm > 0, reach)[e_sl] if reach else np.zeros_like(lots_e)) & ~lots_e
-    band = band_e[t_sl]
+    del dc, rr_c, cc_c, changed
+    # band: every cell within the blur's reach of a lot (a square of half-side reach); the
+    # lots that reach the box lie in the box grown by the reach
+    if reach:
+        dil = grow(box, reach, shape)
+        dil = (max(dil[0], win[0]), min(dil[1], win[1]), max(dil[2], win[2]),
+               min(dil[3], win[3]))
+        band_b = box_dilate(lm[_box(win, dil)] > 0, reach)[_box(dil, box)] & ~lots_b
+    else:
+        band_b = np.zeros_like(lots_b)
+    band = band_b[t_sl]
     fig.counts["band"] = int(band.sum())
     # pads: cells one in from the lot's edge
-    inner = (inner_cells(lm_e) & lots_e)[t_sl]
-    gi = _grouped(mask[inner], {"h": after[inner], "s": _deg(sa[inner])}, job.n_lots)
+    inner = (inner_cells(lm_b) & lots_b)[t_sl]
+    gi = _grouped(mask[inner], {"h": after[inner], "s": sa[inner]}, n,
+                  {"h": ("min", "max"), "s": ("max",)})
     fig.lot_min["pad_h"] = gi["h_min"]
     fig.lot_max["pad_h"] = gi["h_max"]
-    fig.lot_max["pad_s"] = gi["s_max"]
+    fig.lot_max["pad_s"] = _deg(gi["s_max"])
+    del inner, gi
     flat = lots_in & (sa <= np.tan(np.radians(BUILDABLE_DEG)))
-    fig.lot_count["buildable"] = np.bincount(mask[flat], minlength=job.n_lots + 1)
+    fig.lot_count["buildable"] = np.bincount(mask[flat], minlength=n + 1)
+    del flat
     if band.any():
         # the band's cells go to their nearest lot (octagonal distance, global ramps), found
         # in the band's box grown by the attribution halo; edge slopes in the band's box
-        act = band_e | lots_e
-        rows = np.nonzero(band_e.any(axis=1))[0]
-        cols = np.nonzero(band_e.any(axis=0))[0]
-        bx = (rows[0] + ext[0], rows[-1] + 1 + ext[0], cols[0] + ext[2], cols[-1] + 1 + ext[2])
+        rows = np.nonzero(band_b.any(axis=1))[0]
+        cols = np.nonzero(band_b.any(axis=0))[0]
+        bx = (rows[0] + box[0], rows[-1] + 1 + box[0], cols[0] + box[2], cols[-1] + 1 + box[2])
         cw = grow(bx, job.halos["attribution"], shape)
-        cw = (max(cw[0], wr0), min(cw[1], wr1), max(cw[2], wc0), min(cw[3], wc1))
-        lm_c = lm[cw[0] - wr0:cw[1] - wr0, cw[2] - wc0:cw[3] - wc0]
+        cw = (max(cw[0], win[0]), min(cw[1], win[1]), max(cw[2], win[2]), min(cw[3], win[3]))
+        lm_c = lm[_box(win, cw)]
         _, near = cone_envelope(np.where(lm_c > 0, 0.0, -np.inf), lm_c, 1.0, cs,
                                 col_offset=cw[2])
-        near_e = np.zeros(lm_e.shape, dtype=near.dtype)
-        ov = (max(cw[0], ext[0]), min(cw[1], ext[1]), max(cw[2], ext[2]), min(cw[3], ext[3]))
-        near_e[ov[0] - ext[0]:ov[1] - ext[0], ov[2] - ext[2]:ov[3] - ext[2]] = \
-            near[ov[0] - cw[0]:ov[1] - cw[0], ov[2] - cw[2]:ov[3] - cw[2]]
+        del lm_c
+        br, bc = np.nonzero(band)                  # tile cells (row-major)
+        near_band = near[br + (r0 - cw[0]), bc + (c0 - cw[2])]
         del near
-        sub = (slice(max(rows[0] - 1, 0), rows[-1] + 2), slice(max(cols[0] - 1, 0), cols[-1] + 2))
-        es_e = np.zeros(lm_e.shape)
-        es_e[sub] = edge_slopes(after_e[sub], act[sub], cs)
-        es = es_e[t_sl]
-        ge = _grouped(near_e[t_sl][band], {"e": es[band]}, job.n_lots)
-        fig.lot_max["embankment"] = ge["e_max"]
+        sub = (max(bx[0] - 1, box[0]), min(bx[1] + 1, box[1]), max(bx[2] - 1, box[2]),
+               min(bx[3] + 1, box[3]))
+        es = edge_tangents(after_b[_box(box, sub)], (band_b | lots_b)[_box(box, sub)], cs)
+        ge = _grouped(near_band, {"e": es[br + (r0 - sub[0]), bc + (c0 - sub[2])]}, n,
+                      {"e": ("max",)})
+        fig.lot_max["embankment"] = _deg(ge["e_max"])
+        del es, near_band, br, bc
     outside = ~(band | lots_in)
     if outside.any():
         fig.maxima["change_outside_band"] = float(np.abs(d[outside]).max())
+    if cut != tile:                    # the rest of the tile: unchanged, outside the band
+        fig.maxima["change_outside_band"] = max(fig.maxima["change_outside_band"], 0.0)
     touched = (band | lots_in) & (d != 0)
     deg_after = _deg(sa[touched])
     made = deg_after > _deg(sb[touched]) + CREATED_SLOPE_MARGIN

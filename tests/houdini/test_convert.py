@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from terrace_foundation import Heightfield, TerraceInputError
+from terrace_foundation import Heightfield, TerraceInputError, Wall
 from terrace_foundation.houdini.convert import (
     VolumeFrame,
     frame_for_heightfield,
@@ -158,13 +158,13 @@ def test_engine_on_a_translated_heightfield_gives_world_slices_inside_the_region
 
 
 def test_walls_move_to_world_coordinates_and_heights():
-    walls = [{"lot_a": 1, "lot_b": 2, "base_height": 1.0, "top_height": 3.0, "height": 2.0,
-              "length": 5.0, "lines": [np.array([[0.0, 0.0], [5.0, 0.0]])]}]
+    walls = [Wall(lot_a=1, lot_b=2, base_height=1.0, top_height=3.0, height=2.0,
+                  length=5.0, lines=[np.array([[0.0, 0.0], [5.0, 0.0]])])]
     (w,) = walls_to_world(walls, NATIONAL)
-    np.testing.assert_allclose(w["lines"][0], [[2_600_000.5, 1_200_000.5],
+    np.testing.assert_allclose(w.lines[0], [[2_600_000.5, 1_200_000.5],
                                                [2_600_005.5, 1_200_000.5]])
-    assert (w["base_height"], w["top_height"], w["height"]) == (351.0, 353.0, 2.0)
-    assert walls[0]["base_height"] == 1.0                  # input not modified
+    assert (w.base_height, w.top_height, w.height) == (351.0, 353.0, 2.0)
+    assert walls[0].base_height == 1.0                  # input not modified
 
 
 @pytest.mark.parametrize("exc,want", [

@@ -157,7 +157,7 @@ def test_every_step_above_max_step_is_a_reported_wall(real):
     shapely = needs("shapely")
     hf, res = real
     pads = {l.lot_id: l.pad_height for l in res.lots}
-    walls = {(w["lot_a"], w["lot_b"]): w for w in res.walls if w["on"] in ("edge", "grid")}
+    walls = {(w.lot_a, w.lot_b): w for w in res.walls if w.on in ("edge", "grid")}
     # neighbouring pads: lots whose outlines share an edge (shapely as the oracle)
     ox, oy = hf.origin
     shape = [shapely.affinity.translate(
@@ -193,11 +193,11 @@ def test_every_step_above_max_step_is_a_reported_wall(real):
             w = walls[key]
             # the wall takes the step up to max_wall_height (4 m); embankments in the two
             # lots take the rest: its height is the step in the heightfield
-            assert w["height"] == pytest.approx(face, abs=1e-9)
-            assert w["length"] == pytest.approx(shared, rel=1e-6, abs=1e-3)
+            assert w.height == pytest.approx(face, abs=1e-9)
+            assert w.length == pytest.approx(shared, rel=1e-6, abs=1e-3)
         else:
             assert key not in walls
-    assert checked == sum(w["on"] == "edge" for w in walls.values()) > 0
+    assert checked == sum(w.on == "edge" for w in walls.values()) > 0
     # and in the heightfield: every pair of 4-neighbour cells of different lots that differ by
     # more than max_step belongs to a reported wall (lots meeting only at a point get a wall
     # along the cell sides they share, on="grid"), and every such wall has a step
@@ -212,11 +212,11 @@ def test_wings_are_reported_walls(real):
     after = res.terrace_heightfield.heights
     changed = (after != hf.heights) | (res.lot_mask > 0)
     rise = np.tan(np.radians(MAX_SLOPE)) * hf.cell_size
-    wings = [w for w in res.walls if w["on"] in ("wing", "outline")]
+    wings = [w for w in res.walls if w.on in ("wing", "outline")]
     assert res.report["totals"]["wing_cells"] == 0 or wings
     faces = set()
     for w in wings:
-        for line in w["lines"]:
+        for line in w.lines:
             for p, q in zip(line[:-1], line[1:]):
                 faces.add(tuple(np.round(0.5 * (p + q), 3)))
     # every steep side between two changed cells outside the lots lies on a wing or a wall
@@ -245,10 +245,10 @@ def test_walls_lie_on_shared_lot_edges(real):
     ox, oy = hf.origin
     shape = {l.lot_id: shapely.affinity.translate(shapely.MultiPolygon(
         [shapely.Polygon(p[0], p[1:]) for p in l.footprint]), -ox, -oy) for l in res.lots}
-    for w in [w for w in res.walls if w["on"] == "edge"][:40]:
-        shared = shape[w["lot_a"]].buffer(1e-6).intersection(shape[w["lot_b"]].boundary)
-        line = shapely.MultiLineString([ln - [ox, oy] for ln in w["lines"]])
-        assert line.length == pytest.approx(w["length"])
+    for w in [w for w in res.walls if w.on == "edge"][:40]:
+        shared = shape[w.lot_a].buffer(1e-6).intersection(shape[w.lot_b].boundary)
+        line = shapely.MultiLineString([ln - [ox, oy] for ln in w.lines])
+        assert line.length == pytest.approx(w.length)
         assert shared.length == pytest.approx(line.length, rel=1e-6, abs=1e-3)
 
 
@@ -270,8 +270,8 @@ def test_pad_rules(rule):
         mean = tf.generate(hf, [reg], preset="grading", seed=4, min_lot_size=3000.0,
                            **UNLIMITED)
         # lower walls than the per-lot mean
-        hb = sum(w["height"] * w["length"] for w in res.walls)
-        hm = sum(w["height"] * w["length"] for w in mean.walls)
+        hb = sum(w.height * w.length for w in res.walls)
+        hm = sum(w.height * w.length for w in mean.walls)
         assert hb < hm
     else:
         m = res.lot_mask
@@ -308,15 +308,15 @@ def test_boundary_wall_leaves_outside_untouched_and_reports_the_outline_walls():
     res = tf.generate(hf, [reg], preset="grading", boundary="wall", min_lot_size=3000.0)
     out = res.lot_mask == 0
     assert np.array_equal(res.terrace_heightfield.heights[out], hf.heights[out])
-    outline = [w for w in res.walls if w["on"] == "outline"]
+    outline = [w for w in res.walls if w.on == "outline"]
     ox, oy = hf.origin
     ring = shapely.affinity.translate(shapely.Polygon(reg.exterior, reg.holes), -ox, -oy)
     # on this hill every lot on the outline differs from the terrain by more than max_step
-    assert sum(w["length"] for w in outline) == pytest.approx(ring.boundary.length, rel=1e-9)
+    assert sum(w.length for w in outline) == pytest.approx(ring.boundary.length, rel=1e-9)
     for w in outline:
-        assert w["lot_b"] == 0 and w["height"] > 0.5
-        assert w["base_height"] <= res.lots[w["lot_a"] - 1].pad_height <= w["top_height"]
-        for line in w["lines"]:
+        assert w.lot_b == 0 and w.height > 0.5
+        assert w.base_height <= res.lots[w.lot_a - 1].pad_height <= w.top_height
+        for line in w.lines:
             assert ring.boundary.distance(shapely.MultiPoint(line - [ox, oy])) < 1e-6
 
 

@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from terrace_foundation import PARAMETERS, TerraceParams
+from terrace_foundation import PARAMETERS, TerraceParams, Wall
 from terrace_foundation.io.summary import (
     PAD_RANGE_LIMIT,
     WALL_ENGINEERING_HEIGHT,
@@ -78,9 +78,9 @@ def test_walls_geojson_matches_report_and_slices(grading_run):
 
 
 def test_walls_feature_collection_multilinestring_and_no_crs():
-    wall = {"lot_a": 2, "lot_b": 5, "base_height": 10.0, "top_height": 12.5, "height": 2.5,
-            "length": 20.0, "lines": [np.array([[0.0, 0.0], [10.0, 0.0]]),
-                                      np.array([[20.0, 0.0], [20.0, 10.0]])]}
+    wall = Wall(lot_a=2, lot_b=5, base_height=10.0, top_height=12.5, height=2.5,
+                length=20.0, lines=[np.array([[0.0, 0.0], [10.0, 0.0]]),
+                                    np.array([[20.0, 0.0], [20.0, 10.0]])])
     fc = walls_feature_collection([wall])
     assert "crs" not in fc
     (f,) = fc["features"]
@@ -88,7 +88,7 @@ def test_walls_feature_collection_multilinestring_and_no_crs():
                              "coordinates": [[[0.0, 0.0], [10.0, 0.0]],
                                              [[20.0, 0.0], [20.0, 10.0]]]}
     assert f["properties"]["lot_a"] == 2 and f["properties"]["top_height"] == 12.5
-    wall["lines"] = wall["lines"][:1]
+    wall = wall.replace(lines=wall.lines[:1])
     assert walls_feature_collection([wall])["features"][0]["geometry"]["type"] == "LineString"
 
 

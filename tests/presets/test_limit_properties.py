@@ -86,7 +86,7 @@ def test_no_wall_above_the_limit(graded):
         assert not bad.any(), f"{bad.sum()} steps above {WALL} m, up to {step[bad].max():.2f}"
     t = res.report["totals"]
     assert t["tallest_wall_face"] <= WALL + TOL
-    assert all(w["height"] <= WALL + TOL for w in res.walls)
+    assert all(w.height <= WALL + TOL for w in res.walls)
 
 
 def test_no_embankment_above_the_limit(graded):

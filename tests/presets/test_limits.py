@@ -130,10 +130,10 @@ def test_walls_only_where_the_heightfield_has_a_step(graded):
     after = res.terrace_heightfield.heights
     sides = _side_steps(hf, after)
     rise = np.tan(np.radians(SLOPE)) * hf.cell_size
-    off = [w for w in res.walls if w["on"] in ("outline", "wing", "tier")]
+    off = [w for w in res.walls if w.on in ("outline", "wing", "tier")]
     assert off
     for w in off:
-        for line in w["lines"]:
+        for line in w.lines:
             for p, q in zip(line[:-1], line[1:]):
                 n = int(round(np.hypot(*(q - p)) / hf.cell_size))
                 for f in (np.arange(n) + 0.5) / max(n, 1):
@@ -149,9 +149,9 @@ def test_walls_only_where_the_heightfield_has_a_step(graded):
         for a, b, d in zip(x[sel].tolist(), y[sel].tolist(), np.abs(hx - hy)[sel].tolist()):
             key = (min(a, b), max(a, b))
             tallest[key] = max(tallest.get(key, 0.0), d)
-    between = [w for w in res.walls if w["on"] in ("edge", "grid")]
+    between = [w for w in res.walls if w.on in ("edge", "grid")]
     for w in between:
-        key = (min(w["lot_a"], w["lot_b"]), max(w["lot_a"], w["lot_b"]))
-        assert w["height"] == pytest.approx(tallest[key], abs=1e-9) and w["height"] > 0.5
-    assert {(min(w["lot_a"], w["lot_b"]), max(w["lot_a"], w["lot_b"])) for w in between} == \
+        key = (min(w.lot_a, w.lot_b), max(w.lot_a, w.lot_b))
+        assert w.height == pytest.approx(tallest[key], abs=1e-9) and w.height > 0.5
+    assert {(min(w.lot_a, w.lot_b), max(w.lot_a, w.lot_b)) for w in between} == \
         {k for k, v in tallest.items() if v > 0.5}

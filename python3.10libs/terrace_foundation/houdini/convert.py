@@ -35,11 +35,13 @@ coarse there.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
 from ..errors import TerraceInputError
 from ..heightfield import Heightfield
+from ..wall import Wall
 
 __all__ = ["VolumeFrame", "heightfield_from_voxels", "voxels_from_heights",
            "frame_for_heightfield", "houdini_from_world", "world_from_houdini",
@@ -253,16 +255,10 @@ def slice_points(xyh: np.ndarray, frame: VolumeFrame) -> np.ndarray:
     return np.column_stack([w[:, 0] + ox, w[:, 2] + frame.plane_y, -(w[:, 1] + oy)])
 
 
-def walls_to_world(walls: list, frame: VolumeFrame) -> list:
-    """Copies of the engine's wall records with lines in world ``(x, y)`` and world heights."""
+def walls_to_world(walls: Sequence[Wall], frame: VolumeFrame) -> list[Wall]:
+    """Copies of the engine's walls with lines in world ``(x, y)`` and world heights."""
     ox, oy = frame.offset
-    out = []
-    for w in walls:
-        moved = dict(w)
-        moved["lines"] = [np.asarray(line, dtype=np.float64)[:, :2] + (ox, oy)
-                          for line in w.get("lines") or []]
-        for key in ("base_height", "top_height"):
-            if key in moved:
-                moved[key] = float(moved[key]) + frame.plane_y
-        out.append(moved)
-    return out
+    return [w.replace(lines=[np.asarray(line, dtype=np.float64)[:, :2] + (ox, oy)
+                             for line in w.lines],
+                      base_height=float(w.base_height) + frame.plane_y,
+                      top_height=float(w.top_height) + frame.plane_y) for w in walls]

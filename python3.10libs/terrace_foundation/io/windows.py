@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._compression import ZLIB_LEVEL
 from ._deps import require
 
 __all__ = ["GeoTiffSource", "GeoTiffSink", "NpySource", "NpySink"]
@@ -90,7 +91,8 @@ class GeoTiffSink:
         rows, cols = shape
         t = transform if isinstance(transform, Affine) else Affine(*transform)
         base = {"driver": "GTiff", "count": 1, "height": rows, "width": cols, "crs": crs,
-                "transform": t, "nodata": None, "compress": "deflate", "BIGTIFF": "IF_SAFER"}
+                "transform": t, "nodata": None, "compress": "deflate", "zlevel": ZLIB_LEVEL,
+                "BIGTIFF": "IF_SAFER"}
         if rows >= 256 and cols >= 256:
             base.update(tiled=True, blockxsize=256, blockysize=256)
         self.profiles = {"terrace": {**base, "dtype": "float32", "predictor": 3},
@@ -123,7 +125,7 @@ class GeoTiffSink:
                                            else Resampling.nearest)
                 cog = p.with_name(p.name + ".cog")
                 prof = self.profiles[k]
-                rio_copy(p, cog, driver="COG", compress="deflate",
+                rio_copy(p, cog, driver="COG", compress="deflate", level=ZLIB_LEVEL,
                          predictor=prof["predictor"], BIGTIFF="IF_SAFER")
                 os.replace(cog, p)
             os.replace(p, self.paths[k])

@@ -39,14 +39,20 @@ grading engineer lays out a terraced site. The rules, in the order they apply:
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
+from typing import Any, Sequence
+
 import numpy as np
 
+from ..report import _num
 from ..terrain.edt import distance_transform
 from ..terrain.kernels import cell_sides
+from ..wall import Wall
 from . import Band
 
-__all__ = ["limit_pads", "grade_limited", "GradeInfo", "local_cones", "tier_drop", "cap_steps",
-           "terrain_step"]
+__all__ = ["limit_pads", "rim_bounds", "clamp_pads", "pull_pads", "grade_limited", "GradeInfo",
+           "local_cones", "tier_drop", "cap_steps", "terrain_step",
+           "GradingLotFigures", "lot_figures", "step_wall_sides", "walls_from_sides"]
 
 
 class GradeInfo(dict):
@@ -81,12 +87,102 @@ def _rim(heights, lot_mask, dist, near_lot, cell_size, width):
     return rim, near_lot
 
 
+def rim_bounds(lot: np.ndarray, h: np.ndarray, n: int, max_wall: float, max_emb: float
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The pad interval each lot can reach with a full wall plus a full embankment.
+
+    Parameters
+    ----------
+    lot : (K,) ndarray of int
+        Nearest lot of each rim cell (outside cells on the band's outer edge).
+    h : (K,) ndarray
+        Terrain height of each rim cell.
+    n : int
+        Length of the per-lot arrays (largest lot id + 1).
+
+    Returns
+    -------
+    lo, hi : (n,) ndarray
+        ``max(h_rim) - H`` and ``min(h_rim) + H`` per lot (``H = max_wall + 2 max_emb``: an
+        embankment inside the lot, an outline wall and an embankment outside;
+        -inf / inf for a lot without rim cells). Only the rim's extreme heights enter, so a
+        tiled run gives them from per-tile minima and maxima, exactly.
+    """
+    reach = max_wall + 2 * max_emb
+    lo = np.full(n, -np.inf)
+    hi = np.full(n, np.inf)
+    np.maximum.at(lo, lot, h - reach)
+    np.minimum.at(hi, lot, h + reach)
+    return lo, hi
+
+
+def clamp_pads(pad: np.ndarray, lo: np.ndarray, hi: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pads clamped into ``[lo, hi]`` (:func:`rim_bounds`); the middle where it is empty.
+
+    Returns ``(pad, moved, conflict)`` as :func:`limit_pads`.
+    """
+    p = pad.astype(np.float64).copy()
+    ok = np.isfinite(p)
+    feasible = lo <= hi
+    with np.errstate(invalid="ignore"):
+        mid = np.where(feasible, p, 0.5 * (lo + hi))
+    p = np.where(ok & feasible, np.clip(p, lo, hi), np.where(ok, mid, p))
+    conflict = ok & ~feasible
+    conflict |= ok & ((p < lo - 1e-6) | (p > hi + 1e-6))
+    moved = ok & (np.abs(p - pad) > 1e-9)
+    return p, moved, conflict
+
+
+def pull_pads(pad: np.ndarray, a: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+              gap: float, iterations: int = 200) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pad rule's fixed point: alternately every touching pair ``(a, b)`` within ``gap`` of
+    each other (both move halfway towards each other) and every pad into ``[lo, hi]``
+    (:func:`rim_bounds`; the middle where it is empty), until nothing moves.
+
+    Returns ``(pad, moved, conflict)`` as :func:`limit_pads` (a conflict: a lot still outside
+    its rim interval, or in a pair still farther apart than ``gap``).
+    """
+    n = len(pad)
+    p, _, _ = clamp_pads(pad, lo, hi)
+    ok = np.isfinite(p)
+    feasible = lo <= hi
+    for _ in range(iterations):
+        moved_any = False
+        if len(a):
+            diff = p[a] - p[b]
+            over = np.abs(diff) - gap
+            bad = over > 1e-9
+            if bad.any():
+                moved_any = True
+                shift = np.zeros(n)
+                cnt = np.zeros(n)
+                half = 0.5 * over[bad] * np.sign(diff[bad])
+                np.add.at(shift, a[bad], -half)
+                np.add.at(shift, b[bad], half)
+                np.add.at(cnt, a[bad], 1)
+                np.add.at(cnt, b[bad], 1)
+                p = p + np.where(cnt > 0, shift / np.maximum(cnt, 1), 0.0)
+        q = np.where(ok & feasible, np.clip(p, lo, hi), p)
+        moved_any |= bool(np.any(np.abs(q - p) > 1e-9))
+        p = q
+        if not moved_any:
+            break
+    conflict = ok & ~feasible
+    if len(a):
+        over = np.abs(p[a] - p[b]) - gap > 1e-6
+        conflict[a[over]] = True
+        conflict[b[over]] = True
+    conflict |= ok & ((p < lo - 1e-6) | (p > hi + 1e-6))
+    moved = ok & (np.abs(p - pad) > 1e-9)
+    return p, moved, conflict
+
+
 def limit_pads(pad: np.ndarray, heights: np.ndarray, lot_mask: np.ndarray, cell_size: float,
                max_slope: float, max_wall: float, max_emb: float,
                iterations: int = 200,
                pull_together: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Move pads towards the terrain and their neighbours where a wall plus an embankment on
-    each side cannot take the step (the module's pad rule: alternate clamps to a fixed point).
+    """Move pads towards the terrain where a wall plus an embankment cannot take the step.
 
     Parameters
     ----------
@@ -121,53 +217,15 @@ def limit_pads(pad: np.ndarray, heights: np.ndarray, lot_mask: np.ndarray, cell_
     dist, (nr, nc) = distance_transform(lm > 0, cell_size)
     near_lot = lm[nr, nc]
     rim, _ = _rim(heights[win], lm, dist, near_lot, cell_size, width)
-    lab = near_lot[rim]
-    h = heights[win][rim].astype(np.float64)
-    reach = max_wall + 2 * max_emb
-    lo = np.full(n, -np.inf)
-    hi = np.full(n, np.inf)
-    np.maximum.at(lo, lab, h - reach)
-    np.minimum.at(hi, lab, h + reach)
+    lo, hi = rim_bounds(near_lot[rim], heights[win][rim].astype(np.float64), n, max_wall,
+                        max_emb)
+    if not pull_together:
+        return clamp_pads(pad, lo, hi)
     a, b = _pairs4(lot_mask)
     if len(a):
         ab = np.unique(np.column_stack([np.minimum(a, b), np.maximum(a, b)]), axis=0)
         a, b = ab[:, 0], ab[:, 1]
-    gap = max_wall + 2 * max_emb
-    p = pad.astype(np.float64).copy()
-    ok = np.isfinite(p)
-    feasible = lo <= hi
-    with np.errstate(invalid="ignore"):
-        mid = np.where(feasible, p, 0.5 * (lo + hi))
-    p = np.where(ok & feasible, np.clip(p, lo, hi), np.where(ok, mid, p))
-    for _ in range(iterations if pull_together else 0):
-        moved_any = False
-        if len(a):
-            diff = p[a] - p[b]
-            over = np.abs(diff) - gap
-            bad = over > 1e-9
-            if bad.any():
-                moved_any = True
-                shift = np.zeros(n)
-                cnt = np.zeros(n)
-                half = 0.5 * over[bad] * np.sign(diff[bad])
-                np.add.at(shift, a[bad], -half)
-                np.add.at(shift, b[bad], half)
-                np.add.at(cnt, a[bad], 1)
-                np.add.at(cnt, b[bad], 1)
-                p = p + np.where(cnt > 0, shift / np.maximum(cnt, 1), 0.0)
-        q = np.where(ok & feasible, np.clip(p, lo, hi), p)
-        moved_any |= bool(np.any(np.abs(q - p) > 1e-9))
-        p = q
-        if not moved_any:
-            break
-    conflict = ok & ~feasible
-    if len(a) and pull_together:
-        over = np.abs(p[a] - p[b]) - gap > 1e-6
-        conflict[a[over]] = True
-        conflict[b[over]] = True
-    conflict |= ok & ((p < lo - 1e-6) | (p > hi + 1e-6))
-    moved = ok & (np.abs(p - pad) > 1e-9)
-    return p, moved, conflict
+    return pull_pads(pad, a, b, lo, hi, max_wall + 2 * max_emb, iterations)
 
 
 def tier_drop(e: np.ndarray, d: np.ndarray, t: float, max_wall: float,
@@ -203,6 +261,22 @@ def _soft(x: np.ndarray, r: float) -> np.ndarray:
     if r <= 0:
         return np.maximum(x, 0.0)
     return np.where(x >= r, x, np.where(x <= -r, 0.0, (x + r) ** 2 / (4 * r)))
+
+
+def outline_wall_allowance(pad: np.ndarray, rim_min: np.ndarray, rim_max: np.ndarray,
+                           max_wall: float, max_emb: float) -> tuple[np.ndarray, np.ndarray]:
+    """Outline wall per lot where an embankment alone cannot reach the terrain on the rim.
+
+    ``w_fill = clip(pad - max_emb - min(h_rim), 0, max_wall)`` and ``w_cut = clip(max(h_rim)
+    - pad - max_emb, 0, max_wall)`` per lot id (``rim_min`` / ``rim_max``: the lowest and
+    highest terrain on the lot's rim, +inf / -inf without rim cells).
+    """
+    with np.errstate(invalid="ignore"):
+        need_fill = np.where(np.isfinite(rim_min), (pad - max_emb) - rim_min, 0.0)
+        need_cut = np.where(np.isfinite(rim_max), rim_max - (pad + max_emb), 0.0)
+    need_fill = np.where(np.isnan(need_fill), 0.0, need_fill)
+    need_cut = np.where(np.isnan(need_cut), 0.0, need_cut)
+    return np.clip(need_fill, 0.0, max_wall), np.clip(need_cut, 0.0, max_wall)
 
 
 def local_cones(seed: np.ndarray, fall, radius: float, cell_size: float,
@@ -335,6 +409,7 @@ def _cap(out, heights, lot_mask, win, max_wall, info, band, max_step, rise) -> N
     capped = np.clip(capped, before - reach, before + reach)
     moved = capped != before
     info["capped_cells"] = int(moved.sum())
+    info["capped"][win] = moved
     if not moved.any():
         return
     out[win] = capped
@@ -348,7 +423,9 @@ def _cap(out, heights, lot_mask, win, max_wall, info, band, max_step, rise) -> N
 
 def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
                   cell_size: float, max_slope: float, max_wall: float, max_emb: float,
-                  boundary: str = "embankment", max_step: float = 0.5
+                  boundary: str = "embankment",
+                  walls: tuple[np.ndarray, np.ndarray] | None = None,
+                  col_offset: int = 0, max_step: float = 0.5
                   ) -> tuple[np.ndarray, np.ndarray, tuple[slice, slice], GradeInfo]:
     """The grading preset's terrace heightfield with wall and embankment limits.
 
@@ -384,6 +461,12 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     max_wall, max_emb : float
         Tallest wall and tallest embankment, world units.
     boundary : {"embankment", "wall"}
+    walls : (w_fill, w_cut), optional
+        The outline wall allowance per lot id, if known (a tiled run finds it from the rims
+        of all tiles, :func:`rim_bounds`); default: from the rim inside ``heights``.
+    col_offset : int
+        Global column of ``heights[:, 0]`` (unused: every cone here is an exact Euclidean
+        envelope, the same on any window that holds its reach).
     max_step : float
         Largest step that is no wall (a terrain cliff the grading changed by less is left).
 
@@ -411,7 +494,8 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
                      wall_fill=np.zeros(len(pad)), wall_cut=np.zeros(len(pad)),
                      nearest_lot=np.zeros(lot_mask.shape, dtype=np.int32), band_width=0.0,
                      embankment_height=np.zeros(lot_mask.shape), capped_cells=0,
-                     cap_max_change=0.0, max_emb=max_emb)
+                     cap_max_change=0.0, max_emb=max_emb,
+                     capped=np.zeros(lot_mask.shape, dtype=bool))
     if not lots.any():
         return out, band, (slice(0, 0), slice(0, 0)), info
     t = np.tan(np.radians(max_slope))
@@ -495,6 +579,8 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     np.maximum.at(need_cut, near[rim], h[rim] - (seed[rim] + max_emb))
     w_fill = np.clip(need_fill, 0.0, max_wall)
     w_cut = np.clip(need_cut, 0.0, max_wall)
+    if walls is not None:
+        w_fill, w_cut = walls
     # only lot cells next to a cell outside can win (an inner cell is farther from every
     # outside cell than the edge cell between them, and no higher after its wall)
     edge = cov.copy()
@@ -568,7 +654,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
 
 def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
                origin: tuple[float, float], cell_size: float, min_height: float,
-               terrain: np.ndarray | None = None, min_change: float = 0.0) -> list[dict]:
+               terrain: np.ndarray | None = None, min_change: float = 0.0) -> list[Wall]:
     """Walls off the shared lot edges: every cell side with a cell outside the lots on one
     side and a step above ``min_height`` (outline walls and wings).
 
@@ -585,23 +671,40 @@ def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
         Smallest step that is a wall (at least what the steepest embankment rises over one
         cell).
     terrain : (M, N) ndarray, optional
-        The terrain before grading: a side between two cells outside the lots whose step is
-        no taller than the terrain's there plus ``min_change`` is a cliff of the terrain, no
-        wall (:func:`terrain_step`).
+        The terrain before grading: a side counts only where the grading changed the step
+        across it by more than ``min_change`` (a cliff of the terrain itself, or a pad that
+        leaves the terrain as it was, is no wall).
     min_change : float
         See ``terrain`` (world units; the pipeline uses ``max_step``).
 
     Returns
     -------
-    list of dict
-        As :func:`terrace_foundation.walls.find_walls`; ``on`` is ``"outline"`` (a pad or
+    list of Wall
+        As :func:`terrace_foundation.presets.walls.find_walls`; ``on`` is ``"outline"`` (a pad or
         its embankment against its own embankment or the terrain), ``"wing"`` (two lots'
         embankments meeting in a face) or ``"tier"`` (a tier wall inside one lot, between two
         of its embankments); ``lot_a`` is the lower side's lot.
     """
-    from .walls import _merge
+    return walls_from_sides(step_wall_sides(graded, lot_mask, nearest, min_height, terrain,
+                                            min_change), origin, cell_size)
+
+
+def step_wall_sides(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
+                    min_height: float, terrain: np.ndarray | None = None,
+                    min_change: float = 0.0, own: tuple[int, int, int, int] | None = None,
+                    offset: tuple[int, int] = (0, 0)) -> dict[str, np.ndarray]:
+    """The cell sides :func:`step_walls` makes walls of, as arrays (one entry per side).
+
+    ``own`` (window rows and columns ``r0, r1, c0, c1``) keeps only the sides whose first
+    cell (north or west) lies in it, so the tiles of a tiled run each give their own sides;
+    ``offset`` is the global row and column of the window's first cell. The arrays (``axis``
+    0 for sides between rows, 1 between columns; ``row``, ``col`` of the first cell; lower
+    and higher side's lot, negative for a tier wall; lower and higher height) are in the
+    order :func:`walls_from_sides` expects after a sort by ``(axis, row, col)``.
+    """
     owner = np.where(lot_mask > 0, lot_mask, nearest)
-    segs, lo_l, hi_l, lo_h, hi_h = [], [], [], [], []
+    out: dict[str, list[np.ndarray]] = {k: [] for k in ("axis", "row", "col", "lot_low",
+                                                        "lot_high", "low", "high")}
     for axis in (0, 1):
         a = (slice(None, -1), slice(None)) if axis == 0 else (slice(None), slice(None, -1))
         b = (slice(1, None), slice(None)) if axis == 0 else (slice(None), slice(1, None))
@@ -613,8 +716,11 @@ def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
             # a cliff of the terrain itself is no wall
             sel &= ~terrain_step(graded[a] - graded[b], terrain[a] - terrain[b],
                                  (lot_mask[a] == 0) & (lot_mask[b] == 0), min_change)
+        if own is not None:
+            keep = np.zeros(sel.shape, dtype=bool)
+            keep[own[0]:own[1], own[2]:own[3]] = True
+            sel &= keep
         r, c = np.nonzero(sel)
-        s = cell_sides(r, c, axis == 0, origin, cell_size)
         ha, hb = graded[a][sel], graded[b][sel]
         oa, ob = owner[a][sel], owner[b][sel]
         oa = np.where(oa > 0, oa, ob)
@@ -623,16 +729,31 @@ def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
         tier = (lot_mask[a][sel] > 0) & (lot_mask[b][sel] > 0)
         oa = np.where(tier, -oa, oa)        # a tier wall inside a lot: marked by the sign
         ob = np.where(tier, -ob, ob)
-        segs.append(s)
-        lo_l.append(np.where(low_a, oa, ob))
-        hi_l.append(np.where(low_a, ob, oa))
-        lo_h.append(np.minimum(ha, hb))
-        hi_h.append(np.maximum(ha, hb))
-    seg = np.concatenate(segs)
-    if len(seg) == 0:
+        out["axis"].append(np.full(len(r), axis, dtype=np.int8))
+        out["row"].append(r.astype(np.int64) + offset[0])
+        out["col"].append(c.astype(np.int64) + offset[1])
+        out["lot_low"].append(np.where(low_a, oa, ob).astype(np.int64))
+        out["lot_high"].append(np.where(low_a, ob, oa).astype(np.int64))
+        out["low"].append(np.minimum(ha, hb))
+        out["high"].append(np.maximum(ha, hb))
+    return {k: np.concatenate(v) for k, v in out.items()}
+
+
+def walls_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, float],
+                     cell_size: float) -> list[Wall]:
+    """Walls (as :func:`step_walls` returns them) from :func:`step_wall_sides` arrays, in
+    ``(axis, row, col)`` order (sides gathered from tiles are sorted into it first).
+    """
+    from .walls import _merge
+    if len(sides["row"]) == 0:
         return []
-    la, lb = np.concatenate(lo_l), np.concatenate(hi_l)
-    low, high = np.concatenate(lo_h), np.concatenate(hi_h)
+    order = np.lexsort((sides["col"], sides["row"], sides["axis"]))
+    sd = {k: v[order] for k, v in sides.items()}
+    seg = np.concatenate([cell_sides(sd["row"][sel], sd["col"][sel], axis == 0, origin,
+                                     cell_size)
+                          for axis in (0, 1) for sel in [sd["axis"] == axis]])
+    la, lb = sd["lot_low"], sd["lot_high"]
+    low, high = sd["low"], sd["high"]
     o = np.asarray(origin, dtype=np.float64)
     out = []
     keys = np.column_stack([la, lb])
@@ -643,14 +764,13 @@ def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
         on = "tier" if a_ < 0 else "outline" if a_ == b_ else "wing"
         a_, b_ = abs(a_), abs(b_)
         tall = int(np.argmax(high[sel] - low[sel]))
-        out.append({
-            "lot_a": int(a_), "lot_b": int(b_),
-            "base_height": float(low[sel][tall]), "top_height": float(high[sel][tall]),
-            "height": float((high[sel] - low[sel])[tall]),
-            "length": float(sel.sum() * cell_size),
-            "lines": [line + o for line in _merge(seg[sel] - o, 1e-6 * cell_size)],
-            "on": on,
-        })
+        out.append(Wall(
+            lot_a=int(a_), lot_b=int(b_),
+            base_height=float(low[sel][tall]), top_height=float(high[sel][tall]),
+            height=float((high[sel] - low[sel])[tall]),
+            length=float(sel.sum() * cell_size),
+            lines=[line + o for line in _merge(seg[sel] - o, 1e-6 * cell_size)],
+            on=on))
     return out
 
 
@@ -674,6 +794,74 @@ def lot_pair_steps(graded: np.ndarray, lot_mask: np.ndarray) -> dict[tuple[int, 
     bounds = np.searchsorted(inv[order], np.arange(len(uniq) + 1))
     return {(int(a), int(b)): s[order[bounds[i]:bounds[i + 1]]]
             for i, (a, b) in enumerate(uniq)}
+
+
+@dataclass(frozen=True)
+class GradingLotFigures:
+    """The grading preset's own figures of one lot (appended to its report row).
+
+    Attributes
+    ----------
+    wall_face_area : float
+        Wall faces the lot owns (a face between two lots counts half to each), m².
+    tallest_wall, wall_height_p95 : float
+        Tallest wall face and the 95th percentile of its faces' heights, m.
+    embankment_area : float
+        Embankment cells the lot owns (outside it and inside it), m².
+    tallest_embankment : float
+        Highest embankment rise, m.
+    earthwork_volume : float
+        Cut plus fill on the lot and on its band, m³.
+    volume_on_lot : float
+        Cut plus fill on the lot's own cells, m³.
+    pad_moved : bool
+        The limits moved the pad away from its rule's height.
+    limit_conflict : bool
+        The limits could not all be met around this lot.
+    rule_pad_height : float
+        The pad the pad rule gave, m (NaN for a lot with no cell).
+    """
+
+    wall_face_area: float
+    tallest_wall: float
+    wall_height_p95: float
+    embankment_area: float
+    tallest_embankment: float
+    earthwork_volume: float
+    volume_on_lot: float
+    pad_moved: bool
+    limit_conflict: bool
+    rule_pad_height: float
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready figures in report order, then ``earthwork_ratio`` (of the rounded
+        volumes; None for a lot that moved nothing on its own cells).
+        """
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            out[f.name] = bool(v) if f.type == "bool" else _num(v)
+        on_lot = out["volume_on_lot"]
+        out["earthwork_ratio"] = _num(out["earthwork_volume"] / on_lot) if on_lot else None
+        return out
+
+
+def lot_figures(per_lot: dict[str, np.ndarray], pad_moved: np.ndarray,
+                limit_conflict: np.ndarray, rule_pad: np.ndarray,
+                lot_ids: Sequence[int]) -> list[GradingLotFigures]:
+    """:class:`GradingLotFigures` of the lots ``lot_ids`` from :func:`grading_figures`' per-lot
+    arrays and :func:`limit_pads`' flags (all indexed by lot id).
+    """
+    return [GradingLotFigures(
+        wall_face_area=float(per_lot["wall_face_area"][i]),
+        tallest_wall=float(per_lot["tallest_wall"][i]),
+        wall_height_p95=float(per_lot["wall_height_p95"][i]),
+        embankment_area=float(per_lot["embankment_area"][i]),
+        tallest_embankment=float(per_lot["tallest_embankment"][i]),
+        earthwork_volume=float(per_lot["earthwork_volume"][i]),
+        volume_on_lot=float(per_lot["volume_on_lot"][i]),
+        pad_moved=bool(pad_moved[i]), limit_conflict=bool(limit_conflict[i]),
+        rule_pad_height=float(rule_pad[i])) for i in lot_ids]
 
 
 def grading_figures(before: np.ndarray, after: np.ndarray, lot_mask: np.ndarray,

@@ -12,8 +12,10 @@ import numpy as np
 
 from ..geometry import bbox_pairs
 from ..terrain.kernels import cell_sides, neighbour_pairs
+from ..wall import Wall
 
-__all__ = ["shared_edges", "find_walls", "touching_lots", "grid_steps", "outline_walls",
+__all__ = ["shared_edges", "find_walls", "touching_lots", "grid_steps", "grid_step_sides",
+           "grid_steps_from_sides", "outline_walls",
            "wing_walls"]
 
 
@@ -118,23 +120,55 @@ def grid_steps(lot_mask: np.ndarray, origin: tuple[float, float], cell_size: flo
     dict
         ``(a, b)`` (lot ids, ``a < b``) -> ``(K, 2, 2)`` world segments of the shared sides.
     """
-    out: dict[tuple[int, int], list[np.ndarray]] = {}
+    return grid_steps_from_sides(grid_step_sides(lot_mask), origin, cell_size)
+
+
+def grid_step_sides(lot_mask: np.ndarray, own: tuple[int, int, int, int] | None = None,
+                    offset: tuple[int, int] = (0, 0)) -> dict[str, np.ndarray]:
+    """The cell sides between cells of two lots, as arrays (see :func:`grid_steps`).
+
+    ``own`` (window ``r0, r1, c0, c1``) keeps the sides whose first cell lies in it (a tile's
+    share); ``offset`` is the window's global first row and column. Arrays: ``between_rows``
+    (bool), ``row``, ``col`` (first cell), ``lo``, ``hi`` (the two lot ids, ``lo < hi``).
+    """
     m = lot_mask
+    out: dict[str, list[np.ndarray]] = {k: [] for k in ("between_rows", "row", "col", "lo",
+                                                        "hi")}
     # vertical sides: between (r, c) and (r, c + 1), at x = x0 + (c + 1) cell
     for (sa, sb, _), horizontal in zip(neighbour_pairs(m.shape, diagonals=False), (False, True)):
         a, b = m[sa], m[sb]
         sel = (a != b) & (a > 0) & (b > 0)
+        if own is not None:
+            keep = np.zeros(sel.shape, dtype=bool)
+            keep[own[0]:own[1], own[2]:own[3]] = True
+            sel &= keep
         r, c = np.nonzero(sel)
+        la, lb = a[sel], b[sel]
+        out["between_rows"].append(np.full(len(r), horizontal))
+        out["row"].append(r.astype(np.int64) + offset[0])
+        out["col"].append(c.astype(np.int64) + offset[1])
+        out["lo"].append(np.minimum(la, lb).astype(np.int64))
+        out["hi"].append(np.maximum(la, lb).astype(np.int64))
+    return {k: np.concatenate(v) for k, v in out.items()}
+
+
+def grid_steps_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, float],
+                          cell_size: float) -> dict[tuple[int, int], np.ndarray]:
+    """:func:`grid_steps` from :func:`grid_step_sides` arrays (gathered from tiles in any
+    order: they are sorted by side direction, lot pair and cell first).
+    """
+    out: dict[tuple[int, int], list[np.ndarray]] = {}
+    for horizontal in (False, True):
+        on = sides["between_rows"] == horizontal
+        r, c, lo, hi = (sides[k][on] for k in ("row", "col", "lo", "hi"))
         if len(r) == 0:
             continue
+        order = np.lexsort((c, r, hi, lo))
+        r, c, lo, hi = r[order], c[order], lo[order], hi[order]
         seg = cell_sides(r, c, horizontal, origin, cell_size)
-        la, lb = a[sel], b[sel]
-        lo, hi = np.minimum(la, lb), np.maximum(la, lb)
-        order = np.lexsort((hi, lo))
-        lo, hi, seg = lo[order], hi[order], seg[order]
         starts = np.r_[0, np.nonzero((lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1]))[0] + 1]
-        for s, e in zip(starts, np.r_[starts[1:], len(lo)]):
-            out.setdefault((int(lo[s]), int(hi[s])), []).append(seg[s:e])
+        for s_, e in zip(starts, np.r_[starts[1:], len(lo)]):
+            out.setdefault((int(lo[s_]), int(hi[s_])), []).append(seg[s_:e])
     return {k: np.concatenate(v) for k, v in out.items()}
 
 
@@ -158,7 +192,7 @@ def touching_lots(lots, tol: float) -> tuple[np.ndarray, np.ndarray]:
 def find_walls(lots, neighbours: tuple[np.ndarray, np.ndarray], max_step: float,
                tol: float, origin=(0.0, 0.0),
                grid_sides: dict[tuple[int, int], np.ndarray] | None = None,
-               steps: dict[tuple[int, int], np.ndarray] | None = None) -> list[dict]:
+               steps: dict[tuple[int, int], np.ndarray] | None = None) -> list[Wall]:
     """Walls between neighbouring lots whose pads differ by more than ``max_step``.
 
     Parameters
@@ -185,10 +219,9 @@ def find_walls(lots, neighbours: tuple[np.ndarray, np.ndarray], max_step: float,
 
     Returns
     -------
-    list of dict
-        ``lot_a``, ``lot_b`` (``lot_a`` is the lower pad), ``base_height``, ``top_height``,
-        ``height``, ``length``, ``lines`` (list of (K, 2) polylines) and ``on`` (``"edge"``
-        for a shared outline edge, ``"grid"`` for cell sides only).
+    list of Wall
+        ``lot_a`` is the lower pad, ``on`` is ``"edge"`` for a shared outline edge and
+        ``"grid"`` for cell sides only; sorted by ``(lot_a, lot_b)``.
     """
     by_id = {lot.lot_id: lot for lot in lots}
     o = np.asarray(origin, dtype=np.float64)
@@ -198,12 +231,11 @@ def find_walls(lots, neighbours: tuple[np.ndarray, np.ndarray], max_step: float,
 
     def add(low, high, lines, on):
         length = float(sum(np.hypot(*np.diff(line, axis=0).T).sum() for line in lines))
-        walls.append({
-            "lot_a": int(low.lot_id), "lot_b": int(high.lot_id),
-            "base_height": float(low.pad_height), "top_height": float(high.pad_height),
-            "height": float(high.pad_height - low.pad_height), "length": length,
-            "lines": lines, "on": on,
-        })
+        walls.append(Wall(
+            lot_a=int(low.lot_id), lot_b=int(high.lot_id),
+            base_height=float(low.pad_height), top_height=float(high.pad_height),
+            height=float(high.pad_height - low.pad_height), length=length,
+            lines=lines, on=on))
         found.add((min(low.lot_id, high.lot_id), max(low.lot_id, high.lot_id)))
 
     def ordered(la, lb):
@@ -234,12 +266,12 @@ def find_walls(lots, neighbours: tuple[np.ndarray, np.ndarray], max_step: float,
             continue
         low, high = ordered(la, lb)
         add(low, high, [line + o for line in _merge(sides - o, tol)], "grid")
-    walls.sort(key=lambda w: (w["lot_a"], w["lot_b"]))
+    walls.sort(key=lambda w: (w.lot_a, w.lot_b))
     return walls
 
 
 def outline_walls(lots, regions, terrain, max_step: float, tol: float,
-                  origin=(0.0, 0.0), spacing: float = 1.0) -> list[dict]:
+                  origin=(0.0, 0.0), spacing: float = 1.0) -> list[Wall]:
     """Walls on the region outline (``boundary="wall"``): each lot against the terrain outside.
 
     Parameters
@@ -258,7 +290,7 @@ def outline_walls(lots, regions, terrain, max_step: float, tol: float,
 
     Returns
     -------
-    list of dict
+    list of Wall
         As :func:`find_walls`, with ``lot_b = 0`` (outside), ``on = "outline"``, ``base_height``
         and ``top_height`` the lowest and highest of pad and terrain along the wall, and
         ``height`` the largest difference between them.
@@ -285,20 +317,19 @@ def outline_walls(lots, regions, terrain, max_step: float, tol: float,
         step = np.abs(h - lot.pad_height)
         if step.max() <= max_step:
             continue
-        walls.append({
-            "lot_a": int(lot.lot_id), "lot_b": 0,
-            "base_height": float(min(h.min(), lot.pad_height)),
-            "top_height": float(max(h.max(), lot.pad_height)),
-            "height": float(step.max()),
-            "length": float(sum(np.hypot(*np.diff(line, axis=0).T).sum() for line in lines)),
-            "lines": lines, "on": "outline",
-        })
+        walls.append(Wall(
+            lot_a=int(lot.lot_id), lot_b=0,
+            base_height=float(min(h.min(), lot.pad_height)),
+            top_height=float(max(h.max(), lot.pad_height)),
+            height=float(step.max()),
+            length=float(sum(np.hypot(*np.diff(line, axis=0).T).sum() for line in lines)),
+            lines=lines, on="outline"))
     return walls
 
 
 def wing_walls(heights: np.ndarray, wing: np.ndarray, graded: np.ndarray, lot_mask: np.ndarray,
-               walls: list[dict], origin: tuple[float, float], cell_size: float,
-               max_step: float, max_rise: float) -> list[dict]:
+               walls: list[Wall], origin: tuple[float, float], cell_size: float,
+               max_step: float, max_rise: float) -> list[Wall]:
     """The wings: where a wall between two pads runs on outside the region.
 
     A wing's face is every cell side with a wing cell on at least one side and a graded cell
@@ -316,7 +347,7 @@ def wing_walls(heights: np.ndarray, wing: np.ndarray, graded: np.ndarray, lot_ma
     graded : (M, N) ndarray of bool
         Cells the grading set: pads, embankment and wing cells.
     lot_mask : (M, N) ndarray of int
-    walls : list of dict
+    walls : list of Wall
         Walls between lots (:func:`find_walls`).
     origin, cell_size
         The grid's north-west corner and cell size.
@@ -326,7 +357,7 @@ def wing_walls(heights: np.ndarray, wing: np.ndarray, graded: np.ndarray, lot_ma
 
     Returns
     -------
-    list of dict
+    list of Wall
         One per continued wall: ``lot_a``, ``lot_b`` as the wall's, ``on = "wing"``,
         ``base_height`` and ``top_height`` the lowest and highest cell along the face,
         ``height`` the tallest step, ``length`` and ``lines`` (the face's cell sides).
@@ -358,8 +389,8 @@ def wing_walls(heights: np.ndarray, wing: np.ndarray, graded: np.ndarray, lot_ma
         return []
     low, high = np.concatenate(lows[::-1]), np.concatenate(highs[::-1])
     o = np.asarray(origin, dtype=np.float64)
-    ends = np.array([[line[0], line[-1]] for wl in walls for line in wl["lines"]]).reshape(-1, 2)
-    owner = np.repeat(np.array([k for k, wl in enumerate(walls) for _ in wl["lines"]]), 2)
+    ends = np.array([[line[0], line[-1]] for wl in walls for line in wl.lines]).reshape(-1, 2)
+    owner = np.repeat(np.array([k for k, wl in enumerate(walls) for _ in wl.lines]), 2)
     # a wing continues a wall that reaches the outline: keep the wall ends with a cell outside
     # the lots among the 3 x 3 cells around them
     rr = np.floor((y0 - ends[:, 1]) / cell_size).astype(np.int64)
@@ -383,12 +414,11 @@ def wing_walls(heights: np.ndarray, wing: np.ndarray, graded: np.ndarray, lot_ma
     for k in np.unique(near):
         sel = near == k
         wl = walls[int(k)]
-        out.append({
-            "lot_a": wl["lot_a"], "lot_b": wl["lot_b"],
-            "base_height": float(low[sel].min()), "top_height": float(high[sel].max()),
-            "height": float((high[sel] - low[sel]).max()),
-            "length": float(sel.sum() * cell_size),
-            "lines": [line + o for line in _merge(seg[sel] - o, 1e-6 * cell_size)],
-            "on": "wing",
-        })
+        out.append(Wall(
+            lot_a=wl.lot_a, lot_b=wl.lot_b,
+            base_height=float(low[sel].min()), top_height=float(high[sel].max()),
+            height=float((high[sel] - low[sel]).max()),
+            length=float(sel.sum() * cell_size),
+            lines=[line + o for line in _merge(seg[sel] - o, 1e-6 * cell_size)],
+            on="wing"))
     return out

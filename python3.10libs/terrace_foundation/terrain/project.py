@@ -11,34 +11,15 @@ import numpy as np
 
 from ..heightfield import Heightfield
 
-__all__ = ["rasterize_triangles"]
+__all__ = ["rasterize_triangles", "rasterize_window"]
 
 
-def rasterize_triangles(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: np.ndarray,
-                        grid: Heightfield, max_candidates: int = 2_000_000
-                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cells whose centre lies in a triangle, with the interpolated value there.
+def _covered(tri_xy: np.ndarray, tri_value: np.ndarray, grid: Heightfield,
+             max_candidates: int):
+    """Chunks ``(triangle, row, col, value)`` of the cells whose centre lies in a triangle.
 
-    Parameters
-    ----------
-    tri_xy : (T, 3, 2) ndarray
-        Triangle corners, world ``x, y``.
-    tri_value : (T, 3) ndarray
-        Value at each corner.
-    tri_label : (T,) ndarray of int
-        A label per triangle (the lot id), returned per cell.
-    grid : Heightfield
-        The grid (only its georeference is used).
-    max_candidates : int
-        Bound on candidate cells held in memory at once.
-
-    Returns
-    -------
-    cells : (C,) ndarray of int64
-        Flat (row-major) indices of covered cells, each once; where triangles overlap, the
-        first triangle wins.
-    value : (C,) ndarray of float64
-    label : (C,) ndarray
+    Triangles in index order; within a chunk the triangle index never decreases, and chunks
+    follow each other in triangle order.
     """
     rows, cols = grid.shape
     r, c = grid.world_to_grid(tri_xy[..., 0], tri_xy[..., 1])
@@ -68,7 +49,6 @@ def rasterize_triangles(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: np
     va, vb, vk = d1 * w1a + d2 * w2a, d1 * w1b + d2 * w2b, v0 + d1 * w1k + d2 * w2k
     per = np.where(ok, per, 0)
     csum = np.cumsum(per)
-    out_cells, out_val, out_tri = [], [], []
     start = 0
     n = len(per)
     eps = -1e-9
@@ -84,15 +64,50 @@ def rasterize_triangles(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: np
         t = np.repeat(idx, p)
         local = np.arange(len(t)) - np.repeat(np.cumsum(p) - p, p)
         nc = ncol[t]
-        cc = (c0[t] + local % nc).astype(np.float64)
-        rr = (r0[t] + local // nc).astype(np.float64)
+        row, col = np.divmod(local, nc)
+        cc = (c0[t] + col).astype(np.float64)
+        rr = (r0[t] + row).astype(np.float64)
+        del local, nc, row, col
         w1 = w1a[t] * cc + w1b[t] * rr + w1k[t]
         w2 = w2a[t] * cc + w2b[t] * rr + w2k[t]
         inside = (w1 >= eps) & (w2 >= eps) & (w1 + w2 <= 1.0 - eps)
+        del w1, w2
         t = t[inside]
         cc = cc[inside]
         rr = rr[inside]
-        out_val.append(va[t] * cc + vb[t] * rr + vk[t])
+        yield t, rr, cc, va[t] * cc + vb[t] * rr + vk[t]
+
+
+def rasterize_triangles(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: np.ndarray,
+                        grid: Heightfield, max_candidates: int = 2_000_000
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cells whose centre lies in a triangle, with the interpolated value there.
+
+    Parameters
+    ----------
+    tri_xy : (T, 3, 2) ndarray
+        Triangle corners, world ``x, y``.
+    tri_value : (T, 3) ndarray
+        Value at each corner.
+    tri_label : (T,) ndarray of int
+        A label per triangle (the lot id), returned per cell.
+    grid : Heightfield
+        The grid (only its georeference is used).
+    max_candidates : int
+        Bound on candidate cells held in memory at once.
+
+    Returns
+    -------
+    cells : (C,) ndarray of int64
+        Flat (row-major) indices of covered cells, each once; where triangles overlap, the
+        first triangle wins.
+    value : (C,) ndarray of float64
+    label : (C,) ndarray
+    """
+    cols = grid.shape[1]
+    out_cells, out_val, out_tri = [], [], []
+    for t, rr, cc, val in _covered(tri_xy, tri_value, grid, max_candidates):
+        out_val.append(val)
         out_cells.append(rr.astype(np.int64) * cols + cc.astype(np.int64))
         out_tri.append(t)
     cells = np.concatenate(out_cells) if out_cells else np.zeros(0, dtype=np.int64)
@@ -106,3 +121,57 @@ def rasterize_triangles(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: np
     cells, val, tri = cells[order], val[order], tri[order]
     first = np.r_[True, cells[1:] != cells[:-1]] if len(cells) else np.zeros(0, dtype=bool)
     return cells[first], val[first], tri_label[tri[first]]
+
+
+def rasterize_window(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: np.ndarray,
+                     grid: Heightfield, window: tuple[int, int, int, int],
+                     max_candidates: int = 2_000_000
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The cells of :func:`rasterize_triangles` inside a window, in no particular order.
+
+    The same cells, values and labels (the first triangle wins where triangles overlap),
+    without sorting every cell: only cells covered more than once (centres on a shared edge)
+    are sorted, found by one count per window cell.
+
+    Parameters
+    ----------
+    tri_xy, tri_value, tri_label, grid, max_candidates
+        As for :func:`rasterize_triangles`.
+    window : (row0, row1, col0, col1)
+        Half-open window of the grid.
+
+    Returns
+    -------
+    index : (C,) ndarray of int64
+        Flat (row-major) indices of the covered cells in the window's own array.
+    value : (C,) ndarray of float64
+    label : (C,) ndarray
+    """
+    r0, r1, c0, c1 = window
+    width = c1 - c0
+    out_idx, out_val, out_tri = [], [], []
+    for t, rr, cc, val in _covered(tri_xy, tri_value, grid, max_candidates):
+        ri = rr.astype(np.int64)
+        ci = cc.astype(np.int64)
+        keep = (ri >= r0) & (ri < r1) & (ci >= c0) & (ci < c1)
+        out_idx.append((ri[keep] - r0) * width + (ci[keep] - c0))
+        out_val.append(val[keep])
+        out_tri.append(t[keep])
+    if not out_idx:
+        e = np.zeros(0, dtype=np.int64)
+        return e, np.zeros(0), tri_label[e]
+    idx = np.concatenate(out_idx)
+    val = np.concatenate(out_val)
+    tri = np.concatenate(out_tri)
+    del out_idx, out_val, out_tri
+    if len(idx):
+        many = np.bincount(idx, minlength=(r1 - r0) * width)[idx] > 1
+        if many.any():
+            # cells covered twice: keep the lowest triangle index of each
+            dup = np.nonzero(many)[0]
+            dup = dup[np.lexsort((tri[dup], idx[dup]))]
+            first = np.r_[True, idx[dup][1:] != idx[dup][:-1]]
+            many[dup[first]] = False
+            keep = ~many
+            idx, val, tri = idx[keep], val[keep], tri[keep]
+    return idx, val, tri_label[tri]

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ...heightfield import Heightfield
+from .._compression import ZLIB_LEVEL
 from .._deps import require
 
 __all__ = ["write_lot_id_geotiff", "write_terrace_mask_png", "write_masks"]
@@ -31,7 +32,8 @@ def write_lot_id_geotiff(lot_mask: np.ndarray, hf: Heightfield, path: str | os.P
     path = Path(path)
     with rasterio.open(path, "w", driver="GTiff", width=mask.shape[1], height=mask.shape[0],
                        count=1, dtype="int32", crs=crs or hf.crs,
-                       transform=Affine(*hf.transform), compress="deflate") as dst:
+                       transform=Affine(*hf.transform), compress="deflate",
+                       zlevel=ZLIB_LEVEL) as dst:
         dst.write(mask, 1)
         dst.update_tags(meaning="lot id per cell, 0 outside every lot")
     return [path]
@@ -42,7 +44,7 @@ def write_terrace_mask_png(lot_mask: np.ndarray, path: str | os.PathLike) -> lis
     Image = require("PIL.Image", "write masks/terraces.png")
     img = Image.fromarray(np.where(np.asarray(lot_mask) > 0, 255, 0).astype(np.uint8))  # mode L
     path = Path(path)
-    img.save(path, format="PNG")
+    img.save(path, format="PNG", compress_level=ZLIB_LEVEL)
     return [path]
 
 

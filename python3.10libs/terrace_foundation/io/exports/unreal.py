@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from ...heightfield import Heightfield
+from .._compression import ZLIB_LEVEL
 from .._deps import require
 from ._grid16 import (
     UNREAL_LAYOUT,
@@ -108,7 +109,7 @@ def unreal_import_settings(hf: Heightfield, shape: tuple[int, int],
 def _write_png16(values: np.ndarray, path: Path) -> None:
     Image = require("PIL.Image", "write 16-bit PNG heightmaps")
     img = Image.fromarray(np.ascontiguousarray(values, dtype=np.uint16))  # mode I;16
-    img.save(path, format="PNG")
+    img.save(path, format="PNG", compress_level=ZLIB_LEVEL)
 
 
 def write_unreal_landscape(hf: Heightfield, folder: str | os.PathLike,

@@ -29,6 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .._compression import ZLIB_LEVEL
 from .._deps import require
 
 __all__ = ["hillshade", "lot_edges", "outline_pixels", "wall_pixels", "diverging",
@@ -732,5 +733,5 @@ def write_preview(before: np.ndarray, after: np.ndarray, cell_size: float, path:
     img = preview_image(before, after, cell_size, lot_mask, lots, walls, origin, margin, title)
     path = Path(path)
     # fast zlib level: the picture is mostly smooth shading, level 1 is within ~10 % of 9
-    pil.fromarray(img).save(path, format="PNG", compress_level=1)
+    pil.fromarray(img).save(path, format="PNG", compress_level=ZLIB_LEVEL)
     return [path]

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ...heightfield import Heightfield
+from .._compression import ZLIB_LEVEL
 from .._deps import require
 from ..readers.georasters import sidecar_path
 
@@ -80,7 +81,8 @@ def write_geotiff_heightfield(hf: Heightfield, path: str | os.PathLike,
     profile = {"driver": "GTiff", "dtype": "float32", "count": 1, "height": rows, "width": cols,
                "nodata": None, "crs": source.get("crs", hf.crs),
                "transform": source.get("transform", Affine(*hf.transform)),
-               "compress": "deflate", "predictor": 3, "BIGTIFF": "IF_SAFER"}
+               "compress": "deflate", "zlevel": ZLIB_LEVEL, "predictor": 3,
+               "BIGTIFF": "IF_SAFER"}
     if rows >= 256 and cols >= 256:
         profile.update(tiled=True, blockxsize=256, blockysize=256)
     try:

@@ -142,8 +142,8 @@ def viewer_data(result, max_samples: int = MAX_SAMPLES, title: str = "") -> dict
     # retaining walls: (x0, y0, x1, y1, base, top) per segment
     wsegs = []
     for w in result.walls or []:
-        base, top = float(w.get("base_height", 0.0)), float(w.get("top_height", 0.0))
-        for line in w.get("lines", ()):
+        base, top = float(w.base_height), float(w.top_height)
+        for line in w.lines:
             p = np.asarray(line, dtype=np.float64)[:, :2]
             if len(p) >= 2:
                 s = np.hstack([p[:-1], p[1:]]) - [cx, cy, cx, cy]

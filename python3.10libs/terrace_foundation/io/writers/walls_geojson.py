@@ -22,6 +22,7 @@ from typing import Iterable
 
 import numpy as np
 
+from ...wall import Wall
 from .._crs import feature_collection, write_geojson
 
 __all__ = ["wall_geometry", "walls_feature_collection", "write_walls_geojson"]
@@ -39,26 +40,26 @@ def wall_geometry(lines: Iterable) -> dict:
     return {"type": "MultiLineString", "coordinates": parts}
 
 
-def walls_feature_collection(walls: Iterable[dict], crs: str | None = None) -> dict:
+def walls_feature_collection(walls: Iterable[Wall], crs: str | None = None) -> dict:
     """The walls (``TerraceResult.walls``) as a GeoJSON FeatureCollection (a plain dict)."""
     features = []
     for k, w in enumerate(walls, 1):
-        geometry = wall_geometry(w.get("lines") or [])
+        geometry = wall_geometry(w.lines)
         if not geometry["coordinates"]:
             continue
         features.append({
             "type": "Feature", "id": k,
-            "properties": {"lot_a": int(w["lot_a"]), "lot_b": int(w["lot_b"]),
-                           "base_height": float(w["base_height"]),
-                           "top_height": float(w["top_height"]),
-                           "height": float(w["height"]), "length": float(w["length"]),
-                           "on": str(w.get("on", "edge"))},
+            "properties": {"lot_a": int(w.lot_a), "lot_b": int(w.lot_b),
+                           "base_height": float(w.base_height),
+                           "top_height": float(w.top_height),
+                           "height": float(w.height), "length": float(w.length),
+                           "on": str(w.on)},
             "geometry": geometry,
         })
     return feature_collection("retaining_walls", features, crs)
 
 
-def write_walls_geojson(walls: Iterable[dict], path: str | os.PathLike,
+def write_walls_geojson(walls: Iterable[Wall], path: str | os.PathLike,
                         crs: str | None = None) -> list[Path]:
     """Write the walls to ``path`` (GeoJSON); see the module docstring."""
     return write_geojson(walls_feature_collection(walls, crs), path)

@@ -35,8 +35,7 @@ def pad_polygons(poly: np.ndarray, count: np.ndarray) -> np.ndarray:
     k = poly.shape[1]
     unused = np.arange(k)[None, :] >= count[:, None]
     if unused.any():
-        first = np.broadcast_to(poly[:, :1, :], poly.shape)
-        poly[unused] = first[unused]
+        np.copyto(poly, poly[:, :1, :], where=unused[..., None])
     return poly
 
 

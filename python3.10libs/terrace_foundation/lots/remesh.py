@@ -120,9 +120,17 @@ def remesh_lots(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarr
     floor = 16.0 * float(np.spacing(max(float(np.abs(rel).max()) if len(rel) else 1.0, 1.0)))
     quantum = np.maximum(np.minimum(size, lot_thin[flat_lot]) * 1e-7, floor)[:, None]
     q = np.round(rel / quantum).astype(np.int64)
-    keys = np.column_stack([flat_lot.astype(np.int64), q])
-    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    # coincident vertices of a lot: equal keys (lot, quantised x, y), grouped by a stable sort
+    order = np.lexsort((q[:, 1], q[:, 0], flat_lot))
+    ks = (flat_lot[order], q[order, 0], q[order, 1])
+    new = np.ones(len(order), dtype=bool)
+    if len(order) > 1:
+        new[1:] = (ks[0][1:] != ks[0][:-1]) | (ks[1][1:] != ks[1][:-1]) | \
+            (ks[2][1:] != ks[2][:-1])
+    group = np.cumsum(new) - 1
+    first = order[new]                        # first occurrence of each (stable sort)
+    inverse = np.empty(len(order), dtype=np.intp)
+    inverse[order] = group
     # number vertices in order of first appearance (deterministic and local per lot)
     rank = np.empty(len(first), dtype=np.int64)
     appearance = np.argsort(first, kind="stable")

@@ -343,12 +343,11 @@ def _run(hf, regions, params: TerraceParams, args: argparse.Namespace, context,
                          f"({time.perf_counter() - progress.t0:.1f} s)")
         return 0
     t_write = time.perf_counter()
+    context.warnings = WarningLog(echo=show, issue=False)   # the writers' warnings, said once
     files = write_outputs(result, args.out, context, overwrite=args.overwrite, protect=protect,
                           extra=getattr(args, "export", None) or (),  # an --export flag's names
                           skip=["viewer"] if getattr(args, "no_viewer", False) else [],
                           progress=_writer_progress(progress, t_write))
-    for text in context.warnings:
-        _warn(text)
     from .io.exports import export_summaries
 
     for line in export_summaries(context):     # the engine import settings, on stdout

@@ -17,7 +17,7 @@ import argparse
 import sys
 import time
 from contextlib import contextmanager
-from typing import Callable, Iterable, Iterator, Sequence, TextIO
+from typing import Any, Callable, Iterable, Iterator, Sequence, TextIO
 
 from . import TerraceParams, __version__, generate
 from .errors import TerraceError, TerraceInputError, WarningLog
@@ -436,7 +436,7 @@ def cmd_tiles(args: argparse.Namespace) -> int:
     starts_c = sorted({t[2] for t in tiles})
     x0, y0 = hf.origin
     cs = hf.cell_size
-    rows = []
+    rows: list[dict[str, Any]] = []
     for k, (r0, r1, c0, c1) in enumerate(tiles):
         rows.append({"index": k, "tile_row": starts_r.index(r0), "tile_col": starts_c.index(c0),
                      "window": [r0, r1, c0, c1],

@@ -427,7 +427,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         if in_memory:
             terrace = np.empty(hf.shape)
             lot_mask = np.zeros(hf.shape, dtype=np.int32)
-            sink = TeeSink(ArraySink(terrace, lot_mask), *sinks)
+            sink = TeeSink(ArraySink(terrace, lot_mask, mask_zeroed=True), *sinks)
         else:
             if not sinks:
                 raise ValueError("in_memory=False needs sinks to write the tiles to")
@@ -469,6 +469,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         figs = run_tiles(job, hf.shape, _source(hf.heights, scheduler), sink, tile_size,
                          scheduler=scheduler, progress=tile_progress, store=tile_store)
         sink.close()
+        del job, sink                       # the slice triangles are no longer needed
         _warn_empty(figs.lot_count["cells"], warn)
         reach = (radius, blur_reach(h))
 

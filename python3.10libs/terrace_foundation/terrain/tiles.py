@@ -143,14 +143,19 @@ def window_sums(a: np.ndarray, length: int, axis: int, op=np.add) -> np.ndarray:
     while rest:
         if rest & 1:
             term = _along(cur, axis, off, off + n_out)
-            acc = np.array(term, copy=True) if acc is None else op(acc, term, out=acc)
+            if acc is None:
+                acc = term                  # a view until the second term makes a new array
+            elif acc.base is not None or acc is a:
+                acc = op(acc, term)
+            else:
+                op(acc, term, out=acc)
             off += width
         rest >>= 1
         if rest:
             n = cur.shape[axis]
             cur = op(_along(cur, axis, 0, n - width), _along(cur, axis, width, n))
             width *= 2
-    return acc
+    return np.array(acc, copy=True) if acc.base is not None or acc is a else acc
 
 
 def box_dilate(mask: np.ndarray, reach: int) -> np.ndarray:

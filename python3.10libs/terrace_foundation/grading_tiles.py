@@ -574,12 +574,21 @@ def _grading_faces(job, fig, tile, lt, before_e, after_e, lm_e, near_e, band_w_e
 
 
 def run_grading_tiles(job: GradingJob, source, sink, tile_size: int | None, plan_args: tuple,
-                      progress=None) -> tuple[GradingFigures, dict]:
-    """Both passes over every tile (serial): survey, :func:`plan_pads`, grade.
+                      progress=None, scheduler=None) -> tuple[GradingFigures, dict]:
+    """Both passes over every tile: survey, :func:`plan_pads`, grade; serially, or each pass as
+    Dask tasks with ``scheduler`` (as :func:`terrace_foundation.tiling.run_tiles`).
 
     Returns the combined figures and :func:`plan_pads`' dict.
     """
     tiles = plan_tiles(job.shape, tile_size)
+    if scheduler is not None:
+        from .io.tiled import map_tiles_dask, run_tiles_dask
+        surveys = map_tiles_dask(survey_tile, job, tiles, source, scheduler)
+        plan = plan_pads(job, surveys, *plan_args)
+        total = run_tiles_dask(job, tiles, source, sink, scheduler, progress, func=grade_tile,
+                               total=GradingFigures.empty(job.n_lots))
+        assert isinstance(total, GradingFigures)
+        return total, plan
     surveys = [survey_tile(job, t, source) for t in tiles]
     plan = plan_pads(job, surveys, *plan_args)
     total = GradingFigures.empty(job.n_lots)

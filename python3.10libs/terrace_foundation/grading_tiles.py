@@ -55,6 +55,7 @@ from .presets.limits import (
     OUTSIDE_TIERS,
     grade_limited,
     outline_wall_allowance,
+    pad_gap,
     pull_pads,
     rim_bounds,
     step_wall_sides,
@@ -304,9 +305,9 @@ def plan_pads(job: GradingJob, surveys: list[Survey], vertex_pads: np.ndarray,
                     job.max_wall, job.max_emb)[0]
     hi = rim_bounds(lots[np.isfinite(rim_min)], rim_min[np.isfinite(rim_min)], n,
                     job.max_wall, job.max_emb)[1]
-    # touching pads within a wall and an embankment each side, rims within reach (limits)
+    # touching pads within PAD_GAP, rims within reach (the limits' pad rule)
     pad, moved, conflict = pull_pads(rule_pad, pairs[:, 0], pairs[:, 1], lo, hi,
-                                     job.max_wall + 2 * job.max_emb)
+                                     pad_gap(job.max_wall, job.max_emb))
     job.pad = pad
     job.walls = outline_wall_allowance(pad, rim_min, rim_max, job.max_wall, job.max_emb)
     # the step halo: how far a cone of another lot's step embankment can win
@@ -573,12 +574,21 @@ def _grading_faces(job, fig, tile, lt, before_e, after_e, lm_e, near_e, band_w_e
 
 
 def run_grading_tiles(job: GradingJob, source, sink, tile_size: int | None, plan_args: tuple,
-                      progress=None) -> tuple[GradingFigures, dict]:
-    """Both passes over every tile (serial): survey, :func:`plan_pads`, grade.
+                      progress=None, scheduler=None) -> tuple[GradingFigures, dict]:
+    """Both passes over every tile: survey, :func:`plan_pads`, grade; serially, or each pass as
+    Dask tasks with ``scheduler`` (as :func:`terrace_foundation.tiling.run_tiles`).
 
     Returns the combined figures and :func:`plan_pads`' dict.
     """
     tiles = plan_tiles(job.shape, tile_size)
+    if scheduler is not None:
+        from .io.tiled import map_tiles_dask, run_tiles_dask
+        surveys = map_tiles_dask(survey_tile, job, tiles, source, scheduler)
+        plan = plan_pads(job, surveys, *plan_args)
+        total = run_tiles_dask(job, tiles, source, sink, scheduler, progress, func=grade_tile,
+                               total=GradingFigures.empty(job.n_lots))
+        assert isinstance(total, GradingFigures)
+        return total, plan
     surveys = [survey_tile(job, t, source) for t in tiles]
     plan = plan_pads(job, surveys, *plan_args)
     total = GradingFigures.empty(job.n_lots)

@@ -286,8 +286,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         result does not depend on it, bit for bit (:mod:`terrace_foundation.tiling`,
         :mod:`terrace_foundation.grading_tiles`).
     scheduler : str, optional
-        Run the tiles as Dask tasks (reference preset; the grading preset's two passes run
-        serially): ``threads``, ``processes`` or a ``dask.distributed``
+        Run the tiles as Dask tasks (the grading preset: both its passes): ``threads``, ``processes`` or a ``dask.distributed``
         scheduler address (needs ``pip install ".[dask]"``).
     tile_progress : callable(done, total, cells, seconds), optional
         Called after each tile of a tiled run.
@@ -440,9 +439,9 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         gjob = GradingJob(raster, p.max_slope, p.max_wall_height, p.max_embankment_height,
                           p.max_step, p.boundary, p.pad_rule)
         lot_area = np.array([m[2] for m in lots_meta])
-        gfigs, plan = run_grading_tiles(gjob, _source(hf.heights, None), sink, tile_size,
+        gfigs, plan = run_grading_tiles(gjob, _source(hf.heights, scheduler), sink, tile_size,
                                         (pads, lot_region, lot_area, hf.cell_area),
-                                        progress=tile_progress)
+                                        progress=tile_progress, scheduler=scheduler)
         sink.close()
         _warn_empty(plan["cells"], warn)
         pads = plan["pad"][1:]

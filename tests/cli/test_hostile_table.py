@@ -103,6 +103,12 @@ def d9_crs_code_not_a_number(tmp, npy, regions, out):
     return _gen(npy, write_json(tmp / "c.geojson", fc), out)
 
 
+def d9_crs_properties_a_string(tmp, npy, regions, out):
+    fc = feature_collection([[SMALL_SQUARE]])
+    fc["crs"] = {"type": "name", "properties": "EPSG:2056"}
+    return _gen(npy, write_json(tmp / "cs.geojson", fc), out)
+
+
 def d9_json_nested_too_deep(tmp, npy, regions, out):
     path = tmp / "deep.geojson"
     path.write_text('{"type": "FeatureCollection", "features": ' + "[" * 100_000 + "]" * 100_000
@@ -242,6 +248,7 @@ ROWS = [
     (8, d8_dense_outline, "warning", "simplified from 20000"),
     (9, d9_properties_a_list, "error", "'properties' must be an object"),
     (9, d9_crs_code_not_a_number, "error", "EPSG code must be a whole number"),
+    (9, d9_crs_properties_a_string, "error", "'properties' must be an object"),
     (9, d9_json_nested_too_deep, "error", "nested too deeply"),
     (9, d9_sidecar_shape_a_number, "error", "'shape' must be [rows, cols]"),
     (9, d9_cell_size_overflows, "error", "beyond +-1e+15"),

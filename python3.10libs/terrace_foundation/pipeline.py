@@ -353,12 +353,23 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         ra, rb = reg.edges()
         for i in range(ls.n_lots):
             mine = order[bounds[i]:bounds[i + 1]]
-            polys = pieces_outline(ls.pieces[mine], ls.piece_count[mine])
+            # a lot with a piece narrower than a thousand ulps of the world coordinates (a
+            # slab 9e-14 wide at x = 44 + 1000) is traced in world coordinates, where the
+            # outline is written: traced in the grid's frame, it collapsed on the way out
+            # and the outline crossed itself; every other lot is traced in the grid's frame
+            world = ls.pieces[mine] + shift
+            ulp = float(np.spacing(float(np.abs(world).max()) if len(world) else 1.0))
+            narrow = bool((np.ptp(ls.pieces[mine], axis=1) < 1024 * ulp).any())
+            frame = world if narrow else ls.pieces[mine]
+            polys = pieces_outline(frame, ls.piece_count[mine])
             got = sum(ring_area(r) for poly in polys for r in poly)
-            if not abs(got - areas[i]) <= 1e-9 * max(abs(areas[i]), 1e-300):
+            length = sum(float(np.hypot(*(np.roll(r, -1, axis=0) - r).T).sum())
+                         for poly in polys for r in poly) if narrow else 0.0
+            if not abs(got - areas[i]) <= 1e-9 * max(abs(areas[i]), 1e-300) + 8 * length * ulp:
                 # pieces meeting on a non-vertical line (the contour layout's cuts): trace
                 polys = lot_footprint(ra, rb, ls.outline[i], int(ls.outline_count[i]))
-            fp = [[ring + shift for ring in poly] for poly in polys]
+                narrow = False
+            fp = polys if narrow else [[ring + shift for ring in poly] for poly in polys]
             lots_meta.append((reg.region_id, fp, float(areas[i])))
         pieces.append(widen_polygons(ls.pieces, ls.piece_count, width))
         piece_count.append(ls.piece_count)

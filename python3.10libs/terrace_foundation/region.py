@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import TerraceInputError
+from .geometry import group_pairs
 from .heightfield import MAX_COORDINATE
 
 __all__ = ["Region", "ring_area", "segments_cross", "nest_rings", "points_in_edges",
            "overlapping_boxes", "crossing_edges", "simplify_ring", "simplify_region",
            "meets_box", "check_on_grid", "outside_grid_error", "has_three_distinct",
-           "point_ids"]
+           "point_ids", "region_edges", "points_in_groups"]
 
 
 def ring_area(ring: np.ndarray) -> float:
@@ -398,6 +399,50 @@ def points_in_edges(x: np.ndarray, y: np.ndarray, a: np.ndarray, b: np.ndarray,
             xcross = ax + (py - ay) * (bx - ax) / (by - ay)
         out[s:s + step] = (np.count_nonzero(straddle & (px < xcross), axis=1) % 2) == 1
     return out
+
+
+def region_edges(regions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The boundary edges of many regions, flat: ``(a, b, start, count)``.
+
+    ``a, b`` are ``(E, 2)`` edge starts and ends (:meth:`Region.edges` of each region, in
+    region order); region ``g``'s edges are ``start[g] ... start[g] + count[g] - 1``.
+    """
+    parts = [r.edges() for r in regions]
+    count = np.array([len(a) for a, _ in parts], dtype=np.intp)
+    start = np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.intp)
+    if not parts:
+        return np.zeros((0, 2)), np.zeros((0, 2)), start, count
+    return (np.concatenate([a for a, _ in parts]), np.concatenate([b for _, b in parts]),
+            start, count)
+
+
+def points_in_groups(x: np.ndarray, y: np.ndarray, group: np.ndarray, a: np.ndarray,
+                     b: np.ndarray, start: np.ndarray, count: np.ndarray,
+                     chunk: int = 2_000_000) -> np.ndarray:
+    """:func:`points_in_edges` for many regions at once: each point against its group's edges.
+
+    Parameters
+    ----------
+    x, y : (P,) ndarray
+    group : (P,) ndarray of int
+        Region of each point.
+    a, b, start, count
+        Edges of the regions, as :func:`region_edges` returns them.
+
+    Returns
+    -------
+    (P,) ndarray of bool
+        The same answers as :func:`points_in_edges` with each region's own edges.
+    """
+    hits = np.zeros(len(x), dtype=np.intp)
+    for i, j in group_pairs(np.asarray(group), start, count, chunk):
+        ay, by, ax, bx = a[j, 1], b[j, 1], a[j, 0], b[j, 0]
+        px, py = x[i], y[i]
+        straddle = (ay > py) != (by > py)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            xcross = ax + (py - ay) * (bx - ax) / (by - ay)
+        hits += np.bincount(i[straddle & (px < xcross)], minlength=len(x))
+    return hits % 2 == 1
 
 
 def _contained_pairs(rings: list[np.ndarray], skip: set | None = None

@@ -32,15 +32,15 @@ from typing import Iterator
 import numpy as np
 
 from ..errors import TerraceInputError
+from ..params import DEFAULT_TILE_SIZE, TILE_CHUNK
 
 __all__ = ["CHUNK", "DEFAULT_TILE_SIZE", "check_tile_size", "plan_tiles", "window_sums",
            "box_dilate",
            "PartialSums", "halo_cells", "grow"]
 
-#: Columns per partial-sum chunk; tile sizes are multiples of it.
-CHUNK = 64
-#: Default tile side in cells (a map up to ``1.25 * DEFAULT_TILE_SIZE`` a side is one tile).
-DEFAULT_TILE_SIZE = 2048
+#: Columns per partial-sum chunk; tile sizes are multiples of it (declared once, with the
+#: default tile side, next to ``--tile-size`` in :mod:`terrace_foundation.params`).
+CHUNK = TILE_CHUNK
 
 Window = tuple[int, int, int, int]   # row0, row1, col0, col1 (half-open)
 

@@ -17,7 +17,7 @@ from .geometry import polygon_area
 from .grading_tiles import GradingJob, run_grading_tiles
 from .heightfield import Heightfield, release_pages
 from .lot import Lot
-from .lots.footprint import lot_footprint, pieces_outline
+from .lots.footprint import lot_footprint, lot_outlines, pieces_outline
 from .lots.fracture import decompose_regions, intersect_pieces, voronoi_cells_in_groups
 from .lots.overlap import resolve_overlaps
 from .lots.remesh import remesh_lots
@@ -287,8 +287,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         result does not depend on it, bit for bit (:mod:`terrace_foundation.tiling`,
         :mod:`terrace_foundation.grading_tiles`).
     scheduler : str, optional
-        Run the tiles as Dask tasks (reference preset; the grading preset's two passes run
-        serially): ``threads``, ``processes`` or a ``dask.distributed``
+        Run the tiles as Dask tasks (the grading preset: both its passes): ``threads``, ``processes`` or a ``dask.distributed``
         scheduler address (needs ``pip install ".[dask]"``).
     tile_progress : callable(done, total, cells, seconds), optional
         Called after each tile of a tiled run.
@@ -387,36 +386,42 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         progress.count("subdivide", len(regs), len(regs), "regions")
 
     stage("footprint", 0.25)
-    lots_meta = []  # (region_id, footprint, area) per lot, in lot id order
     count = _counter(progress, "footprint", 0.25, 0.35, n_lots, "lots")
     areas = lot_set.areas()
     lot_region = lot_set.lot_region
     # each lot's outline is the union of its pieces: exact, and its area is the lot's
-    order = np.argsort(lot_set.piece_lot, kind="stable")
-    bounds = np.searchsorted(lot_set.piece_lot[order], np.arange(n_lots + 1))
-    for i in range(n_lots):
-        reg = regs[int(lot_region[i])]
-        mine = order[bounds[i]:bounds[i + 1]]
-        # a lot with a piece narrower than a thousand ulps of the world coordinates (a
-        # slab 9e-14 wide at x = 44 + 1000) is traced in world coordinates, where the
-        # outline is written: traced in the grid's frame, it collapsed on the way out and
-        # the outline crossed itself; every other lot is traced in the grid's frame
-        mine_pieces = lot_set.pieces[mine]
-        world = mine_pieces + shift
-        ulp = float(np.spacing(float(np.abs(world).max()) if len(world) else 1.0))
-        narrow = bool((np.ptp(mine_pieces, axis=1) < 1024 * ulp).any())
-        polys = pieces_outline(world if narrow else mine_pieces, lot_set.piece_count[mine])
-        got = sum(ring_area(r) for poly in polys for r in poly)
-        length = sum(float(np.hypot(*(np.roll(r, -1, axis=0) - r).T).sum())
-                     for poly in polys for r in poly) if narrow else 0.0
-        if not abs(got - areas[i]) <= 1e-9 * max(abs(areas[i]), 1e-300) + 8 * length * ulp:
-            # pieces meeting on a non-vertical line (the contour layout's cuts): trace
-            ra, rb = reg.edges()
-            polys = lot_footprint(ra, rb, lot_set.outline[i], int(lot_set.outline_count[i]))
-            narrow = False
-        fp = polys if narrow else [[ring + shift for ring in poly] for poly in polys]
-        lots_meta.append((reg.region_id, fp, float(areas[i])))
-        count(i + 1)
+    outlines, got = lot_outlines(lot_set.pieces, lot_set.piece_count, lot_set.piece_lot,
+                                 n_lots)
+    count(n_lots // 2)
+    # a lot with a piece narrower than a thousand ulps of the world coordinates (a slab
+    # 9e-14 wide at x = 44 + 1000) is traced in world coordinates, where the outline is
+    # written: traced in the grid's frame, it collapsed on the way out and the outline
+    # crossed itself or came out empty (issue 15); every other lot in the grid's frame
+    world = lot_set.pieces + shift
+    ulp = float(np.spacing(float(np.abs(world).max()) if len(world) else 1.0))
+    in_world = np.zeros(n_lots, dtype=bool)
+    if len(world):
+        narrow = (np.ptp(lot_set.pieces, axis=1) < 1024 * ulp).any(axis=1)
+        in_world[lot_set.piece_lot[narrow]] = True
+    slack = np.zeros(n_lots)
+    for i in np.nonzero(in_world)[0]:
+        sel = lot_set.piece_lot == i
+        outlines[i] = pieces_outline(world[sel], lot_set.piece_count[sel])
+        rings = [r for poly in outlines[i] for r in poly]
+        got[i] = sum(ring_area(r) for r in rings)
+        slack[i] = 8 * ulp * sum(float(np.hypot(*(np.roll(r, -1, axis=0) - r).T).sum())
+                                 for r in rings)
+    # pieces meeting on a non-vertical line (the contour layout's cuts): trace
+    off = ~(np.abs(got - areas) <= 1e-9 * np.maximum(np.abs(areas), 1e-300) + slack)
+    for i in np.nonzero(off)[0]:
+        ra, rb = regs[int(lot_region[i])].edges()
+        outlines[i] = lot_footprint(ra, rb, lot_set.outline[i], int(lot_set.outline_count[i]))
+        in_world[i] = False
+    region_ids = np.array([r.region_id for r in regs])[lot_region]
+    # (region_id, footprint, area) per lot, in lot id order
+    lots_meta = [(int(rid), polys if w else [[ring + shift for ring in poly] for poly in polys],
+                  float(a)) for rid, polys, a, w in zip(region_ids, outlines, areas, in_world)]
+    count(n_lots)
     pieces, piece_count, piece_lot = [lot_set.pieces], [lot_set.piece_count], [lot_set.piece_lot]
 
     stage("remesh", 0.35)
@@ -455,9 +460,9 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         gjob = GradingJob(raster, p.max_slope, p.max_wall_height, p.max_embankment_height,
                           p.max_step, p.boundary, p.pad_rule)
         lot_area = np.array([m[2] for m in lots_meta])
-        gfigs, plan = run_grading_tiles(gjob, _source(hf.heights, None), sink, tile_size,
+        gfigs, plan = run_grading_tiles(gjob, _source(hf.heights, scheduler), sink, tile_size,
                                         (pads, lot_region, lot_area, hf.cell_area),
-                                        progress=tile_progress)
+                                        progress=tile_progress, scheduler=scheduler)
         sink.close()
         _warn_empty(plan["cells"], warn)
         pads = plan["pad"][1:]
@@ -672,6 +677,7 @@ def _grading_totals(figs, cell_size: float, n: int, lot_cells: int):
         "volume_moved_on_lots": total_on,
         "earthwork_ratio": total_earth / total_on if total_on > 0 else None,
         "limit_breach_cells": figs.counts["breach"],
+        "capped_cells": figs.counts.get("capped", 0),
         "pad_share": float(figs.counts["pad_cells"] / max(lot_cells, 1)),
     }
     return per_lot, totals

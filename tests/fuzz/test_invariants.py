@@ -466,3 +466,42 @@ def test_hole_touching_the_grid_edge_gives_a_valid_outline():
     regions, res = _run(hf, [(sliver, []), (outer, [hole])], dict(_SMALL))
     assert res is not None
     _assert_outlines_are_the_lots(hf, regions, res)
+
+
+# Still open (found by the last long run, 1 December; not fixed before the session ended):
+# non-strict xfail so that the lead sees them run and a fix does not turn the suite red.
+_HALF_SLOPE = [[4.0, 0.0], [2.161209223472559, 3.365883939231586],
+               [1.7247060671946648, 3.6090703763963807], [1.2612894495810747, 3.795938477422345],
+               [0.2829488066708116, 3.989979946416218], [-0.7129842225979683, 3.9359437874957477],
+               [-1.6645873461885696, 3.637189707302727], [-3.204574462187735, 2.393888576415826],
+               [-3.9599699864017817, 0.5644800322394689], [-0.6536436208636119, -0.7568024953079282]]
+_OPEN = {
+    # a hole with a vertex on the grid's edge, and a sliver (region 0) across the hole's
+    # region: the overlap rule's difference is 0.147 short (25.384 for 25.531) and an outline
+    # touches itself at (0.9, 0)
+    "hole on the grid edge under an earlier sliver": (
+        [[0.25, 0.75], [2.25, 0.75], [2.25, 0.7505], [0.25, 0.7505]], _HALF_SLOPE,
+        [[0.9, 0.0], [0.3949121528506678, 0.21574149237189136],
+         [0.4862720752813258, 0.7573238863271069]]),
+    # a sliver wholly inside a later region, ending on the x of that region's lowest vertex:
+    # the difference is right (a hole), the lots' areas are 2 % over the ground
+    "sliver inside a later region, ending on the x of its corner": (
+        [[1.0, 0.5], [3.0, 0.5], [3.0, 0.5005], [1.0, 0.5005]],
+        [[3.0, 0.0], [3.2418138352088386, 5.048825908847379],
+         [2.587059100791997, 5.413605564594571], [1.891934174371612, 5.693907716133517],
+         [0.4244232100062174, 5.9849699196243265], [-1.0694763338969526, 5.903915681243621],
+         [-2.4968810192828546, 5.45578456095409], [-1.2017154233204006, 0.8977082161559349],
+         [-5.939954979602673, 0.8467200483592032], [-3.921861725181672, -4.540814971847569]],
+        None),
+}
+
+
+@pytest.mark.xfail(strict=False, reason="issue 15: open cases of the last long run")
+@pytest.mark.parametrize("name", list(_OPEN))
+def test_open_campaign_cases(name):
+    sliver, outer, hole = _OPEN[name]
+    hf = _slope(3, 16, 0.5, (0.0, 1.5))
+    regs = [(np.array(sliver), []), (np.array(outer), [np.array(hole)] if hole else [])]
+    regions, res = _run(hf, regs, dict(_SMALL))
+    assert res is not None
+    _assert_outlines_are_the_lots(hf, regions, res)

@@ -17,9 +17,30 @@ blurs the result into the terrain), the grading preset builds what a civil gradi
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
 import numpy as np
 
-__all__ = ["cell_pad_heights", "balanced_pads"]
+from ..report import window_report
+from ..terrain.kernels import lot_adjacency
+from ..terrain.project import rasterize_triangles
+from ..wall import Wall
+from . import Band
+from .base import Preset, Run, Terraced, warn_empty
+from .limits import (
+    GradeInfo,
+    grade_limited,
+    grading_figures,
+    limit_pads,
+    lot_figures,
+    lot_pair_steps,
+    step_walls,
+)
+from .walls import find_walls, grid_steps, outline_walls, touching_lots
+
+__all__ = ["cell_pad_heights", "balanced_pads", "rule_pad_heights", "GradingPreset", "GRADING",
+           "GradedTerrace"]
 
 
 def cell_pad_heights(heights: np.ndarray, lot_mask: np.ndarray, n_lots: int,
@@ -140,3 +161,149 @@ def balanced_pads(mean: np.ndarray, area: np.ndarray, a: np.ndarray, b: np.ndarr
     cvec = np.array([(area * (group == g)) @ base for g in groups])
     lam = np.linalg.solve(cmat, cvec)
     return mean + base - basis @ lam
+
+
+# --------------------------------------------------------------------------- the preset
+
+@dataclass
+class GradedTerrace(Terraced):
+    """The grading preset's raster stages: the band, the limits' record and the pad flags.
+
+    Attributes
+    ----------
+    band : (M, N) ndarray of int8
+        :class:`~terrace_foundation.presets.Band` code of every cell.
+    window : (slice, slice)
+        Rows and columns holding every change.
+    info : GradeInfo
+        What :func:`~terrace_foundation.presets.limits.grade_limited` did.
+    rule_pads : (L,) ndarray
+        The pads the pad rule gave, before the limits moved them, m.
+    pad_moved, limit_conflict : (L + 1,) ndarray of bool
+        Per lot id: the limits moved the pad; the limits could not all be met.
+    """
+
+    band: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int8))
+    window: tuple = ()
+    info: GradeInfo = field(default_factory=GradeInfo)
+    rule_pads: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    pad_moved: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    limit_conflict: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+
+
+class GradingPreset(Preset):
+    """Flat pads by a pad rule, retaining walls, slope-limited embankments; one tile."""
+
+    name = "grading"
+    has_walls = True
+    flat_pads = True
+    layout = "contour"
+
+    def describe(self, params: dict[str, Any], number: Callable[[Any, int], str]) -> str:
+        return (f" (pad rule {params.get('pad_rule')}, max step "
+                f"{number(params.get('max_step'), 2)} m, max slope "
+                f"{number(params.get('max_slope'), 1)} deg, boundary {params.get('boundary')})")
+
+    def terrace(self, run: Run) -> GradedTerrace:
+        hf, mesh, p = run.heightfield, run.mesh, run.params
+        cells, _, label = rasterize_triangles(mesh.vertices[mesh.triangles],
+                                              run.sliced[mesh.triangles],
+                                              mesh.triangle_lot + 1, run.local)
+        lot_mask = np.zeros(hf.shape, dtype=np.int32)
+        lot_mask.ravel()[cells] = label
+        warn_empty(np.bincount(label, minlength=run.n_lots + 1), run.warn)
+        run.stage("grade", 0.7)
+        rule_pads = rule_pad_heights(hf, lot_mask, run.pads, run.lot_region, run.lots_meta, p)
+        limited, pad_moved, pad_conflict = limit_pads(
+            np.r_[np.nan, rule_pads], hf.heights, lot_mask, hf.cell_size, p.max_slope,
+            p.max_wall_height, p.max_embankment_height)
+        pads = limited[1:]
+        terrace, band, window, info = grade_limited(
+            hf.heights, lot_mask, limited, hf.cell_size, p.max_slope, p.max_wall_height,
+            p.max_embankment_height, p.boundary)
+        return GradedTerrace(terrace, lot_mask, pads, pads[mesh.vertex_lot], band, window, info,
+                             rule_pads, pad_moved, pad_conflict)
+
+    def walls(self, run, lots, terraced) -> list[Wall]:
+        assert isinstance(terraced, GradedTerrace)
+        hf, p, shift = run.heightfield, run.params, run.shift
+        terrace, lot_mask = terraced.terrace, terraced.lot_mask
+        assert terrace is not None and lot_mask is not None
+        # walls between lots where the terrace heightfield has a step above max_step across
+        # the cell sides the two lots share (a pair whose step the grading took entirely in
+        # embankments, or that shares no cell side, has no wall), at the height of that step
+        steps = lot_pair_steps(terrace, lot_mask)
+        walls = find_walls(lots, touching_lots(lots, 1e-6), p.max_step, 1e-6, origin=shift,
+                           grid_sides=grid_steps(lot_mask, hf.origin, hf.cell_size),
+                           steps=steps)
+        for k, w in enumerate(walls):
+            new = float(steps[w.pair].max())
+            half = 0.5 * (w.height - new)
+            walls[k] = w.replace(base_height=w.base_height + half,
+                                 top_height=w.top_height - half, height=new)
+        # outline walls, wings and tier walls inside the lots, read off the heightfield
+        off_edges = step_walls(terrace, lot_mask, terraced.info["nearest_lot"], hf.origin,
+                               hf.cell_size, max(p.max_step, np.tan(np.radians(p.max_slope))
+                                                 * hf.cell_size * (1 + 1e-9)), hf.heights,
+                               min_change=p.max_step)
+        walls += [w for w in off_edges if p.boundary != "wall" or w.on == "tier"]
+        if p.boundary == "wall":
+            walls += outline_walls(lots, [r.translated(shift) for r in run.regions], hf.sample,
+                                   p.max_step, 1e-6, origin=shift, spacing=hf.cell_size)
+        return walls
+
+    def report(self, run, lots, walls, terraced) -> dict[str, Any]:
+        assert isinstance(terraced, GradedTerrace)
+        assert terraced.terrace is not None and terraced.lot_mask is not None
+        hf, p, band, info = run.heightfield, run.params, terraced.band, terraced.info
+
+        def more(win, before, after, mask, band_w):
+            per_lot, own = grading_figures(
+                before, after, mask, band_w, info["lot_embankment"][win],
+                info["nearest_lot"][win], info["embankment_height"][win], hf.cell_size,
+                p.max_step, p.max_slope, run.n_lots)
+            own["limit_breach_cells"] = int((band[win] == Band.FADE).sum())
+            own["lots_pad_moved"] = int(terraced.pad_moved.sum())
+            own["lots_limit_conflict"] = int(terraced.limit_conflict.sum())
+            own["pad_share"] = float(info["pad_cells"][win].sum() / max((mask > 0).sum(), 1))
+            return own, lot_figures(per_lot, terraced.pad_moved, terraced.limit_conflict,
+                                    np.r_[np.nan, terraced.rule_pads],
+                                    [lot.lot_id for lot in lots])
+
+        return window_report(
+            hf, terraced.terrace, terraced.lot_mask, window=terraced.window, lots=lots,
+            walls=walls, params=p, preset=self, warn=run.warn, n_lots=run.n_lots,
+            band=band > 0,
+            # wings are walls and the fade beyond a broken limit is reported on its own
+            wing=(band == Band.WING) | (band == Band.FADE),
+            pad_cells=info["pad_cells"], more=more)
+
+
+def rule_pad_heights(hf, lot_mask: np.ndarray, vertex_pads: np.ndarray, lot_region: np.ndarray,
+                     lots_meta: list, p) -> np.ndarray:
+    """Pad height of each lot by the pad rule (``p.pad_rule``), ``(L,)``, m.
+
+    Lots too small to cover a cell centre keep their reference pad (``vertex_pads``).
+    """
+    n_lots = len(vertex_pads)
+    rule = "mean" if p.pad_rule == "balanced" else p.pad_rule
+    cell_pad, cnt = cell_pad_heights(hf.heights, lot_mask, n_lots, rule)
+    pads = cell_pad[1:]
+    if p.pad_rule == "balanced" and n_lots > 1:
+        a, b, sides = lot_adjacency(lot_mask)
+        area = cnt[1:] * hf.cell_area
+        has = area > 0
+        lot_area = np.array([m[2] for m in lots_meta])
+        stiffness = 1.0 / np.sqrt(max(float(np.mean(lot_area)), hf.cell_area))
+        idx = np.nonzero(has)[0]
+        remap = np.full(n_lots + 1, -1)
+        remap[idx + 1] = np.arange(len(idx))
+        bal = balanced_pads(pads[idx], area[idx], remap[a], remap[b], sides * hf.cell_size,
+                            lot_region[idx], stiffness)
+        pads = pads.copy()
+        pads[idx] = bal
+    return np.where(np.isnan(pads), vertex_pads, pads)
+
+
+#: The grading preset (registered in :data:`terrace_foundation.presets.PRESETS`).
+GRADING = GradingPreset()

@@ -698,8 +698,7 @@ def _reach(res: tf.TerraceResult) -> float:
 def run_layouts(case: Case, pictures: str | None = None,
                 progress: Callable[[str], None] | None = None) -> list[dict]:
     """The four grading variants of one case at the same lot count (the Voronoi layout's);
-    with ``pictures`` one 2 x 2 PNG at full resolution (rows voronoi / contour, columns
-    before / after)."""
+    with ``pictures`` one PNG at full resolution (:func:`render_grid`)."""
     hf, regions = case.build()
     base = {"preset": "grading", **case.params}
     target = lot_count(hf, regions, {**base, "lot_layout": "voronoi"})
@@ -718,35 +717,75 @@ def run_layouts(case: Case, pictures: str | None = None,
             progress(f"{case.name} {label}: {len(res.lots)} lots, {seconds:.2f} s")
     if pictures:
         out[0]["picture"] = render_grid(results, os.path.join(pictures, f"{case.name}_layouts.png"),
-                                        case.label)
+                                        case.label, case.attribution)
     return out
 
 
-def render_grid(results: dict, path: str, title: str, gap: int = 8) -> str:
-    """Four runs as a 2 x 2 picture at one pixel per cell (rows: voronoi, contour; columns:
-    before, after), each over the window of all four runs' changes."""
+def contour_interval(h: np.ndarray, cell: float, spacing: float = 8.0) -> float:
+    """A round contour interval (1, 2, 5 x 10^k world units) whose lines lie about ``spacing``
+    cells apart on the median slope of ``h``."""
+    gy, gx = np.gradient(h, cell)
+    want = max(float(np.median(np.hypot(gx, gy))) * cell * spacing, 1e-3)
+    k = np.floor(np.log10(want))
+    return float(min((m * 10 ** k for m in (1, 2, 5, 10) if m * 10 ** k >= want)))
+
+
+def _terrain_panel(res: tf.TerraceResult, win: tuple[slice, slice], interval: float):
+    """The source terrain in a window: hillshade, contour lines every ``interval`` (blue) and
+    the lot outlines (dark red), one pixel per cell."""
+    from PIL import Image
+
+    h = res.source.heights[win]
+    m = res.lot_mask[win]
+    rgb = np.repeat((0.35 + 0.65 * hillshade(h, res.source.cell_size))[..., None] * 255, 3, 2)
+    level = np.floor(h / interval)
+    line = np.zeros(h.shape, bool)
+    line[:, 1:] |= level[:, 1:] != level[:, :-1]
+    line[1:, :] |= level[1:, :] != level[:-1, :]
+    edge = np.zeros(m.shape, bool)
+    edge[:, 1:] |= m[:, 1:] != m[:, :-1]
+    edge[1:, :] |= m[1:, :] != m[:-1, :]
+    rgb[line] = (40, 110, 230)
+    rgb[edge] = (150, 0, 0)
+    return Image.fromarray(rgb.astype(np.uint8))
+
+
+def render_grid(results: dict, path: str, title: str, attribution: str = "",
+                gap: int = 8) -> str:
+    """Four runs as a 3 x 2 picture at one pixel per cell, each over the window of all four
+    runs' changes. Rows: voronoi, contour. Columns: the source terrain with contour lines and
+    the lots (where the rows run against the contours), then the terrace heightfield before
+    and after the limits (hillshade, cut red, fill blue, walls yellow). ``attribution`` is
+    written under the picture (the data's, for real DEMs)."""
     from PIL import Image, ImageDraw
 
     runs = [results[k] for k, _ in LAYOUT_VARIANTS]
     boxes = [picture_windows(r, 12) for r in runs]
-    r0 = min(b[0][0].start for b in boxes)
-    r1 = max(b[-1][0].stop for b in boxes)
     c0 = min(min(w[1].start for w in b) for b in boxes)
     c1 = max(max(w[1].stop for w in b) for b in boxes)
     r0 = min(min(w[0].start for w in b) for b in boxes)
     r1 = max(max(w[0].stop for w in b) for b in boxes)
     win = (slice(r0, r1), slice(c0, c1))
-    panels = [_panel(r, win, 1.0, 20.0) for r in runs]
+    src = runs[0].source
+    interval = contour_interval(src.heights[win], src.cell_size)
+    panels = []
+    for row in range(2):               # voronoi, contour: lots (same before and after), runs
+        panels += [_terrain_panel(runs[2 * row + 1], win, interval),
+                   _panel(runs[2 * row], win, 1.0, 20.0), _panel(runs[2 * row + 1], win, 1.0, 20.0)]
     w, h = panels[0].width, panels[0].height
-    img = Image.new("RGB", (2 * w + gap, 2 * h + gap + 18), (255, 255, 255))
+    foot = 16 if attribution else 0
+    img = Image.new("RGB", (3 * w + 2 * gap, 2 * h + gap + 18 + foot), (255, 255, 255))
     draw = ImageDraw.Draw(img)
-    draw.text((4, 3), f"{title}: left before (no limits), right after (4 m walls, 6 m "
-              "embankments); top voronoi, bottom contour", fill=(0, 0, 0))
+    draw.text((4, 3), f"{title}: top voronoi, bottom contour; left terrain, contours every "
+              f"{interval:g} m, lots; middle before (no limits), right after (4 m walls, "
+              "6 m embankments)", fill=(0, 0, 0))
     for k, p in enumerate(panels):
-        img.paste(p, ((k % 2) * (w + gap), 18 + (k // 2) * (h + gap)))
+        img.paste(p, ((k % 3) * (w + gap), 18 + (k // 3) * (h + gap)))
+    if attribution:
+        draw.text((4, img.height - foot + 2), f"Data: {attribution}", fill=(0, 0, 0))
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     tmp = path + ".tmp.png"
-    img.quantize(colors=128, method=Image.Quantize.FASTOCTREE).save(tmp, optimize=True)
+    img.quantize(colors=160, method=Image.Quantize.FASTOCTREE).save(tmp, optimize=True)
     os.replace(tmp, path)
     return path
 

@@ -42,7 +42,6 @@ import os
 import re
 import sys
 import time
-import warnings
 
 import numpy as np
 
@@ -149,10 +148,11 @@ def _towns(folder: str):
 
 def _file_case(dem, regions_path):
     """Heightfield and the regions as the CLI reads them (repairs included, if any)."""
+    from terrace_foundation.errors import WarningLog
     from terrace_foundation.io import read_heightfield, read_regions
 
     hf = dem() if callable(dem) else read_heightfield(dem)
-    rf = read_regions(regions_path)
+    rf = read_regions(regions_path, log=WarningLog(issue=False))   # repairs listed below
     return hf, rf.regions, [r.message() for r in getattr(rf, "repairs", [])]
 
 
@@ -203,7 +203,7 @@ def measure(res, seconds: float) -> dict:
         "max_slope_created_deg": float(s1[made].max()) if made.any() else None,
         "cells_steeper_than_60_created": int((made & (s1 > 60)).sum()),
         "earthwork_ratio": float(vol_all / vol_lots) if vol_lots > 0 else None,
-        "warnings": list(dict.fromkeys(res.warnings)),
+        "warnings": list(res.warnings),
         "seconds": seconds,
     }
 
@@ -273,17 +273,16 @@ def run(work: str, names, out_json: str | None, pictures: str | None, tag: str,
         if names and name not in names:
             continue
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                hf, regions, repairs = build()
-                t0 = time.perf_counter()
-                params = {"seed": 2}
-                if fit and fit.get(name, {}).get("warnings"):
-                    size = _fitting_lot_size(fit[name]["warnings"])
-                    if size:
-                        params["min_lot_size"] = size
-                res = tf.generate(hf, regions, **params)
-                dt = time.perf_counter() - t0
+            hf, regions, repairs = build()
+            t0 = time.perf_counter()
+            params = {"seed": 2}
+            if fit and fit.get(name, {}).get("warnings"):
+                size = _fitting_lot_size(fit[name]["warnings"])
+                if size:
+                    params["min_lot_size"] = size
+            # the run's warnings are kept in res.warnings (the one channel), not printed
+            res = tf.generate(hf, regions, log=tf.errors.WarningLog(issue=False), **params)
+            dt = time.perf_counter() - t0
         except tf.errors.TerraceError as e:
             results[name] = {"refused": str(e)}
             print(f"{name}: refused: {e}", file=sys.stderr)

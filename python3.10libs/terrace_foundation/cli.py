@@ -266,17 +266,17 @@ def _without_crs(hf):
     return replace(hf, crs=None, meta=meta)
 
 
-def _drop_unknown_crs(hf, regs, heightfield_source: str):
-    """A CRS name GDAL cannot parse is not copied into the outputs (and a warning says so)."""
+def _drop_unknown_crs(hf, regs, heightfield_source: str, log: WarningLog):
+    """A CRS name GDAL cannot parse is not copied into the outputs (and ``log`` says so)."""
     from .io._crs import crs_understood
 
     if crs_understood(hf.crs) is False:
-        _warn(f"{heightfield_source}: CRS {hf.crs!r} is not a CRS GDAL knows; it is not written"
-              " to the outputs")
+        log.add(f"{heightfield_source}: CRS {hf.crs!r} is not a CRS GDAL knows; it is not"
+                " written to the outputs")
         hf = _without_crs(hf)
     if crs_understood(regs.crs) is False:
-        _warn(f"{regs.path}: CRS {regs.crs!r} is not a CRS GDAL knows; it is not written to the"
-              " outputs")
+        log.add(f"{regs.path}: CRS {regs.crs!r} is not a CRS GDAL knows; it is not written to"
+                " the outputs")
         regs.crs = None
     return hf, regs
 
@@ -379,18 +379,16 @@ def cmd_generate(args: argparse.Namespace) -> int:
     hf = read_heightfield(args.heightfield, cell_size=args.cell_size,
                           height_range=args.height_range)
     _note_large_read(args.regions, args.quiet)
-    regs = read_regions(args.regions, strict=args.strict)
+    # the readers' warnings: printed once each, in the order they arise
+    reader_log = WarningLog(echo=_warn, issue=False)
+    regs = read_regions(args.regions, strict=args.strict, log=reader_log)
     if not args.quiet and _file_size(args.regions) > LARGE_INPUT:
         n_v = sum(len(r) for reg in regs.regions for r in reg.rings)
         sys.stderr.write(f"{PROG}: read {len(regs.regions)} regions ({n_v} vertices)\n")
-    reader_log = WarningLog(echo=_warn, issue=False)    # the readers' warnings, said once
-    for rep in regs.repairs:
-        reader_log.add(f"repaired {rep.message()}")
-    for text in check_metric_crs(hf, regs, args.heightfield, args.local_metres):
-        reader_log.add(text)
+    check_metric_crs(hf, regs, args.heightfield, args.local_metres, log=reader_log)
     if args.local_metres:
         hf, regs.crs = _without_crs(hf), None
-    hf, regs = _drop_unknown_crs(hf, regs, args.heightfield)
+    hf, regs = _drop_unknown_crs(hf, regs, args.heightfield, reader_log)
     check_regions_against(regs, hf, args.heightfield)
     if hf.meta.get("sidecar") or heightfield_format(args.heightfield) == "npy":
         protect.append(str(hf.meta.get("sidecar", args.heightfield)))

@@ -37,8 +37,10 @@ class TerraceWarning(UserWarning):
 class WarningLog(list):
     """The one warning channel: every warning line of a run, in the order it arose.
 
-    The engine (:func:`terrace_foundation.generate`) and the readers say each warning once,
-    with :meth:`add`. That one call
+    The engine (:func:`terrace_foundation.generate`), the readers
+    (:func:`terrace_foundation.io.read_regions`, :func:`~terrace_foundation.io.readers.geojson.check_metric_crs`)
+    and the Houdini SOP's reader say each warning once, with :meth:`add`; each takes a
+    ``log`` argument and, without one, makes a log of its own. That one call
 
     - appends the line here (the log is a list of lines; ``generate`` returns it as
       ``result.warnings`` and writes it to ``report.json``),
@@ -47,8 +49,9 @@ class WarningLog(list):
     - issues it once as a :class:`TerraceWarning` through :mod:`warnings` when ``issue`` is
       true (API users get the same lines there as in ``result.warnings``).
 
-    A front end that prints the lines itself (the CLI) passes ``echo`` and ``issue=False``, so
-    each line is printed exactly once, without de-duplication.
+    A front end that shows the lines itself passes ``echo`` and ``issue=False``, so each line
+    is shown exactly once, without de-duplication: the CLI prints them on stderr, the numpy
+    asset's Python SOP makes each a warning badge on the node (``hou.OpNode.addWarning``).
     """
 
     def __init__(self, echo=None, issue: bool = True) -> None:

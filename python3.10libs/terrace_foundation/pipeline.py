@@ -27,7 +27,7 @@ from .lots.scatter import region_rng, relax_points, scatter_points
 from .lots.subdivide import LotSet, subdivide_lots
 from .params import TerraceParams
 from .presets import Preset, Run, Terraced, get_preset
-from .region import Region, check_on_grid, outside_grid_error, ring_area, simplify_region
+from .region import Region, check_on_grid, meets_box, ring_area, simplify_region
 from .result import TerraceResult
 from .terrain.heights import pad_heights, slice_heights, vertex_degrees
 from .tiling import TileStore
@@ -97,7 +97,9 @@ def fracture_region(region: Region, params: TerraceParams,
     Returns
     -------
     LotSet
-        Lots in a stable order for the seed.
+        Lots in a stable order for the seed; none when no part of the region lies on the grid
+        (:func:`generate` refuses a region wholly outside first, with
+        :func:`~terrace_foundation.region.check_on_grid`).
     """
     rng = region_rng(params.seed, region.region_id)
     b = region.bounds
@@ -108,8 +110,10 @@ def fracture_region(region: Region, params: TerraceParams,
     on_grid, on_count, _ = intersect_pieces(pieces, np.full(len(pieces), 4), box,
                                             np.array([4]))
     if len(on_grid) == 0 or polygon_area(on_grid).sum() <= 1e-12 * max(region.area, 1e-300):
-        # a guard: generate refuses regions off the grid first (check_on_grid)
-        raise outside_grid_error(region.region_id, clip)
+        # nothing of the region on the grid: no lots (generate refuses a region wholly
+        # outside before this, with the one check, region.check_on_grid; what is left here is
+        # a part the overlap rule left off the grid, or a sliver below rounding)
+        return _no_lots(pieces.shape[1] if pieces.ndim == 3 else 4)
     layout = params.layout
     if layout == "contour":
         if terrain is None:
@@ -136,6 +140,13 @@ def fracture_region(region: Region, params: TerraceParams,
     lots = subdivide_lots(lots, params.min_lot_size, params.lot_iterations, params.irregularity,
                           rng)
     return lots.compact()
+
+
+def _no_lots(width: int) -> LotSet:
+    """A region's lots when none of it lies on the grid."""
+    empty = np.zeros((0, width, 2))
+    none = np.zeros(0, dtype=np.int64)
+    return LotSet(empty, none, empty, none, none)
 
 
 def scatter_count(area: float, params: TerraceParams) -> int:
@@ -347,9 +358,7 @@ def _regions_on_grid(regs: list[Region], hf: Heightfield, local: Heightfield,
     for note in notes:
         warn.add(note)
     if notes:   # a part left by the overlap rule may lie off the grid: nothing to terrace there
-        x0, y0, x1, y1 = local.extent
-        regs = [r for r in regs if not (r.bounds[2] <= x0 or r.bounds[0] >= x1
-                                        or r.bounds[3] <= y0 or r.bounds[1] >= y1)]
+        regs = [r for r in regs if meets_box(r, local.extent)]
     return regs
 
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from houdini_scenes import HYTHON_ONLY
+from houdini_scenes import HYTHON_ONLY, python_sop
 
 hou = pytest.importorskip("hou", reason=HYTHON_ONLY)   # Houdini is never installed by CI
 
-from terrace_foundation import generate
+from terrace_foundation import TerraceWarning, generate
 from terrace_foundation.houdini import sop
 from terrace_foundation.houdini.build import validate_network
 from terrace_foundation.houdini.network import NATIVE, NUMPY
@@ -59,7 +59,7 @@ def _cook(geo_net, inputs, spec, name="terrace"):
 
 def _reference(poly, hf, **params):
     terrain, _, frame = sop.read_heightfield(hf.geometry())
-    regions, _ = sop.read_regions(poly.geometry(), frame)
+    regions = sop.read_regions(poly.geometry(), frame)
     return generate(terrain, regions, **params), terrain, frame
 
 
@@ -266,3 +266,31 @@ def test_numpy_asset_error_is_one_line(installed, geo_net, inputs):
     assert isinstance(inner, hou.OpNode)
     (message,) = inner.errors()
     assert "no volume named 'height'" in message and "Traceback" not in message
+
+
+def test_numpy_asset_warnings_are_node_warnings_once(installed, geo_net, inputs):
+    """One warning channel: a reader warning (an open curve in the regions) becomes a warning
+    badge on the Python SOP, once, and nothing goes through Python's ``warnings``."""
+    import warnings
+
+    poly, hf = inputs
+    curve = python_sop(geo_net, "open_curve", "geo = hou.pwd().geometry()\n"
+                       "pts = geo.createPoints([(0.0, 0.0, 0.0), (10.0, 0.0, -10.0)])\n"
+                       "c = geo.createPolygon(is_closed=False)\n"
+                       "for p in pts:\n    c.addVertex(p)\n")
+    merge = geo_net.createNode("merge", "regions_and_curve")
+    merge.setInput(0, poly)
+    merge.setInput(1, curve)
+    node = geo_net.createNode(NUMPY.type_name, "terrace_warned")
+    node.setInput(0, merge)
+    node.setInput(1, hf)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        node.cook(force=True)
+    inner = node.node("terrace_numpy")
+    assert isinstance(inner, hou.OpNode)
+    assert not inner.errors(), inner.errors()
+    found = list(inner.warnings())
+    assert sum("skipped 1 open curve(s)" in w for w in found) == 1, found
+    assert len(found) == len(set(found)), found
+    assert not [w for w in caught if issubclass(w.category, TerraceWarning)]

@@ -102,3 +102,30 @@ def test_a_tiny_region_across_an_earlier_one_keeps_its_part(cell, base):
     assert out[1].area == pytest.approx(want, rel=1e-9)
     assert sum(r.area for r in out) == pytest.approx(
         unary_union([Polygon(a.exterior), Polygon(b.exterior)]).area, rel=1e-9)
+
+
+def test_a_remainder_left_off_the_grid_has_no_lots_and_is_not_called_outside():
+    """Region 1 reaches the grid, but region 0 takes all of it that lies there: what the
+    overlap rule leaves of region 1 is an L around the grid's corner whose box meets the grid.
+    It gets no lots; the run is not refused as if region 1 lay wholly outside (the one
+    outside check, region.check_on_grid, is of the regions as given)."""
+    hf = Heightfield(np.zeros((100, 100)), 1.0, (0.0, 100.0))        # extent 0..100 both ways
+    first = sq(50, -100, 50, 200)
+    second = sq(60, -50, 140, 250)
+    res = generate(hf, [Region.from_rings(first, region_id=0),
+                        Region.from_rings(second, region_id=1)], min_lot_size=500.0)
+    grid = box(*hf.extent)
+    left = Polygon(second).difference(Polygon(first))
+    assert left.area > 0 and left.intersection(grid).area == 0     # shapely: off the grid
+    assert {lot.region_id for lot in res.lots} == {0}
+    assert sum(lot.area for lot in res.lots) == pytest.approx(
+        Polygon(first).intersection(grid).area, rel=1e-9)
+
+
+def test_fracture_region_gives_no_lots_off_the_grid():
+    from terrace_foundation.params import TerraceParams
+    from terrace_foundation.pipeline import fracture_region
+
+    hf = Heightfield(np.zeros((20, 20)), 1.0, (0.0, 20.0))
+    off = Region.from_rings(sq(30, 30, 10), region_id=0)
+    assert fracture_region(off, TerraceParams(), hf.extent).n_lots == 0

@@ -52,7 +52,7 @@ def test_measure_on_a_synthetic_case(cp, tmp_path):
 
 def test_layout_comparison_on_a_small_slope(cp, tmp_path):
     # a 20 degree plane of 150 x 150 cells at 2 m with a small town: four variants at one lot
-    # count, the figures the issue asks for, and the 2 x 2 picture
+    # count, the figures the issue asks for, and the 3 x 2 picture
     from terrace_foundation.demo import town_outline
 
     case = cp.Case("small20", "plane 20 deg, small", lambda: (
@@ -67,6 +67,17 @@ def test_layout_comparison_on_a_small_slope(cp, tmp_path):
     for v in ("voronoi/after", "contour/after"):
         assert after[v]["ratio"] <= 3.0 and after[v]["pad_range_m"] <= 0.01
         assert after[v]["band_reach_m"] <= 2.0 + 1.5 * 6.0 / np.tan(np.radians(33.7)) + 1e-9
-    assert (tmp_path / "small20_layouts.png").exists()
+    from PIL import Image
+    with Image.open(tmp_path / "small20_layouts.png") as img:
+        w, h = img.size
+    # three panels across and two down at one pixel per cell: each at most the grid
+    assert 3 * 20 < w <= 3 * 150 + 2 * 8 and 2 * 20 < h <= 2 * 150 + 8 + 18
     gains = cp.contour_gains(rows)
     assert gains and {"on_lots_drop", "wall_face_drop"} <= set(gains[0])
+
+
+def test_contour_interval_is_round_and_about_eight_cells_apart(cp):
+    # 20 degree plane at 2 m: 0.73 m per cell, 5.8 m over 8 cells -> lines every 10 m
+    assert cp.contour_interval(cp.plane(20, 50, 2.0).heights, 2.0) == 10.0
+    # 1 degree at 2 m: 0.28 m over 8 cells -> 0.5 m
+    assert cp.contour_interval(cp.plane(1, 50, 2.0).heights, 2.0) == 0.5

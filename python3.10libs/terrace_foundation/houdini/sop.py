@@ -37,7 +37,7 @@ import hou
 import numpy as np
 
 from .. import generate
-from ..errors import TerraceError
+from ..errors import TerraceError, WarningLog
 from ..heightfield import Heightfield
 from ..params import METHOD_PARAMETERS
 from ..pipeline import as_regions
@@ -114,14 +114,15 @@ def read_heightfield(geo: hou.Geometry,
     return heightfield_from_voxels(values, frame.localized(), source), vol, frame
 
 
-def read_regions(geo: hou.Geometry, frame: VolumeFrame,
-                 source: str = "range polygons") -> tuple[list[Region], list[str]]:
-    """The closed polygons of ``geo`` as :class:`Region` s, and warnings.
+def read_regions(geo: hou.Geometry, frame: VolumeFrame, source: str = "range polygons",
+                 log: WarningLog | None = None) -> list[Region]:
+    """The closed polygons of ``geo`` as :class:`Region` s.
 
     Points are read as float64 and made local to the heightfield (``frame``); their Y is
     ignored. A polygon inside another one is a hole of it (nesting by containment,
     :func:`nest_rings`); ``region_id`` is the outline's number among the outlines, in primitive
-    order. Open curves are skipped with a warning.
+    order. Open curves are skipped with a warning on ``log`` (the one warning channel; default
+    a new log that issues it as a :class:`~terrace_foundation.TerraceWarning`).
     """
     P = _float_array(geo.pointFloatAttribValuesAsString("P", hou.numericData.Float64), 3,
                      np.float64)
@@ -135,16 +136,15 @@ def read_regions(geo: hou.Geometry, frame: VolumeFrame,
             continue
         idx = [v.point().number() for v in prim.vertices()]
         loops.append(ring_from_points(P[idx], frame))
-    warnings = []
     if open_curves:
-        warnings.append(f"{source}: skipped {open_curves} open curve(s); close them (a closed "
-                        "curve or spline) to use them as regions")
+        (WarningLog() if log is None else log).add(
+            f"{source}: skipped {open_curves} open curve(s); close them (a closed curve or "
+            "spline) to use them as regions")
     if not loops:
         raise TerraceError(f"{source}: no closed polygons")
-    regions = as_regions([Region.from_rings(loops[k], [loops[h] for h in holes], region_id=rid,
-                                            source=source)
-                          for rid, (k, holes) in enumerate(nest_rings(loops))])
-    return regions, warnings
+    return as_regions([Region.from_rings(loops[k], [loops[h] for h in holes], region_id=rid,
+                                         source=source)
+                       for rid, (k, holes) in enumerate(nest_rings(loops))])
 
 
 def read_params(asset: hou.OpNode) -> dict[str, int | float | str]:
@@ -280,15 +280,23 @@ def cook(node: hou.SopNode) -> None:
     geo = node.geometry()
     if geo is None:
         raise hou.NodeError("the Python SOP has no writable geometry")
+    # The one warning channel: every warning line of the readers and the engine becomes a
+    # warning badge on this node when it arises, and nothing goes through Python's `warnings`
+    # (so the Houdini console shows no duplicate). hou.OpNode.addWarning(message): "Add a
+    # warning badge to the node ... only on the currently cooking node within a cook"
+    # (https://www.sidefx.com/docs/houdini/hom/hou/OpNode.html#addWarning, as quoted in the
+    # types-houdini stubs, hou-stubs/__init__.pyi; hou.NodeWarning is the exception form:
+    # https://www.sidefx.com/docs/houdini/hom/hou/NodeWarning.html).
+    log = WarningLog(echo=node.addWarning, issue=False)
     try:
         if len(inputs) < 2 or inputs[0] is None or inputs[1] is None:
             raise TerraceError("connect the range polygons (input 1) and the heightfield "
                                "(input 2)")
         hf_geo = inputs[1].geometry()
         hf, _, frame = read_heightfield(hf_geo)
-        regions, warnings = read_regions(inputs[0].geometry(), frame)
+        regions = read_regions(inputs[0].geometry(), frame, log=log)
         params = read_params(asset) if isinstance(asset, hou.OpNode) else {}
-        res = generate(hf, regions, **params)
+        res = generate(hf, regions, log=log, **params)
         geo.clear()
         geo.merge(hf_geo)
         write_result(geo, res, frame)
@@ -299,5 +307,3 @@ def cook(node: hou.SopNode) -> None:
         if not isinstance(exc, (TerraceError, ValueError)):
             _log.error("Terrace Foundation cook failed in %s", node.path(), exc_info=exc)
         raise hou.NodeError(one_line(exc)) from None
-    for w in list(warnings) + list(res.warnings):
-        node.addWarning(w)

@@ -5,7 +5,9 @@
     16-bit PNG, ``.r16``/``.raw``, EXR and plain TIFF heightmaps (:mod:`.heightmaps`).
 :func:`read_regions`
     By suffix: GeoJSON (:mod:`.geojson`); Shapefile, GeoPackage and OBJ closed curves
-    (:mod:`.vectors`).
+    (:mod:`.vectors`). Its warnings (one per repair) go to a
+    :class:`~terrace_foundation.errors.WarningLog`, the one warning channel, as do those of
+    :func:`.geojson.check_metric_crs`.
 :func:`check_regions_against`
     The regions' CRS and extent against the heightfield's.
 """

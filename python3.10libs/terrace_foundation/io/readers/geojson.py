@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...errors import TerraceInputError
+from ...errors import TerraceInputError, WarningLog
 from ...heightfield import Heightfield
 from ...region import Region, check_on_grid
 from .._crs import is_geographic, normalise_crs, reproject_hint, same_crs
@@ -192,7 +192,7 @@ def _named(polys):
 
 def check_metric_crs(hf: Heightfield, regions: RegionsFile | None = None,
                      heightfield_source: str = "heightfield",
-                     local_metres: bool = False) -> list[str]:
+                     local_metres: bool = False, log: WarningLog | None = None) -> list[str]:
     """Refuse a geographic (degrees) CRS: the method measures areas, slopes and blur radii in
     the grid's units, which must be metres (issue 15, defect 3).
 
@@ -201,17 +201,30 @@ def check_metric_crs(hf: Heightfield, regions: RegionsFile | None = None,
     local_metres : bool
         The user states the coordinates are metres in a local frame whatever the CRS says:
         the run goes ahead and a warning says so.
+    log : WarningLog, optional
+        Where the warnings go (the one warning channel); default a new log that issues each
+        line once as a :class:`~terrace_foundation.TerraceWarning`.
 
     Returns
     -------
     list of str
-        Warnings (the opt-in used; a grid without CRS whose numbers look like degrees).
+        The warnings said on ``log`` (the opt-in used; a grid without CRS whose numbers look
+        like degrees).
 
     Raises
     ------
     TerraceInputError
         A geographic CRS on the heightfield or the regions, without ``local_metres``.
     """
+    lines = _metric_crs_warnings(hf, regions, heightfield_source, local_metres)
+    say = WarningLog() if log is None else log
+    for line in lines:
+        say.add(line)
+    return lines
+
+
+def _metric_crs_warnings(hf: Heightfield, regions: RegionsFile | None, heightfield_source: str,
+                         local_metres: bool) -> list[str]:
     found = [(heightfield_source, hf.crs)]
     if regions is not None:
         found.append((regions.path or "regions", regions.crs))

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...errors import TerraceInputError
+from ...errors import TerraceInputError, WarningLog
 from ...region import nest_rings
 from .._crs import normalise_crs
 from .._deps import require
@@ -46,26 +46,49 @@ def _split_layer(path: str | os.PathLike) -> tuple[Path, str | None]:
     return Path(s), None
 
 
-def read_regions(path: str | os.PathLike, strict: bool = False) -> RegionsFile:
+def read_regions(path: str | os.PathLike, strict: bool = False,
+                 log: WarningLog | None = None) -> RegionsFile:
     """Read range polygons from GeoJSON, Shapefile, GeoPackage or OBJ (by suffix).
 
-    Dirty polygons are repaired (each repair a warning in ``RegionsFile.repairs``, see
-    :mod:`.repair`); ``strict`` refuses them instead.
+    Dirty polygons are repaired (see :mod:`.repair`); ``strict`` refuses them instead.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The regions file (``file.gpkg:layer`` picks a layer).
+    strict : bool
+        Refuse polygons that need a repair instead of repairing them.
+    log : WarningLog, optional
+        Where the reader's warnings go (:class:`~terrace_foundation.errors.WarningLog`, the one
+        warning channel, as for :func:`terrace_foundation.generate`): one line
+        ``repaired <file>: <feature> <ring>: <action> at (x, y)`` per repair. Default: a new
+        log that issues each line once as a :class:`~terrace_foundation.TerraceWarning`.
+
+    Returns
+    -------
+    RegionsFile
+        The regions, the declared CRS and the repairs made (``repairs``, for ``report.json``).
 
     Raises
     ------
     TerraceInputError
-        One line naming the file (and the polygon) as :func:`.regions.read_regions` does.
+        One line naming the file (and the polygon) as :func:`.geojson.read_regions` does.
     MissingDependencyError
         Shapefile or GeoPackage given and fiona not installed.
     """
     p, _ = _split_layer(path)
     suffix = p.suffix.lower()
     if suffix in VECTOR_SUFFIXES:
-        return read_vector_regions(path, strict=strict)
-    if suffix == ".obj":
-        return read_obj_regions(path, strict=strict)
-    return read_geojson_regions(path, strict=strict)
+        rf = read_vector_regions(path, strict=strict)
+    elif suffix == ".obj":
+        rf = read_obj_regions(path, strict=strict)
+    else:
+        rf = read_geojson_regions(path, strict=strict)
+    say = WarningLog() if log is None else log
+    for rep in rf.repairs:
+        say.add(f"repaired {rep.message()}")
+    return rf
+
 
 # --------------------------------------------------------------------------- fiona
 

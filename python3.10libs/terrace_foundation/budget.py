@@ -72,10 +72,10 @@ def check_budget(hf: Heightfield, regions: list[Region], p: TerraceParams,
         the grid's extent by bounding box).
     p : TerraceParams
     tile_cells : int, optional
-        Cells of the largest tile window of a tiled run (a tiled preset; None for a preset
-        that runs as one tile, :attr:`~terrace_foundation.presets.Preset.tiled`): the per-cell
-        working arrays are held for one window at a time, only the input, the terrace
-        heightfield and the lot mask for the whole map.
+        Cells of the largest tile window of a tiled run (None for a preset whose working
+        arrays span the grid, :meth:`~terrace_foundation.presets.Preset.tile_window_cells`):
+        the per-cell working arrays are held for one window at a time, only the input, the
+        terrace heightfield and the lot mask for the whole map.
     streamed : bool
         The map stays on disk (memory-mapped input, outputs written window by window): only
         the tile window counts.

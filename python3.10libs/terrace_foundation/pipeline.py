@@ -222,10 +222,11 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     tile_size : int, optional
         Side of the tiles the raster stages run in, cells (a multiple of 64; default
         :data:`~terrace_foundation.terrain.tiles.DEFAULT_TILE_SIZE`, 0 = one tile). The
-        result does not depend on it, bit for bit (:mod:`terrace_foundation.tiling`); the
-        grading preset runs as one tile.
+        result does not depend on it, bit for bit (:mod:`terrace_foundation.tiling`,
+        :mod:`terrace_foundation.grading_tiles`).
     scheduler : str, optional
-        Run the tiles as Dask tasks: ``threads``, ``processes`` or a ``dask.distributed``
+        Run the tiles as Dask tasks (reference preset; the grading preset's two passes run
+        serially): ``threads``, ``processes`` or a ``dask.distributed``
         scheduler address (needs ``pip install ".[dask]"``).
     tile_progress : callable(done, total, cells, seconds), optional
         Called after each tile of a tiled run.
@@ -334,7 +335,7 @@ def _check_tiles(preset: Preset, tile_store, tile_only) -> TileStore | None:
     if tile_only is not None and tile_store is None:
         raise TerraceInputError("a tile of a farm cook needs a folder to keep it in",
                                 "--tiles-dir")
-    if tile_store is not None and not preset.tiled:
+    if tile_store is not None and not preset.farm_tiles:
         raise TerraceInputError(f"the {preset.name} preset runs as one tile: farm tiles need "
                                 "the reference preset", "--tile")
     return tile_store

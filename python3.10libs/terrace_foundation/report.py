@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["label_order", "lot_statistics", "lot_extras", "inner_cells", "edge_slopes",
            "edge_tangents", "LotRow", "LotWall", "LotFigures", "lot_rows", "build_report",
-           "window_report", "wall_totals", "fit_and_absurd", "CREATED_SLOPE_MARGIN",
+           "window_report", "tile_report", "wall_totals", "fit_and_absurd", "CREATED_SLOPE_MARGIN",
            "CREATED_SLOPE_LIMIT"]
 
 
@@ -521,6 +521,80 @@ def window_report(hf: Heightfield, terrace: np.ndarray, lot_mask: np.ndarray, *,
     figures = None
     if more is not None:
         own, figures = more(win, before, after, mask, band_w)
+        totals.update(own)
+    report = build_report(lot_rows(lots, stats, extra, walls, figures), walls, totals,
+                          params.to_dict(), list(warn), hf.shape, hf.cell_size)
+    report["flags"] = flags
+    return report
+
+
+def tile_report(hf: Heightfield, figs, *, lots: list, walls: Sequence[Wall],
+                params: TerraceParams, preset, warn: WarningLog, n_lots: int,
+                reach: tuple[float, int] | None = None, wings: tuple[int, float] = (0, 0.0),
+                more: Callable[[], tuple[dict[str, Any], Sequence[LotFigures]]] | None = None
+                ) -> dict[str, Any]:
+    """The report of a tiled run, from the tiles' combined figures
+    (:class:`~terrace_foundation.tiling.TileFigures` or a preset's subclass).
+
+    Minima, maxima and counts combine exactly; sums come from partial sums per row chunk
+    (:class:`~terrace_foundation.terrain.tiles.PartialSums`), so the figures do not depend on
+    the tiling.
+
+    Parameters
+    ----------
+    hf : Heightfield
+    figs : TileFigures
+    lots, walls, params, preset, warn, n_lots
+        As :func:`window_report`.
+    reach : (radius, cells), optional
+        The blend blur's radius and reach, for a blurring preset.
+    wings : (int, float)
+        Wing cells and the tallest step at them, m (a preset with wings).
+    more : callable, optional
+        ``more() -> (totals, figures)``: the preset's own totals and per-lot figures.
+    """
+    area = hf.cell_area
+    n = n_lots + 1
+    stats = {
+        "cells": figs.lot_count["cells"],
+        "before_min": figs.lot_min["before"], "before_max": figs.lot_max["before"],
+        "after_min": figs.lot_min["after"], "after_max": figs.lot_max["after"],
+        "slope_before_max": figs.lot_max["slope_before"],
+        "slope_after_max": figs.lot_max["slope_after"],
+        "cut": figs.sums["cut"].totals(n), "fill": figs.sums["fill"].totals(n),
+    }
+    extra = {"pad_range": figs.lot_max["pad_h"] - figs.lot_min["pad_h"],
+             "pad_slope_max": figs.lot_max["pad_s"],
+             "buildable_cells": figs.lot_count["buildable"],
+             "embankment_slope_max": figs.lot_max["embankment"]}
+    lot_cells = figs.counts["lot_cells"]
+    emb = extra["embankment_slope_max"]
+    outside = figs.maxima["change_outside_band"]
+    totals = {
+        "regions": len({lot.region_id for lot in lots}),
+        "lots": len(lots),
+        "lot_area": float(sum(lot.area for lot in lots)),
+        "cut_volume": figs.sums["cut_total"].total() * area,
+        "fill_volume": figs.sums["fill_total"].total() * area,
+        "net_volume": figs.sums["net_total"].total() * area,
+        "cut_volume_lots": float(stats["cut"].sum()),
+        "fill_volume_lots": float(stats["fill"].sum()),
+        "changed_cells": figs.counts["changed"],
+        "band_cells": figs.counts["band"],
+        "wing_cells": wings[0],
+        "max_wing_step": wings[1],
+        "max_change_outside_band": float(outside) if np.isfinite(outside) else 0.0,
+        "buildable_share": float(extra["buildable_cells"].sum() / max(lot_cells, 1)),
+        "max_embankment_slope_deg": float(np.nanmax(emb)) if np.isfinite(emb).any() else None,
+        **wall_totals(walls),
+    }
+    created = figs.maxima["slope_created"]
+    created = float(created) if np.isfinite(created) else None
+    flags = fit_and_absurd(hf, created, figs.counts["steep_created"], lots, walls, totals,
+                           reach, params, preset, warn)
+    figures = None
+    if more is not None:
+        own, figures = more()
         totals.update(own)
     report = build_report(lot_rows(lots, stats, extra, walls, figures), walls, totals,
                           params.to_dict(), list(warn), hf.shape, hf.cell_size)

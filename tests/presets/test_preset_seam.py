@@ -76,7 +76,7 @@ def test_builtin_presets_own_their_registry_parameters():
     assert set(PRESETS) == {"reference", "grading"}
     assert ref.parameters == ("blend", "blur_radius", "min_blur_cells")
     assert "max_slope" in grading.parameters and "blend" not in grading.parameters
-    assert (ref.has_walls, grading.has_walls, ref.tiled, grading.tiled) == \
+    assert (ref.has_walls, grading.has_walls, ref.farm_tiles, grading.farm_tiles) == \
         (False, True, True, False)
     assert TerraceParams(preset="grading").layout == "contour"
     assert TerraceParams().layout == "voronoi"

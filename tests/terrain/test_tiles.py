@@ -35,13 +35,67 @@ def test_tiled_equals_untiled_bit_for_bit(params):
         assert_same_result(whole, tiled)
 
 
-def test_grading_ignores_the_tile_size():
-    # the grading preset runs as one tile (its limits reach over the whole town)
-    hf = wavy_terrain(160, 150)
+def _seam_crossings(res, size: int) -> dict[str, bool]:
+    """Which features a tile seam of ``size`` cuts through: lots, embankment cells (changed
+    cells outside the lots on both sides of a seam) and walls (a wall line with points on
+    both sides of a seam)."""
+    mask = res.lot_mask
+    changed = (res.terrace_heightfield.heights != res.source.heights) & (mask == 0)
+    rows = np.arange(size, mask.shape[0], size)
+    cols = np.arange(size, mask.shape[1], size)
+    lots = any(((mask[c - 1] == mask[c]) & (mask[c] > 0)).any() for c in rows) or \
+        any(((mask[:, c - 1] == mask[:, c]) & (mask[:, c] > 0)).any() for c in cols)
+    emb = any((changed[c - 1] & changed[c]).any() for c in rows) or \
+        any((changed[:, c - 1] & changed[:, c]).any() for c in cols)
+    x0, y0 = res.source.origin
+    cs = res.source.cell_size
+    walls = False
+    for w in res.walls:
+        for line in w.lines:
+            c = (line[:, 0] - x0) / cs
+            r = (y0 - line[:, 1]) / cs
+            walls |= any((c.min() < k < c.max()) for k in cols) or \
+                any((r.min() < k < r.max()) for k in rows)
+    return {"lots": lots, "embankments": emb, "walls": walls}
+
+
+@pytest.mark.parametrize("params", [
+    {},                                                     # mean pads, embankments
+    {"pad_rule": "median", "max_slope": 20.0},             # wider band
+    {"pad_rule": "balanced", "seed": 2},
+    {"pad_rule": "min", "max_wall_height": 1.0, "max_embankment_height": 2.0},  # tiers, fades
+    {"pad_rule": "max", "boundary": "wall"},
+])
+def test_grading_tiled_equals_untiled_bit_for_bit(params):
+    hf = wavy_terrain(230, 210)
     regions = wavy_towns(hf)
-    a = tf.generate(hf, regions, preset="grading", tile_size=0)
-    b = tf.generate(hf, regions, preset="grading", tile_size=64)
-    assert_same_result(a, b)
+    whole = tf.generate(hf, regions, preset="grading", tile_size=0, **params)
+    assert whole.lot_mask.max() > 10 and whole.walls
+    for size in (64, 128):
+        tiled = tf.generate(hf, regions, preset="grading", tile_size=size, **params)
+        crossing = _seam_crossings(tiled, size)
+        assert crossing["lots"] and crossing["walls"], crossing
+        if params.get("boundary") != "wall":
+            assert crossing["embankments"], crossing
+        assert_same_result(whole, tiled)
+        assert [(w.report_row(), [line.tobytes() for line in w.lines]) for w in whole.walls] \
+            == [(w.report_row(), [line.tobytes() for line in w.lines]) for w in tiled.walls]
+
+
+def test_grading_halos_come_from_the_parameters():
+    from terrace_foundation.grading_tiles import GradingJob
+    from terrace_foundation.tiling import ReferenceJob
+
+    tri = np.array([[[0.0, 0.0], [40.0, 0.0], [0.0, -40.0]]])
+    raster = ReferenceJob((200, 200), 2.0, tri, np.zeros((1, 3)), np.array([1]), 0.0, 0, 1)
+    job = GradingJob(raster, 33.7, 4.0, 6.0, 0.5, "embankment", "mean")
+    width = 6.0 / np.tan(np.radians(33.7))              # 9.0 m: 4.5 cells
+    halos = job.halos()
+    assert halos["survey"] == int(np.ceil(width / 2.0)) + 4
+    assert halos["band"] == int(np.ceil(1.5 * width / 2.0)) + 2
+    assert halos["grade"] >= 1 + halos["band"] + halos["steps"] + 2
+    steeper = GradingJob(raster, 33.7, 4.0, 12.0, 0.5, "embankment", "mean")
+    assert steeper.halos()["band"] > halos["band"]
 
 
 def test_small_maps_are_one_tile_and_tiles_are_chunk_aligned():

@@ -127,9 +127,10 @@ class Preset:
     blends : bool
         The terraces are blurred into the terrain: the report gives the blur's figures and
         flags steep slopes created at the lots' edges.
-    tiled : bool
-        The raster stages run tile by tile (:meth:`raster_job`): tiles, Dask, farm tiles,
-        sinks and ``in_memory=False``. Others run as one tile.
+    farm_tiles : bool
+        Each tile of the raster stages (:meth:`raster_job`) depends only on its own window
+        (tile plus halo): tiles can be cooked apart (Dask, farm work items with a tile
+        store) and the memory budget counts one window (:meth:`tile_window_cells`).
     layout : str
         The lot layout ``lot_layout="auto"`` means for this preset (``voronoi``, ``contour``).
     """
@@ -139,7 +140,7 @@ class Preset:
     has_walls: bool = False
     flat_pads: bool = False
     blends: bool = False
-    tiled: bool = False
+    farm_tiles: bool = False
     layout: str = "voronoi"
 
     @property
@@ -163,15 +164,16 @@ class Preset:
         return f" ({own})" if own else ""
 
     def raster_job(self, run: Run) -> Any:
-        """The raster stages as a tile job (``halos`` and ``terrace_tile(job, window, source,
-        sink)``, :mod:`terrace_foundation.tiling`), or None for a preset that runs as one tile.
+        """The raster stages as a tile job (for the reference preset ``halos`` and
+        ``terrace_tile(job, window, source, sink)``, :mod:`terrace_foundation.tiling`), or
+        None for a preset that runs as one window.
         """
         return None
 
     def tile_window_cells(self, shape: tuple[int, int], tile_size: int | None,
                           params: TerraceParams, cell_size: float) -> int | None:
         """Cells of the largest window a tile reads (tile plus halo), for the memory budget;
-        None for a preset that runs as one tile.
+        None for a preset whose working arrays span the whole grid.
         """
         return None
 

@@ -22,25 +22,16 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..report import window_report
-from ..terrain.kernels import lot_adjacency
-from ..terrain.project import rasterize_triangles
+from ..report import tile_report
+from ..tiling import ReferenceJob
 from ..wall import Wall
-from . import Band
-from .base import Preset, Run, Terraced, warn_empty
-from .limits import (
-    GradeInfo,
-    grade_limited,
-    grading_figures,
-    limit_pads,
-    lot_figures,
-    lot_pair_steps,
-    step_walls,
-)
-from .walls import find_walls, grid_steps, outline_walls, touching_lots
+from .base import Preset, Run, warn_empty
+from .limits import lot_figures, walls_from_sides
+from .reference import TiledTerrace, open_sink, tile_source
+from .walls import find_walls, grid_steps_from_sides, outline_walls, touching_lots
 
-__all__ = ["cell_pad_heights", "balanced_pads", "rule_pad_heights", "GradingPreset", "GRADING",
-           "GradedTerrace"]
+__all__ = ["cell_pad_heights", "balanced_pads", "GradingPreset", "GRADING",
+           "GradedTerrace", "tile_grading_figures"]
 
 
 def cell_pad_heights(heights: np.ndarray, lot_mask: np.ndarray, n_lots: int,
@@ -166,33 +157,23 @@ def balanced_pads(mean: np.ndarray, area: np.ndarray, a: np.ndarray, b: np.ndarr
 # --------------------------------------------------------------------------- the preset
 
 @dataclass
-class GradedTerrace(Terraced):
-    """The grading preset's raster stages: the band, the limits' record and the pad flags.
+class GradedTerrace(TiledTerrace):
+    """The grading preset's raster stages: the tiles' figures and the pads' plan.
 
     Attributes
     ----------
-    band : (M, N) ndarray of int8
-        :class:`~terrace_foundation.presets.Band` code of every cell.
-    window : (slice, slice)
-        Rows and columns holding every change.
-    info : GradeInfo
-        What :func:`~terrace_foundation.presets.limits.grade_limited` did.
-    rule_pads : (L,) ndarray
-        The pads the pad rule gave, before the limits moved them, m.
-    pad_moved, limit_conflict : (L + 1,) ndarray of bool
-        Per lot id: the limits moved the pad; the limits could not all be met.
+    plan : dict
+        :func:`~terrace_foundation.grading_tiles.plan_pads`: per lot id the pad (``pad``),
+        the pad rule's pad (``rule_pad``), ``moved`` and ``conflict`` flags, ``cells``.
     """
 
-    band: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int8))
-    window: tuple = ()
-    info: GradeInfo = field(default_factory=GradeInfo)
-    rule_pads: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    pad_moved: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
-    limit_conflict: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    plan: dict = field(default_factory=dict)
 
 
 class GradingPreset(Preset):
-    """Flat pads by a pad rule, retaining walls, slope-limited embankments; one tile."""
+    """Flat pads by a pad rule, retaining walls, slope-limited embankments; two passes over
+    the tiles (:mod:`terrace_foundation.grading_tiles`).
+    """
 
     name = "grading"
     has_walls = True
@@ -204,48 +185,58 @@ class GradingPreset(Preset):
                 f"{number(params.get('max_step'), 2)} m, max slope "
                 f"{number(params.get('max_slope'), 1)} deg, boundary {params.get('boundary')})")
 
-    def terrace(self, run: Run) -> GradedTerrace:
+    def raster_job(self, run: Run) -> Any:
+        """Rasterise, survey, plan the pads and grade as a tile job
+        (:class:`~terrace_foundation.grading_tiles.GradingJob`, run by
+        :func:`~terrace_foundation.grading_tiles.run_grading_tiles`).
+        """
+        from ..grading_tiles import GradingJob  # it imports the pad rules above
+
         hf, mesh, p = run.heightfield, run.mesh, run.params
-        cells, _, label = rasterize_triangles(mesh.vertices[mesh.triangles],
-                                              run.sliced[mesh.triangles],
-                                              mesh.triangle_lot + 1, run.local)
-        lot_mask = np.zeros(hf.shape, dtype=np.int32)
-        lot_mask.ravel()[cells] = label
-        warn_empty(np.bincount(label, minlength=run.n_lots + 1), run.warn)
+        tri_xy = mesh.vertices[mesh.triangles]
+        raster = ReferenceJob(hf.shape, hf.cell_size, tri_xy,
+                              np.broadcast_to(np.float64(0.0), (len(tri_xy), 3)),
+                              mesh.triangle_lot + 1, 0.0, 0, run.n_lots)
+        return GradingJob(raster, p.max_slope, p.max_wall_height, p.max_embankment_height,
+                          p.max_step, p.boundary, p.pad_rule)
+
+    def terrace(self, run: Run) -> GradedTerrace:
+        from ..grading_tiles import run_grading_tiles
+
+        hf, mesh, opt = run.heightfield, run.mesh, run.options
+        terrace, lot_mask, sink = open_sink(hf.shape, opt)
         run.stage("grade", 0.7)
-        rule_pads = rule_pad_heights(hf, lot_mask, run.pads, run.lot_region, run.lots_meta, p)
-        limited, pad_moved, pad_conflict = limit_pads(
-            np.r_[np.nan, rule_pads], hf.heights, lot_mask, hf.cell_size, p.max_slope,
-            p.max_wall_height, p.max_embankment_height)
-        pads = limited[1:]
-        terrace, band, window, info = grade_limited(
-            hf.heights, lot_mask, limited, hf.cell_size, p.max_slope, p.max_wall_height,
-            p.max_embankment_height, p.boundary)
-        return GradedTerrace(terrace, lot_mask, pads, pads[mesh.vertex_lot], band, window, info,
-                             rule_pads, pad_moved, pad_conflict)
+        job = self.raster_job(run)
+        lot_area = np.array([m[2] for m in run.lots_meta])
+        figs, plan = run_grading_tiles(job, tile_source(hf.heights, None), sink,
+                                       opt.get("tile_size"),
+                                       (run.pads, run.lot_region, lot_area, hf.cell_area),
+                                       progress=opt.get("tile_progress"))
+        sink.close()
+        warn_empty(plan["cells"], run.warn)
+        pads = plan["pad"][1:]
+        return GradedTerrace(terrace, lot_mask, pads, pads[mesh.vertex_lot], figs, None, plan)
 
     def walls(self, run, lots, terraced) -> list[Wall]:
-        assert isinstance(terraced, GradedTerrace)
-        hf, p, shift = run.heightfield, run.params, run.shift
-        terrace, lot_mask = terraced.terrace, terraced.lot_mask
-        assert terrace is not None and lot_mask is not None
+        assert isinstance(terraced, GradedTerrace) and terraced.figures is not None
+        hf, p, shift, figs = run.heightfield, run.params, run.shift, terraced.figures
         # walls between lots where the terrace heightfield has a step above max_step across
         # the cell sides the two lots share (a pair whose step the grading took entirely in
         # embankments, or that shares no cell side, has no wall), at the height of that step
-        steps = lot_pair_steps(terrace, lot_mask)
+        # (the tallest step of each pair, gathered from the tiles)
+        steps = {k: np.array([v]) for k, v in figs.pair_max.items()}
         walls = find_walls(lots, touching_lots(lots, 1e-6), p.max_step, 1e-6, origin=shift,
-                           grid_sides=grid_steps(lot_mask, hf.origin, hf.cell_size),
-                           steps=steps)
+                           grid_sides=grid_steps_from_sides(_joined(figs.grid_sides),
+                                                            hf.origin, hf.cell_size)
+                           if figs.grid_sides else {}, steps=steps)
         for k, w in enumerate(walls):
             new = float(steps[w.pair].max())
             half = 0.5 * (w.height - new)
             walls[k] = w.replace(base_height=w.base_height + half,
                                  top_height=w.top_height - half, height=new)
         # outline walls, wings and tier walls inside the lots, read off the heightfield
-        off_edges = step_walls(terrace, lot_mask, terraced.info["nearest_lot"], hf.origin,
-                               hf.cell_size, max(p.max_step, np.tan(np.radians(p.max_slope))
-                                                 * hf.cell_size * (1 + 1e-9)), hf.heights,
-                               min_change=p.max_step)
+        off_edges = walls_from_sides(_joined(figs.wall_sides), hf.origin, hf.cell_size) \
+            if figs.wall_sides else []
         walls += [w for w in off_edges if p.boundary != "wall" or w.on == "tier"]
         if p.boundary == "wall":
             walls += outline_walls(lots, [r.translated(shift) for r in run.regions], hf.sample,
@@ -253,56 +244,73 @@ class GradingPreset(Preset):
         return walls
 
     def report(self, run, lots, walls, terraced) -> dict[str, Any]:
-        assert isinstance(terraced, GradedTerrace)
-        assert terraced.terrace is not None and terraced.lot_mask is not None
-        hf, p, band, info = run.heightfield, run.params, terraced.band, terraced.info
+        """The tiled report (:func:`~terrace_foundation.report.tile_report`) with the
+        wings, and the walls, embankments and earthworks per lot (:class:`GradingLotFigures`).
+        """
+        assert isinstance(terraced, GradedTerrace) and terraced.figures is not None
+        hf, figs, plan = run.heightfield, terraced.figures, terraced.plan
+        n = run.n_lots + 1
 
-        def more(win, before, after, mask, band_w):
-            per_lot, own = grading_figures(
-                before, after, mask, band_w, info["lot_embankment"][win],
-                info["nearest_lot"][win], info["embankment_height"][win], hf.cell_size,
-                p.max_step, p.max_slope, run.n_lots)
-            own["limit_breach_cells"] = int((band[win] == Band.FADE).sum())
-            own["lots_pad_moved"] = int(terraced.pad_moved.sum())
-            own["lots_limit_conflict"] = int(terraced.limit_conflict.sum())
-            own["pad_share"] = float(info["pad_cells"][win].sum() / max((mask > 0).sum(), 1))
-            return own, lot_figures(per_lot, terraced.pad_moved, terraced.limit_conflict,
-                                    np.r_[np.nan, terraced.rule_pads],
-                                    [lot.lot_id for lot in lots])
+        def more():
+            per_lot, own = tile_grading_figures(figs, hf.cell_size, n,
+                                                figs.counts["lot_cells"])
+            own["lots_pad_moved"] = int(plan["moved"].sum())
+            own["lots_limit_conflict"] = int(plan["conflict"].sum())
+            return own, lot_figures(per_lot, plan["moved"], plan["conflict"],
+                                    plan["rule_pad"], [lot.lot_id for lot in lots])
 
-        return window_report(
-            hf, terraced.terrace, terraced.lot_mask, window=terraced.window, lots=lots,
-            walls=walls, params=p, preset=self, warn=run.warn, n_lots=run.n_lots,
-            band=band > 0,
-            # wings are walls and the fade beyond a broken limit is reported on its own
-            wing=(band == Band.WING) | (band == Band.FADE),
-            pad_cells=info["pad_cells"], more=more)
+        return tile_report(hf, figs, lots=lots, walls=walls, params=run.params, preset=self,
+                           warn=run.warn, n_lots=run.n_lots,
+                           wings=(figs.counts["wing"], max(figs.maxima["wing_step"], 0.0)),
+                           more=more)
 
 
-def rule_pad_heights(hf, lot_mask: np.ndarray, vertex_pads: np.ndarray, lot_region: np.ndarray,
-                     lots_meta: list, p) -> np.ndarray:
-    """Pad height of each lot by the pad rule (``p.pad_rule``), ``(L,)``, m.
-
-    Lots too small to cover a cell centre keep their reference pad (``vertex_pads``).
+def tile_grading_figures(figs, cell_size: float, n: int, lot_cells: int):
+    """Walls, embankments and earthwork per lot and in total, from a grading run's tiles
+    (the figures of :func:`~terrace_foundation.presets.limits.grading_figures`).
     """
-    n_lots = len(vertex_pads)
-    rule = "mean" if p.pad_rule == "balanced" else p.pad_rule
-    cell_pad, cnt = cell_pad_heights(hf.heights, lot_mask, n_lots, rule)
-    pads = cell_pad[1:]
-    if p.pad_rule == "balanced" and n_lots > 1:
-        a, b, sides = lot_adjacency(lot_mask)
-        area = cnt[1:] * hf.cell_area
-        has = area > 0
-        lot_area = np.array([m[2] for m in lots_meta])
-        stiffness = 1.0 / np.sqrt(max(float(np.mean(lot_area)), hf.cell_area))
-        idx = np.nonzero(has)[0]
-        remap = np.full(n_lots + 1, -1)
-        remap[idx + 1] = np.arange(len(idx))
-        bal = balanced_pads(pads[idx], area[idx], remap[a], remap[b], sides * hf.cell_size,
-                            lot_region[idx], stiffness)
-        pads = pads.copy()
-        pads[idx] = bal
-    return np.where(np.isnan(pads), vertex_pads, pads)
+    ca = cell_size * cell_size
+    fl = np.concatenate(figs.faces_lot) if figs.faces_lot else np.zeros(0, dtype=np.int64)
+    fh = np.concatenate(figs.faces_h) if figs.faces_h else np.zeros(0)
+    area_faces = figs.sums["face_area"].totals(n)
+    tallest = np.fmax(np.zeros(n), figs.lot_max["wall_tallest"])
+    p95 = np.zeros(n)
+    if len(fl):
+        order = np.lexsort((fh, fl))
+        fl_s, fh_s = fl[order], fh[order]
+        starts = np.searchsorted(fl_s, np.arange(n))
+        stops = np.searchsorted(fl_s, np.arange(n), side="right")
+        has = stops > starts
+        idx = starts + np.floor(0.95 * (stops - starts - 1)).astype(np.int64)
+        p95[has] = fh_s[np.minimum(idx[has], len(fh_s) - 1)]
+    emb_area = figs.lot_count["emb_cells"] * ca
+    tallest_emb = np.fmax(np.zeros(n), figs.lot_max["emb_tallest"])
+    earth = figs.sums["earth"].totals(n) * ca
+    on_lot = figs.sums["on_lot"].totals(n) * ca
+    per_lot = {"wall_face_area": area_faces, "tallest_wall": tallest, "wall_height_p95": p95,
+               "embankment_area": emb_area, "tallest_embankment": tallest_emb,
+               "earthwork_volume": earth, "volume_on_lot": on_lot}
+    total_earth = figs.sums["earth_total"].total() * ca
+    total_on = float(on_lot.sum())
+    emb_top = figs.maxima["emb_tallest_total"]
+    totals = {
+        "wall_face_area": float(area_faces.sum()),
+        "tallest_wall_face": float(fh.max()) if len(fh) else 0.0,
+        "wall_height_p95": float(np.percentile(fh, 95)) if len(fh) else 0.0,
+        "embankment_area": float(emb_area.sum()),
+        "tallest_embankment": float(emb_top) if np.isfinite(emb_top) else 0.0,
+        "earthwork_volume": total_earth,
+        "volume_moved_on_lots": total_on,
+        "earthwork_ratio": total_earth / total_on if total_on > 0 else None,
+        "limit_breach_cells": figs.counts["breach"],
+        "pad_share": float(figs.counts["pad_cells"] / max(lot_cells, 1)),
+    }
+    return per_lot, totals
+
+
+def _joined(parts: list[dict]) -> dict:
+    """Per-tile side arrays (dicts of equal keys) joined into one dict."""
+    return {k: np.concatenate([p_[k] for p_ in parts]) for k in parts[0]}
 
 
 #: The grading preset (registered in :data:`terrace_foundation.presets.PRESETS`).

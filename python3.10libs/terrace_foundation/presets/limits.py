@@ -46,7 +46,8 @@ from ..terrain.kernels import cell_sides, cone_envelope
 from ..wall import Wall
 from . import Band
 
-__all__ = ["limit_pads", "grade_limited", "GradeInfo", "GradingLotFigures", "lot_figures"]
+__all__ = ["limit_pads", "rim_bounds", "clamp_pads", "grade_limited", "GradeInfo",
+           "GradingLotFigures", "lot_figures", "step_wall_sides", "walls_from_sides"]
 
 
 class GradeInfo(dict):
@@ -79,6 +80,52 @@ def _rim(heights, lot_mask, dist, near_lot, cell_size, width):
     d_edge = dist - cell_size
     rim = (lot_mask == 0) & (d_edge > width - cell_size) & (d_edge <= width)
     return rim, near_lot
+
+
+def rim_bounds(lot: np.ndarray, h: np.ndarray, n: int, max_wall: float, max_emb: float
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The pad interval each lot can reach with a full wall plus a full embankment.
+
+    Parameters
+    ----------
+    lot : (K,) ndarray of int
+        Nearest lot of each rim cell (outside cells on the band's outer edge).
+    h : (K,) ndarray
+        Terrain height of each rim cell.
+    n : int
+        Length of the per-lot arrays (largest lot id + 1).
+
+    Returns
+    -------
+    lo, hi : (n,) ndarray
+        ``max(h_rim) - H`` and ``min(h_rim) + H`` per lot (``H = max_wall + max_emb``;
+        -inf / inf for a lot without rim cells). Only the rim's extreme heights enter, so a
+        tiled run gives them from per-tile minima and maxima, exactly.
+    """
+    reach = max_wall + max_emb
+    lo = np.full(n, -np.inf)
+    hi = np.full(n, np.inf)
+    np.maximum.at(lo, lot, h - reach)
+    np.minimum.at(hi, lot, h + reach)
+    return lo, hi
+
+
+def clamp_pads(pad: np.ndarray, lo: np.ndarray, hi: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pads clamped into ``[lo, hi]`` (:func:`rim_bounds`); the middle where it is empty.
+
+    Returns ``(pad, moved, conflict)`` as :func:`limit_pads`.
+    """
+    p = pad.astype(np.float64).copy()
+    ok = np.isfinite(p)
+    feasible = lo <= hi
+    with np.errstate(invalid="ignore"):
+        mid = np.where(feasible, p, 0.5 * (lo + hi))
+    p = np.where(ok & feasible, np.clip(p, lo, hi), np.where(ok, mid, p))
+    conflict = ok & ~feasible
+    conflict |= ok & ((p < lo - 1e-6) | (p > hi + 1e-6))
+    moved = ok & (np.abs(p - pad) > 1e-9)
+    return p, moved, conflict
 
 
 def limit_pads(pad: np.ndarray, heights: np.ndarray, lot_mask: np.ndarray, cell_size: float,
@@ -120,13 +167,10 @@ def limit_pads(pad: np.ndarray, heights: np.ndarray, lot_mask: np.ndarray, cell_
     dist, (nr, nc) = distance_transform(lm > 0, cell_size)
     near_lot = lm[nr, nc]
     rim, _ = _rim(heights[win], lm, dist, near_lot, cell_size, width)
-    lab = near_lot[rim]
-    h = heights[win][rim].astype(np.float64)
-    reach = max_wall + max_emb
-    lo = np.full(n, -np.inf)
-    hi = np.full(n, np.inf)
-    np.maximum.at(lo, lab, h - reach)
-    np.minimum.at(hi, lab, h + reach)
+    lo, hi = rim_bounds(near_lot[rim], heights[win][rim].astype(np.float64), n, max_wall,
+                        max_emb)
+    if not pull_together:
+        return clamp_pads(pad, lo, hi)
     a, b = _pairs4(lot_mask)
     if len(a):
         ab = np.unique(np.column_stack([np.minimum(a, b), np.maximum(a, b)]), axis=0)
@@ -204,9 +248,26 @@ def _soft(x: np.ndarray, r: float) -> np.ndarray:
     return np.where(x >= r, x, np.where(x <= -r, 0.0, (x + r) ** 2 / (4 * r)))
 
 
+def outline_wall_allowance(pad: np.ndarray, rim_min: np.ndarray, rim_max: np.ndarray,
+                           max_wall: float, max_emb: float) -> tuple[np.ndarray, np.ndarray]:
+    """Outline wall per lot where an embankment alone cannot reach the terrain on the rim.
+
+    ``w_fill = clip(pad - max_emb - min(h_rim), 0, max_wall)`` and ``w_cut = clip(max(h_rim)
+    - pad - max_emb, 0, max_wall)`` per lot id (``rim_min`` / ``rim_max``: the lowest and
+    highest terrain on the lot's rim, +inf / -inf without rim cells).
+    """
+    with np.errstate(invalid="ignore"):
+        need_fill = np.where(np.isfinite(rim_min), (pad - max_emb) - rim_min, 0.0)
+        need_cut = np.where(np.isfinite(rim_max), rim_max - (pad + max_emb), 0.0)
+    need_fill = np.where(np.isnan(need_fill), 0.0, need_fill)
+    need_cut = np.where(np.isnan(need_cut), 0.0, need_cut)
+    return np.clip(need_fill, 0.0, max_wall), np.clip(need_cut, 0.0, max_wall)
+
+
 def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
                   cell_size: float, max_slope: float, max_wall: float, max_emb: float,
-                  boundary: str = "embankment"
+                  boundary: str = "embankment", walls: tuple[np.ndarray, np.ndarray] | None = None,
+                  col_offset: int = 0
                   ) -> tuple[np.ndarray, np.ndarray, tuple[slice, slice], GradeInfo]:
     """The grading preset's terrace heightfield with wall and embankment limits.
 
@@ -224,6 +285,12 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     max_wall, max_emb : float
         Tallest wall and tallest embankment, world units.
     boundary : {"embankment", "wall"}
+    walls : (w_fill, w_cut), optional
+        The outline wall allowance per lot id, if known (a tiled run finds it from the rims
+        of all tiles, :func:`rim_bounds`); default: from the rim inside ``heights``.
+    col_offset : int
+        Global column of ``heights[:, 0]`` (a window of a larger grid): the cone sweeps are
+        anchored on the global grid (:func:`~terrace_foundation.terrain.kernels.cone_envelope`).
 
     Returns
     -------
@@ -293,7 +360,8 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
         # (upper envelope of the cones e_b - t d, octagonal sweep with labels), so the offset
         # is continuous where two edges' embankments meet; a cell whose winner lies in
         # another lot takes its own lot's nearest edge (Euclidean distance transform)
-        _, win_idx = cone_envelope(np.where(feat, e_edge, -np.inf), flat_i, t, cell_size)
+        _, win_idx = cone_envelope(np.where(feat, e_edge, -np.inf), flat_i, t, cell_size,
+                                   col_offset=col_offset + win[1].start)
         br, bc = np.divmod(win_idx, lm.shape[1])
         own = feat[br, bc] & (lm[br, bc] == lm)
         d_n, (nr, nc) = distance_transform(feat, cell_size)
@@ -321,13 +389,15 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     seed = g[nr, nc]
     d_edge = np.maximum(dist - cell_size, 0.0)
     rim = ~cov & (d_edge > width - cell_size) & (d_edge <= width)
-    nl = len(pad)
-    need_fill = np.zeros(nl)
-    need_cut = np.zeros(nl)
-    np.maximum.at(need_fill, near[rim], (pad[near[rim]] - max_emb) - h[rim])
-    np.maximum.at(need_cut, near[rim], h[rim] - (pad[near[rim]] + max_emb))
-    w_fill = np.clip(need_fill, 0.0, max_wall)
-    w_cut = np.clip(need_cut, 0.0, max_wall)
+    if walls is None:
+        nl = len(pad)
+        h_lo = np.full(nl, np.inf)
+        h_hi = np.full(nl, -np.inf)
+        np.minimum.at(h_lo, near[rim], h[rim])
+        np.maximum.at(h_hi, near[rim], h[rim])
+        w_fill, w_cut = outline_wall_allowance(pad, h_lo, h_hi, max_wall, max_emb)
+    else:
+        w_fill, w_cut = walls
     lower = seed - w_fill[near] - t * d_edge
     upper = seed + w_cut[near] + t * d_edge
     # half-width of the soft toe: a sixth of the embankment limit, at most a cell's rise
@@ -399,9 +469,26 @@ def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
         embankments meeting in a face) or ``"tier"`` (a tier wall inside one lot, between two
         of its embankments); ``lot_a`` is the lower side's lot.
     """
-    from .walls import _merge
+    return walls_from_sides(step_wall_sides(graded, lot_mask, nearest, min_height, terrain,
+                                            min_change), origin, cell_size)
+
+
+def step_wall_sides(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
+                    min_height: float, terrain: np.ndarray | None = None,
+                    min_change: float = 0.0, own: tuple[int, int, int, int] | None = None,
+                    offset: tuple[int, int] = (0, 0)) -> dict[str, np.ndarray]:
+    """The cell sides :func:`step_walls` makes walls of, as arrays (one entry per side).
+
+    ``own`` (window rows and columns ``r0, r1, c0, c1``) keeps only the sides whose first
+    cell (north or west) lies in it, so the tiles of a tiled run each give their own sides;
+    ``offset`` is the global row and column of the window's first cell. The arrays (``axis``
+    0 for sides between rows, 1 between columns; ``row``, ``col`` of the first cell; lower
+    and higher side's lot, negative for a tier wall; lower and higher height) are in the
+    order :func:`walls_from_sides` expects after a sort by ``(axis, row, col)``.
+    """
     owner = np.where(lot_mask > 0, lot_mask, nearest)
-    segs, lo_l, hi_l, lo_h, hi_h = [], [], [], [], []
+    out: dict[str, list[np.ndarray]] = {k: [] for k in ("axis", "row", "col", "lot_low",
+                                                        "lot_high", "low", "high")}
     for axis in (0, 1):
         a = (slice(None, -1), slice(None)) if axis == 0 else (slice(None), slice(None, -1))
         b = (slice(1, None), slice(None)) if axis == 0 else (slice(None), slice(1, None))
@@ -412,8 +499,11 @@ def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
         if terrain is not None:
             # a step the grading made: a cliff of the terrain itself is no wall
             sel &= np.abs((graded[a] - graded[b]) - (terrain[a] - terrain[b])) > min_change
+        if own is not None:
+            keep = np.zeros(sel.shape, dtype=bool)
+            keep[own[0]:own[1], own[2]:own[3]] = True
+            sel &= keep
         r, c = np.nonzero(sel)
-        s = cell_sides(r, c, axis == 0, origin, cell_size)
         ha, hb = graded[a][sel], graded[b][sel]
         oa, ob = owner[a][sel], owner[b][sel]
         oa = np.where(oa > 0, oa, ob)
@@ -422,16 +512,31 @@ def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
         tier = (lot_mask[a][sel] > 0) & (lot_mask[b][sel] > 0)
         oa = np.where(tier, -oa, oa)        # a tier wall inside a lot: marked by the sign
         ob = np.where(tier, -ob, ob)
-        segs.append(s)
-        lo_l.append(np.where(low_a, oa, ob))
-        hi_l.append(np.where(low_a, ob, oa))
-        lo_h.append(np.minimum(ha, hb))
-        hi_h.append(np.maximum(ha, hb))
-    seg = np.concatenate(segs)
-    if len(seg) == 0:
+        out["axis"].append(np.full(len(r), axis, dtype=np.int8))
+        out["row"].append(r.astype(np.int64) + offset[0])
+        out["col"].append(c.astype(np.int64) + offset[1])
+        out["lot_low"].append(np.where(low_a, oa, ob).astype(np.int64))
+        out["lot_high"].append(np.where(low_a, ob, oa).astype(np.int64))
+        out["low"].append(np.minimum(ha, hb))
+        out["high"].append(np.maximum(ha, hb))
+    return {k: np.concatenate(v) for k, v in out.items()}
+
+
+def walls_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, float],
+                     cell_size: float) -> list[Wall]:
+    """Walls (as :func:`step_walls` returns them) from :func:`step_wall_sides` arrays, in
+    ``(axis, row, col)`` order (sides gathered from tiles are sorted into it first).
+    """
+    from .walls import _merge
+    if len(sides["row"]) == 0:
         return []
-    la, lb = np.concatenate(lo_l), np.concatenate(hi_l)
-    low, high = np.concatenate(lo_h), np.concatenate(hi_h)
+    order = np.lexsort((sides["col"], sides["row"], sides["axis"]))
+    sd = {k: v[order] for k, v in sides.items()}
+    seg = np.concatenate([cell_sides(sd["row"][sel], sd["col"][sel], axis == 0, origin,
+                                     cell_size)
+                          for axis in (0, 1) for sel in [sd["axis"] == axis]])
+    la, lb = sd["lot_low"], sd["lot_high"]
+    low, high = sd["low"], sd["high"]
     o = np.asarray(origin, dtype=np.float64)
     out = []
     keys = np.column_stack([la, lb])

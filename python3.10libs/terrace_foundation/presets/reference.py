@@ -16,13 +16,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..report import build_report, fit_and_absurd, lot_rows, wall_totals
+from ..report import tile_report
 from ..terrain.blend import blur_halfwidth, blur_radius_used, blur_reach
 from ..terrain.tiles import halo_cells, plan_tiles
 from ..tiling import ArraySink, ArraySource, ReferenceJob, TeeSink, TileFigures, run_tiles
 from .base import Preset, Run, Terraced, warn_empty
 
-__all__ = ["ReferencePreset", "REFERENCE", "TiledTerrace"]
+__all__ = ["ReferencePreset", "REFERENCE", "TiledTerrace", "open_sink", "tile_source"]
 
 
 @dataclass
@@ -46,7 +46,7 @@ class ReferencePreset(Preset):
 
     name = "reference"
     blends = True
-    tiled = True
+    farm_tiles = True
     layout = "voronoi"
 
     def describe(self, params: dict[str, Any], number: Callable[[Any, int], str]) -> str:
@@ -78,23 +78,12 @@ class ReferencePreset(Preset):
         hf, opt = run.heightfield, run.options
         job = self.raster_job(run)
         run.stage("blend", 0.75)
-        source = _source(hf.heights, opt.get("scheduler"))
+        source = tile_source(hf.heights, opt.get("scheduler"))
         if opt.get("tile_only") is not None:     # a farm work item: its tiles go to the store
             run_tiles(job, hf.shape, source, None, opt.get("tile_size"),
                       store=opt.get("tile_store"), only=list(opt["tile_only"]))
             return None
-        sinks = opt.get("sinks", ())
-        terrace: np.ndarray | None
-        lot_mask: np.ndarray | None
-        if opt.get("in_memory", True):
-            terrace = np.empty(hf.shape)
-            lot_mask = np.zeros(hf.shape, dtype=np.int32)
-            sink = TeeSink(ArraySink(terrace, lot_mask), *sinks)
-        else:
-            if not sinks:
-                raise ValueError("in_memory=False needs sinks to write the tiles to")
-            terrace = lot_mask = None
-            sink = TeeSink(*sinks)
+        terrace, lot_mask, sink = open_sink(hf.shape, opt)
         figs = run_tiles(job, hf.shape, source, sink, opt.get("tile_size"),
                          scheduler=opt.get("scheduler"), progress=opt.get("tile_progress"),
                          store=opt.get("tile_store"))
@@ -105,61 +94,32 @@ class ReferencePreset(Preset):
                             (radius, blur_reach(h)))
 
     def report(self, run, lots, walls, terraced) -> dict[str, Any]:
-        """The report from the tiles' combined figures (:class:`TileFigures`).
-
-        Minima, maxima and counts combine exactly; sums come from partial sums per row chunk
-        (:class:`~terrace_foundation.terrain.tiles.PartialSums`), so the figures do not depend
-        on the tiling.
+        """The report from the tiles' combined figures
+        (:func:`~terrace_foundation.report.tile_report`).
         """
         assert isinstance(terraced, TiledTerrace) and terraced.figures is not None
-        hf, p, figs = run.heightfield, run.params, terraced.figures
-        area = hf.cell_area
-        n = run.n_lots + 1
-        stats = {
-            "cells": figs.lot_count["cells"],
-            "before_min": figs.lot_min["before"], "before_max": figs.lot_max["before"],
-            "after_min": figs.lot_min["after"], "after_max": figs.lot_max["after"],
-            "slope_before_max": figs.lot_max["slope_before"],
-            "slope_after_max": figs.lot_max["slope_after"],
-            "cut": figs.sums["cut"].totals(n), "fill": figs.sums["fill"].totals(n),
-        }
-        extra = {"pad_range": figs.lot_max["pad_h"] - figs.lot_min["pad_h"],
-                 "pad_slope_max": figs.lot_max["pad_s"],
-                 "buildable_cells": figs.lot_count["buildable"],
-                 "embankment_slope_max": figs.lot_max["embankment"]}
-        lot_cells = figs.counts["lot_cells"]
-        emb = extra["embankment_slope_max"]
-        outside = figs.maxima["change_outside_band"]
-        totals = {
-            "regions": len({lot.region_id for lot in lots}),
-            "lots": len(lots),
-            "lot_area": float(sum(lot.area for lot in lots)),
-            "cut_volume": figs.sums["cut_total"].total() * area,
-            "fill_volume": figs.sums["fill_total"].total() * area,
-            "net_volume": figs.sums["net_total"].total() * area,
-            "cut_volume_lots": float(stats["cut"].sum()),
-            "fill_volume_lots": float(stats["fill"].sum()),
-            "changed_cells": figs.counts["changed"],
-            "band_cells": figs.counts["band"],
-            "wing_cells": 0,
-            "max_wing_step": 0.0,
-            "max_change_outside_band": float(outside) if np.isfinite(outside) else 0.0,
-            "buildable_share": float(extra["buildable_cells"].sum() / max(lot_cells, 1)),
-            "max_embankment_slope_deg": float(np.nanmax(emb)) if np.isfinite(emb).any()
-            else None,
-            **wall_totals(walls),
-        }
-        created = figs.maxima["slope_created"]
-        created = float(created) if np.isfinite(created) else None
-        flags = fit_and_absurd(hf, created, figs.counts["steep_created"], lots, walls, totals,
-                               terraced.reach, p, self, run.warn)
-        report = build_report(lot_rows(lots, stats, extra, walls), walls, totals, p.to_dict(),
-                              list(run.warn), hf.shape, hf.cell_size)
-        report["flags"] = flags
-        return report
+        return tile_report(run.heightfield, terraced.figures, lots=lots, walls=walls,
+                           params=run.params, preset=self, warn=run.warn, n_lots=run.n_lots,
+                           reach=terraced.reach)
 
 
-def _source(heights, scheduler):
+def open_sink(shape: tuple[int, int], options: dict[str, Any]
+              ) -> tuple[np.ndarray | None, np.ndarray | None, TeeSink]:
+    """Where a tiled run writes its tiles: in-memory arrays (unless ``in_memory`` is False)
+    and the run's ``sinks``; returns ``(terrace, lot_mask, sink)`` (arrays None when not in
+    memory).
+    """
+    sinks = options.get("sinks", ())
+    if options.get("in_memory", True):
+        terrace = np.empty(shape)
+        lot_mask = np.zeros(shape, dtype=np.int32)
+        return terrace, lot_mask, TeeSink(ArraySink(terrace, lot_mask), *sinks)
+    if not sinks:
+        raise ValueError("in_memory=False needs sinks to write the tiles to")
+    return None, None, TeeSink(*sinks)
+
+
+def tile_source(heights, scheduler):
     """Where tiles read the terrain: the array, or (for Dask workers) the ``.npy`` file a
     memory-mapped grid comes from, so workers read their own windows.
     """

@@ -14,7 +14,8 @@ from ..geometry import bbox_pairs
 from ..terrain.kernels import cell_sides, neighbour_pairs
 from ..wall import Wall
 
-__all__ = ["shared_edges", "find_walls", "touching_lots", "grid_steps", "outline_walls",
+__all__ = ["shared_edges", "find_walls", "touching_lots", "grid_steps", "grid_step_sides",
+           "grid_steps_from_sides", "outline_walls",
            "wing_walls"]
 
 
@@ -119,23 +120,55 @@ def grid_steps(lot_mask: np.ndarray, origin: tuple[float, float], cell_size: flo
     dict
         ``(a, b)`` (lot ids, ``a < b``) -> ``(K, 2, 2)`` world segments of the shared sides.
     """
-    out: dict[tuple[int, int], list[np.ndarray]] = {}
+    return grid_steps_from_sides(grid_step_sides(lot_mask), origin, cell_size)
+
+
+def grid_step_sides(lot_mask: np.ndarray, own: tuple[int, int, int, int] | None = None,
+                    offset: tuple[int, int] = (0, 0)) -> dict[str, np.ndarray]:
+    """The cell sides between cells of two lots, as arrays (see :func:`grid_steps`).
+
+    ``own`` (window ``r0, r1, c0, c1``) keeps the sides whose first cell lies in it (a tile's
+    share); ``offset`` is the window's global first row and column. Arrays: ``between_rows``
+    (bool), ``row``, ``col`` (first cell), ``lo``, ``hi`` (the two lot ids, ``lo < hi``).
+    """
     m = lot_mask
+    out: dict[str, list[np.ndarray]] = {k: [] for k in ("between_rows", "row", "col", "lo",
+                                                        "hi")}
     # vertical sides: between (r, c) and (r, c + 1), at x = x0 + (c + 1) cell
     for (sa, sb, _), horizontal in zip(neighbour_pairs(m.shape, diagonals=False), (False, True)):
         a, b = m[sa], m[sb]
         sel = (a != b) & (a > 0) & (b > 0)
+        if own is not None:
+            keep = np.zeros(sel.shape, dtype=bool)
+            keep[own[0]:own[1], own[2]:own[3]] = True
+            sel &= keep
         r, c = np.nonzero(sel)
+        la, lb = a[sel], b[sel]
+        out["between_rows"].append(np.full(len(r), horizontal))
+        out["row"].append(r.astype(np.int64) + offset[0])
+        out["col"].append(c.astype(np.int64) + offset[1])
+        out["lo"].append(np.minimum(la, lb).astype(np.int64))
+        out["hi"].append(np.maximum(la, lb).astype(np.int64))
+    return {k: np.concatenate(v) for k, v in out.items()}
+
+
+def grid_steps_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, float],
+                          cell_size: float) -> dict[tuple[int, int], np.ndarray]:
+    """:func:`grid_steps` from :func:`grid_step_sides` arrays (gathered from tiles in any
+    order: they are sorted by side direction, lot pair and cell first).
+    """
+    out: dict[tuple[int, int], list[np.ndarray]] = {}
+    for horizontal in (False, True):
+        on = sides["between_rows"] == horizontal
+        r, c, lo, hi = (sides[k][on] for k in ("row", "col", "lo", "hi"))
         if len(r) == 0:
             continue
+        order = np.lexsort((c, r, hi, lo))
+        r, c, lo, hi = r[order], c[order], lo[order], hi[order]
         seg = cell_sides(r, c, horizontal, origin, cell_size)
-        la, lb = a[sel], b[sel]
-        lo, hi = np.minimum(la, lb), np.maximum(la, lb)
-        order = np.lexsort((hi, lo))
-        lo, hi, seg = lo[order], hi[order], seg[order]
         starts = np.r_[0, np.nonzero((lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1]))[0] + 1]
-        for s, e in zip(starts, np.r_[starts[1:], len(lo)]):
-            out.setdefault((int(lo[s]), int(hi[s])), []).append(seg[s:e])
+        for s_, e in zip(starts, np.r_[starts[1:], len(lo)]):
+            out.setdefault((int(lo[s_]), int(hi[s_])), []).append(seg[s_:e])
     return {k: np.concatenate(v) for k, v in out.items()}
 
 

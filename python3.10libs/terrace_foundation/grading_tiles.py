@@ -1,0 +1,581 @@
+"""The grading preset's raster stages tile by tile: survey, pads, grade, measure.
+
+The grading preset needs figures of whole lots before any cell can be graded (a lot's pad
+height comes from all its cells; the outline wall allowance from the terrain on its rim), so
+its tiled run makes two passes over the tiles, both with the one code path of an untiled run
+(which is the run with one tile):
+
+1. **Survey** (:func:`survey_tile`): each tile rasterises the lots in its window and reports
+   per-lot partial results of its own cells: cell counts, partial sums of the heights (``mean``
+   and ``balanced`` pad rules; :class:`~terrace_foundation.terrain.tiles.PartialSums`, so the
+   sums do not depend on the tiling), minima and maxima (``min``, ``max``), the heights of
+   lots that cross the tile's edge (``median``: a lot inside the tile gets its median there;
+   a lot split between tiles gets it from the heights of all its pieces, sorted once), the
+   cell sides shared by two lots (``balanced`` and the step halo), and the lowest and highest
+   terrain on each lot's rim (the outside cells at the band's outer edge, by exact Euclidean
+   distance): :func:`~terrace_foundation.presets.limits.rim_bounds` and
+   :func:`~terrace_foundation.presets.limits.outline_wall_allowance` need only those two.
+2. :func:`plan_pads` turns the combined survey into the pads (rule, balance, limits) and the
+   outline wall allowance per lot: the same numbers whatever the tiling.
+3. **Grade** (:func:`grade_tile`): each tile grades its window with the global pads
+   (:func:`~terrace_foundation.presets.limits.grade_limited`) and keeps its own cells,
+   writes them, and measures the report's figures of its cells (sums as partial sums,
+   minima, maxima, counts, the wall face heights for the 95th percentiles, and the cell
+   sides of walls and lot pairs, which are sorted into the untiled order at the end).
+
+Halo of each pass, in cells (``w = max_embankment_height / tan(max_slope)``, the band width;
+``f = w / 2`` the fade beyond it; ``c`` the cell size):
+
+* survey: ``ceil(w / c) + 3`` (the rim lies within ``w + c`` of the lots) plus 1 for the
+  cell sides;
+* band (outside cells reach their nearest lot cell): ``B = ceil((w + f) / c) + 2``;
+* steps between pads inside the lots (the cone envelope of the step embankments): a cone
+  from another lot wins a lot cell only within ``1.0824 (E / t + D)`` (``E`` the largest
+  step share ``(|pad_a - pad_b| - max_wall) / 2`` of two touching lots, ``t = tan(max_slope)``,
+  ``D`` the largest lot's diagonal; 1.0824 the octagonal distance's stretch): ``S`` cells;
+* band attribution to the nearest lot (octagonal distance): ``ceil(sqrt(2) B) + 3``;
+* slopes, wings, pad edges and cell sides: 1.
+
+The grading window around a tile is ``1 + B + S + 2`` or the attribution halo, the larger.
+``E`` and ``D`` depend on the lots and pads (known after the survey), not on the map size.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .presets import Band
+from .presets.grading import balanced_pads, cell_pad_heights
+from .presets.limits import (
+    clamp_pads,
+    grade_limited,
+    outline_wall_allowance,
+    rim_bounds,
+    step_wall_sides,
+)
+from .presets.walls import grid_step_sides
+from .report import _grouped, edge_slopes, inner_cells
+from .terrain.edt import distance_transform
+from .terrain.kernels import OCTAGON_STRETCH, cone_envelope, slope_tangent
+from .terrain.tiles import PartialSums, Window, grow, plan_tiles
+from .tiling import (
+    BUILDABLE_DEG,
+    CREATED_SLOPE_LIMIT,
+    CREATED_SLOPE_MARGIN,
+    ReferenceJob,
+    TileFigures,
+)
+
+__all__ = ["GradingJob", "Survey", "survey_tile", "plan_pads", "grade_tile", "GradingFigures",
+           "run_grading_tiles"]
+
+
+@dataclass
+class GradingJob:
+    """Everything a tile of the grading preset needs (picklable).
+
+    ``raster`` rasterises the lots (its triangle values are unused); ``pad``, ``walls`` and
+    ``step_reach`` are set by :func:`plan_pads` after the survey.
+    """
+
+    raster: ReferenceJob
+    max_slope: float
+    max_wall: float
+    max_emb: float
+    max_step: float
+    boundary: str
+    pad_rule: str
+    pad: np.ndarray | None = None
+    walls: tuple[np.ndarray, np.ndarray] | None = None
+    step_reach: int = 0
+    lot_box: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # candidate cell box of each lot (union of its triangles' boxes; inclusive)
+        n = self.raster.n_lots + 1
+        b = self.raster.bbox
+        lab = np.asarray(self.raster.tri_label, dtype=np.int64)
+        ok = (b[:, 1] >= b[:, 0]) & (b[:, 3] >= b[:, 2])
+        box = np.column_stack([np.full(n, np.iinfo(np.int64).max), np.full(n, -1),
+                               np.full(n, np.iinfo(np.int64).max), np.full(n, -1)])
+        np.minimum.at(box[:, 0], lab[ok], b[ok, 0])
+        np.maximum.at(box[:, 1], lab[ok], b[ok, 1])
+        np.minimum.at(box[:, 2], lab[ok], b[ok, 2])
+        np.maximum.at(box[:, 3], lab[ok], b[ok, 3])
+        self.lot_box = box
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.raster.shape
+
+    @property
+    def n_lots(self) -> int:
+        return self.raster.n_lots
+
+    @property
+    def cell_size(self) -> float:
+        return self.raster.cell_size
+
+    @property
+    def slope(self) -> float:
+        return float(np.tan(np.radians(self.max_slope)))
+
+    @property
+    def width(self) -> float:
+        """Band width, world units."""
+        return self.max_emb / self.slope
+
+    def halos(self) -> dict[str, int]:
+        """Halo of each pass in cells (see the module docstring)."""
+        cs = self.cell_size
+        band = int(math.ceil(1.5 * self.width / cs)) + 2
+        attribution = int(math.ceil(math.sqrt(2.0) * band)) + 3
+        return {"survey": int(math.ceil(self.width / cs)) + 4, "band": band,
+                "steps": self.step_reach, "attribution": attribution,
+                "grade": max(1 + band + self.step_reach + 2, attribution + 1)}
+
+
+@dataclass
+class Survey:
+    """Per-lot partial results of one tile's cells (pass 1)."""
+
+    cells: np.ndarray
+    heights: PartialSums
+    h_min: np.ndarray
+    h_max: np.ndarray
+    median_ids: np.ndarray
+    median_pad: np.ndarray
+    split_lab: np.ndarray
+    split_h: np.ndarray
+    sides: np.ndarray
+    rim_min: np.ndarray
+    rim_max: np.ndarray
+    seconds: float = 0.0
+
+
+def _own_pairs(lm: np.ndarray, own: Window) -> np.ndarray:
+    """``(P, 2)`` lot id pairs ``(lo, hi)`` of the 4-neighbour sides whose first cell is in
+    ``own`` (window rows and columns), one row per side.
+    """
+    out = []
+    for x, y in ((lm[:, :-1], lm[:, 1:]), (lm[:-1, :], lm[1:, :])):
+        m = (x != y) & (x > 0) & (y > 0)
+        keep = np.zeros(m.shape, dtype=bool)
+        keep[own[0]:own[1], own[2]:own[3]] = True
+        m &= keep
+        out.append(np.column_stack([np.minimum(x[m], y[m]), np.maximum(x[m], y[m])]))
+    return np.concatenate(out).astype(np.int64)
+
+
+def _local(tile: Window, win: Window) -> Window:
+    return (tile[0] - win[0], tile[1] - win[0], tile[2] - win[2], tile[3] - win[2])
+
+
+def _mask(job: GradingJob, win: Window) -> np.ndarray:
+    flat, _, lab = job.raster.rasterize(win)
+    lm = np.zeros((win[1] - win[0], win[3] - win[2]), dtype=np.int32)
+    lm.ravel()[flat] = lab
+    return lm
+
+
+def survey_tile(job: GradingJob, tile: Window, source) -> Survey:
+    """Pass 1: the per-lot partial results of one tile's cells (see the module docstring)."""
+    t0 = time.perf_counter()
+    n = job.n_lots + 1
+    cs = job.cell_size
+    win = grow(tile, job.halos()["survey"], job.shape)
+    lm = _mask(job, win)
+    lt = _local(tile, win)
+    ts = (slice(lt[0], lt[1]), slice(lt[2], lt[3]))
+    empty = np.zeros(0, dtype=np.int64)
+    out = Survey(np.zeros(n, dtype=np.int64), PartialSums(), np.full(n, np.nan),
+                 np.full(n, np.nan), empty, np.zeros(0), empty, np.zeros(0),
+                 np.zeros((0, 2), dtype=np.int64), np.full(n, np.inf), np.full(n, -np.inf))
+    if not (lm > 0).any():
+        out.seconds = time.perf_counter() - t0
+        return out
+    h = source.read(win)
+    m_t, h_t = lm[ts], h[ts]
+    sel = m_t > 0
+    lab = m_t[sel]
+    out.cells = np.bincount(lab, minlength=n)
+    rule = "mean" if job.pad_rule == "balanced" else job.pad_rule
+    if rule == "mean":
+        out.heights.add(np.where(sel, h_t, 0.0), m_t, tile[0], tile[2])   # zeros add nothing
+    elif rule in ("min", "max"):
+        out.h_min = cell_pad_heights(h_t, m_t, job.n_lots, "min")[0]
+        out.h_max = cell_pad_heights(h_t, m_t, job.n_lots, "max")[0]
+    elif rule == "median":
+        box = job.lot_box
+        inside = (box[:, 0] >= tile[0]) & (box[:, 1] < tile[1]) & (box[:, 2] >= tile[2]) & \
+            (box[:, 3] < tile[3])
+        whole = inside[m_t] & sel
+        pad, cnt = cell_pad_heights(h_t, np.where(whole, m_t, 0), job.n_lots, "median")
+        out.median_ids = np.nonzero(cnt > 0)[0]
+        out.median_pad = pad[out.median_ids]
+        split = sel & ~whole
+        out.split_lab = m_t[split].astype(np.int64)
+        out.split_h = h_t[split]
+    # cell sides shared by two lots (first cell in the tile)
+    out.sides = _own_pairs(lm, lt)
+    # the rim: outside cells on the band's outer edge, and their nearest lot
+    dist, (nr, nc) = distance_transform(lm > 0, cs)
+    d_edge = dist[ts] - cs
+    width = job.width
+    rim = ~sel & (d_edge > width - cs) & (d_edge <= width)
+    near = lm[nr[ts][rim], nc[ts][rim]]
+    np.minimum.at(out.rim_min, near, h_t[rim])
+    np.maximum.at(out.rim_max, near, h_t[rim])
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+def plan_pads(job: GradingJob, surveys: list[Survey], vertex_pads: np.ndarray,
+              lot_region: np.ndarray, lot_area: np.ndarray, cell_area: float) -> dict:
+    """Pads and outline wall allowances from the combined survey; sets ``job.pad``,
+    ``job.walls`` and ``job.step_reach``.
+
+    Returns
+    -------
+    dict
+        ``cells`` (per lot id), ``rule_pad`` and ``pad`` ((L + 1,), NaN at 0), ``moved``,
+        ``conflict`` ((L + 1,) bool).
+    """
+    n = job.n_lots + 1
+    cnt = np.sum([s.cells for s in surveys], axis=0)
+    rule = "mean" if job.pad_rule == "balanced" else job.pad_rule
+    if rule == "mean":
+        acc = PartialSums()
+        for s in surveys:
+            acc.merge(s.heights)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            cell_pad = np.where(cnt > 0, acc.totals(n) / np.maximum(cnt, 1), np.nan)
+    elif rule == "min":
+        cell_pad = np.fmin.reduce([s.h_min for s in surveys])
+    elif rule == "max":
+        cell_pad = np.fmax.reduce([s.h_max for s in surveys])
+    else:
+        lab = np.concatenate([s.split_lab for s in surveys])
+        h = np.concatenate([s.split_h for s in surveys])
+        cell_pad = np.full(n, np.nan)
+        if len(lab):
+            # the lots split between tiles: all their heights, sorted once (as one tile would)
+            order = np.lexsort((h, lab))
+            lab, h = lab[order], h[order]
+            starts = np.r_[0, np.nonzero(lab[1:] != lab[:-1])[0] + 1]
+            stops = np.r_[starts[1:], len(lab)]
+            lo = starts + (stops - starts - 1) // 2
+            hi = starts + (stops - starts) // 2
+            cell_pad[lab[starts]] = 0.5 * (h[lo] + h[hi])
+        for s in surveys:
+            cell_pad[s.median_ids] = s.median_pad
+    pads = cell_pad[1:]
+    sides = np.concatenate([s.sides for s in surveys])
+    if len(sides):
+        pairs, count = np.unique(sides, axis=0, return_counts=True)
+    else:
+        pairs, count = np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.int64)
+    if job.pad_rule == "balanced" and job.n_lots > 1:
+        area = cnt[1:] * cell_area
+        has = area > 0
+        stiffness = 1.0 / np.sqrt(max(float(np.mean(lot_area)), cell_area))
+        idx = np.nonzero(has)[0]
+        remap = np.full(n, -1)
+        remap[idx + 1] = np.arange(len(idx))
+        bal = balanced_pads(pads[idx], area[idx], remap[pairs[:, 0]], remap[pairs[:, 1]],
+                            count * job.cell_size, lot_region[idx], stiffness)
+        pads = pads.copy()
+        pads[idx] = bal
+    # lots too small to cover a cell centre keep the reference pad
+    pads = np.where(np.isnan(pads), vertex_pads, pads)
+    rule_pad = np.r_[np.nan, pads]
+    rim_min = np.fmin.reduce([s.rim_min for s in surveys])
+    rim_max = np.fmax.reduce([s.rim_max for s in surveys])
+    lots = np.arange(n)
+    lo = rim_bounds(lots[np.isfinite(rim_max)], rim_max[np.isfinite(rim_max)], n,
+                    job.max_wall, job.max_emb)[0]
+    hi = rim_bounds(lots[np.isfinite(rim_min)], rim_min[np.isfinite(rim_min)], n,
+                    job.max_wall, job.max_emb)[1]
+    pad, moved, conflict = clamp_pads(rule_pad, lo, hi)
+    job.pad = pad
+    job.walls = outline_wall_allowance(pad, rim_min, rim_max, job.max_wall, job.max_emb)
+    # the step halo: how far a cone of another lot's step embankment can win
+    share = 0.0
+    if len(pairs):
+        step = np.abs(pad[pairs[:, 0]] - pad[pairs[:, 1]])
+        step = step[np.isfinite(step)]
+        if len(step):
+            share = max(float((step.max() - job.max_wall) / 2.0), 0.0)
+    box = job.lot_box[1:]
+    ok = box[:, 1] >= box[:, 0]
+    diag = float(np.hypot(box[ok, 1] - box[ok, 0] + 1, box[ok, 3] - box[ok, 2] + 1).max()) \
+        if ok.any() else 0.0
+    job.step_reach = int(math.ceil(OCTAGON_STRETCH * (share / job.slope / job.cell_size + diag))
+                         ) + 2
+    return {"cells": cnt, "rule_pad": rule_pad, "pad": pad, "moved": moved,
+            "conflict": conflict}
+
+
+@dataclass
+class GradingFigures(TileFigures):
+    """The grading report's figures of one tile (or several, combined)."""
+
+    faces_lot: list = field(default_factory=list)
+    faces_h: list = field(default_factory=list)
+    pair_max: dict = field(default_factory=dict)
+    wall_sides: list = field(default_factory=list)
+    grid_sides: list = field(default_factory=list)
+
+    @classmethod
+    def empty(cls, n_lots: int) -> "GradingFigures":
+        base = TileFigures.empty(n_lots)
+        out = cls(n_lots, base.lot_min, base.lot_max, base.lot_count, base.sums, base.counts,
+                  base.maxima)
+        n = n_lots + 1
+        for k in ("wall_tallest", "emb_tallest"):
+            out.lot_max[k] = np.full(n, np.nan)
+        out.lot_count["emb_cells"] = np.zeros(n, dtype=np.int64)
+        for k in ("face_area", "earth", "on_lot", "earth_total"):
+            out.sums[k] = PartialSums()
+        for k in ("wing", "breach", "pad_cells"):
+            out.counts[k] = 0
+        for k in ("wing_step", "emb_tallest_total"):
+            out.maxima[k] = -np.inf
+        return out
+
+    def combine(self, other: "TileFigures") -> "GradingFigures":
+        super().combine(other)
+        assert isinstance(other, GradingFigures)
+        self.faces_lot += other.faces_lot
+        self.faces_h += other.faces_h
+        for k, v in other.pair_max.items():
+            self.pair_max[k] = max(self.pair_max.get(k, -np.inf), v)
+        self.wall_sides += other.wall_sides
+        self.grid_sides += other.grid_sides
+        return self
+
+
+def _deg(t: np.ndarray) -> np.ndarray:
+    return np.degrees(np.arctan(t))
+
+
+def _side_pairs(shape: tuple[int, int], own: Window):
+    """``(a, b)`` slices of the right and down neighbour pairs whose first cell is in ``own``
+    (window coordinates; the second cell may lie one past it).
+    """
+    r0, r1, c0, c1 = own
+    ce = min(c1, shape[1] - 1)
+    re = min(r1, shape[0] - 1)
+    yield (slice(r0, r1), slice(c0, ce)), (slice(r0, r1), slice(c0 + 1, ce + 1)), 1
+    yield (slice(r0, re), slice(c0, c1)), (slice(r0 + 1, re + 1), slice(c0, c1)), 0
+
+
+def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
+    """Pass 2: grade one tile with the global pads, write it, and measure its figures."""
+    t_start = time.perf_counter()
+    assert job.pad is not None and job.walls is not None, "plan_pads first"
+    shape = job.shape
+    cs = job.cell_size
+    area = cs * cs
+    fig = GradingFigures.empty(job.n_lots)
+    fig.cells = (tile[1] - tile[0]) * (tile[3] - tile[2])
+    halos = job.halos()
+    win = grow(tile, halos["grade"], shape)
+    lm = _mask(job, win)
+    if not (lm > 0).any():
+        before = source.read(tile)
+        sink.write(tile, before, np.zeros(before.shape, dtype=np.int32))
+        fig.seconds = time.perf_counter() - t_start
+        return fig
+    hw = source.read(win)
+    graded, band, _, info = grade_limited(hw, lm, job.pad, cs, job.max_slope, job.max_wall,
+                                          job.max_emb, job.boundary, walls=job.walls,
+                                          col_offset=win[2])
+    # E: the tile plus one cell (the stencils' neighbours); everything below is on E
+    ext = grow(tile, 1, shape)
+    es = (slice(ext[0] - win[0], ext[1] - win[0]), slice(ext[2] - win[2], ext[3] - win[2]))
+    lt = _local(tile, ext)
+    ts = (slice(lt[0], lt[1]), slice(lt[2], lt[3]))
+    before_e, after_e, lm_e, band_e = hw[es], graded[es], lm[es], band[es]
+    near_e = info["nearest_lot"][es]
+    pad_cells_e = info["pad_cells"][es]
+    sink.write(tile, after_e[ts], lm_e[ts])
+    sb = slope_tangent(before_e, cs)[ts]
+    sa_e = slope_tangent(after_e, cs)
+    sa = sa_e[ts]
+    before, after, mask = before_e[ts], after_e[ts], lm_e[ts]
+    lots_e = lm_e > 0
+    lots_in = lots_e[ts]
+    d = after - before
+    r0, c0 = tile[0], tile[2]
+    # ---- per-lot statistics of the lot cells (as report.lot_statistics)
+    sel = mask[lots_in]
+    g = _grouped(sel, {"before": before[lots_in], "after": after[lots_in],
+                       "slope_before": _deg(sb[lots_in]), "slope_after": _deg(sa[lots_in])},
+                 job.n_lots)
+    for k in ("before", "after"):
+        fig.lot_min[k] = g[f"{k}_min"]
+        fig.lot_max[k] = g[f"{k}_max"]
+    fig.lot_max["slope_before"] = g["slope_before_max"]
+    fig.lot_max["slope_after"] = g["slope_after_max"]
+    fig.lot_count["cells"] = g["cells"]
+    changed = d != 0
+    on_lots = changed & lots_in
+    rr_l, cc_l = np.nonzero(on_lots)
+    dl, key = d[on_lots], mask[on_lots]
+    fig.sums["fill"].add_cells(np.maximum(dl, 0.0) * area, key, rr_l + r0, cc_l + c0)
+    fig.sums["cut"].add_cells(np.maximum(-dl, 0.0) * area, key, rr_l + r0, cc_l + c0)
+    dc = d[changed]
+    rr_c, cc_c = np.nonzero(changed)
+    fig.sums["cut_total"].add_cells(np.maximum(-dc, 0.0), 0, rr_c + r0, cc_c + c0)
+    fig.sums["fill_total"].add_cells(np.maximum(dc, 0.0), 0, rr_c + r0, cc_c + c0)
+    fig.sums["net_total"].add_cells(dc, 0, rr_c + r0, cc_c + c0)
+    fig.counts["changed"] = int(len(dc))
+    fig.counts["lot_cells"] = int(lots_in.sum())
+    # ---- band, wings, fade
+    band_w_e = band_e > 0
+    wing_w_e = (band_e == Band.WING) | (band_e == Band.FADE)
+    band_w, wing_w = band_w_e[ts], wing_w_e[ts]
+    fig.counts["band"] = int(band_w.sum())
+    fig.counts["wing"] = int(wing_w.sum())
+    fig.counts["breach"] = int((band_e[ts] == Band.FADE).sum())
+    fig.counts["pad_cells"] = int(pad_cells_e[ts].sum())
+    for a, b, _ in _side_pairs(after_e.shape, lt):
+        on = wing_w_e[a] | wing_w_e[b]
+        if on.any():
+            fig.maxima["wing_step"] = max(fig.maxima["wing_step"],
+                                          float(np.abs(after_e[a] - after_e[b])[on].max()))
+    # ---- pads, buildable cells, embankment slopes (as report.lot_extras)
+    inner = (inner_cells(np.where(pad_cells_e, lm_e, -1)) & lots_e)[ts]
+    gi = _grouped(mask[inner], {"h": after[inner], "s": _deg(sa[inner])}, job.n_lots)
+    fig.lot_min["pad_h"] = gi["h_min"]
+    fig.lot_max["pad_h"] = gi["h_max"]
+    fig.lot_max["pad_s"] = gi["s_max"]
+    flat = lots_in & (sa <= np.tan(np.radians(BUILDABLE_DEG)))
+    fig.lot_count["buildable"] = np.bincount(mask[flat], minlength=job.n_lots + 1)
+    emb_band_e = band_w_e & ~wing_w_e
+    emb_band = emb_band_e[ts]
+    if emb_band.any():
+        rows = np.nonzero(emb_band.any(axis=1))[0]
+        cols = np.nonzero(emb_band.any(axis=0))[0]
+        bx = (rows[0] + tile[0], rows[-1] + 1 + tile[0], cols[0] + tile[2], cols[-1] + 1 + tile[2])
+        cw = grow(bx, halos["attribution"], shape)
+        cw = (max(cw[0], win[0]), min(cw[1], win[1]), max(cw[2], win[2]), min(cw[3], win[3]))
+        lm_c = lm[cw[0] - win[0]:cw[1] - win[0], cw[2] - win[2]:cw[3] - win[2]]
+        _, near_oct = cone_envelope(np.where(lm_c > 0, 0.0, -np.inf), lm_c, 1.0, cs,
+                                    col_offset=cw[2])
+        assert near_oct is not None
+        near_t = np.zeros(emb_band.shape, dtype=near_oct.dtype)
+        ov = (max(cw[0], tile[0]), min(cw[1], tile[1]), max(cw[2], tile[2]), min(cw[3], tile[3]))
+        near_t[ov[0] - tile[0]:ov[1] - tile[0], ov[2] - tile[2]:ov[3] - tile[2]] = \
+            near_oct[ov[0] - cw[0]:ov[1] - cw[0], ov[2] - cw[2]:ov[3] - cw[2]]
+        es_e = edge_slopes(after_e, emb_band_e | lots_e, cs)
+        ge = _grouped(near_t[emb_band], {"e": es_e[ts][emb_band]}, job.n_lots)
+        fig.lot_max["embankment"] = ge["e_max"]
+    outside = ~(band_w | lots_in)
+    if outside.any():
+        fig.maxima["change_outside_band"] = float(np.abs(d[outside]).max())
+    touched = (band_w | lots_in) & changed
+    deg_after = _deg(sa[touched])
+    made = deg_after > _deg(sb[touched]) + CREATED_SLOPE_MARGIN
+    if made.any():
+        fig.maxima["slope_created"] = float(deg_after[made].max())
+        fig.counts["steep_created"] = int((deg_after[made] > CREATED_SLOPE_LIMIT).sum())
+    _grading_faces(job, fig, tile, lt, before_e, after_e, lm_e, near_e, band_w_e,
+                   info["lot_embankment"][es], info["embankment_height"][es])
+    # ---- the cell sides of walls and of lot pairs (sorted into the untiled order at the end)
+    rise = np.tan(np.radians(job.max_slope)) * cs * (1 + 1e-9)
+    fig.wall_sides.append(step_wall_sides(after_e, lm_e, near_e, max(job.max_step, rise),
+                                          before_e, min_change=job.max_step, own=lt,
+                                          offset=(ext[0], ext[2])))
+    fig.grid_sides.append(grid_step_sides(lm_e, own=lt, offset=(ext[0], ext[2])))
+    for a, b, _ in _side_pairs(after_e.shape, lt):
+        x, y = lm_e[a], lm_e[b]
+        m = (x != y) & (x > 0) & (y > 0)
+        if m.any():
+            lo, hi = np.minimum(x[m], y[m]), np.maximum(x[m], y[m])
+            st = np.abs(after_e[a] - after_e[b])[m]
+            pairs, inv = np.unique(np.column_stack([lo, hi]), axis=0, return_inverse=True)
+            best = np.full(len(pairs), -np.inf)
+            np.maximum.at(best, inv.ravel(), st)
+            for (p, q), v in zip(pairs, best):
+                k = (int(p), int(q))
+                fig.pair_max[k] = max(fig.pair_max.get(k, -np.inf), float(v))
+    fig.seconds = time.perf_counter() - t_start
+    return fig
+
+
+def _grading_faces(job, fig, tile, lt, before_e, after_e, lm_e, near_e, band_w_e, lot_emb_e,
+                   emb_h_e) -> None:
+    """Walls, embankments and earthwork of the tile's cells (as limits.grading_figures)."""
+    cs = job.cell_size
+    ts = (slice(lt[0], lt[1]), slice(lt[2], lt[3]))
+    owner_e = np.where(lm_e > 0, lm_e, near_e)
+    rise = np.tan(np.radians(job.max_slope)) * cs * (1 + 1e-9)
+    fl, fh, fw, fr, fc = [], [], [], [], []
+    for a, b, _ in _side_pairs(after_e.shape, lt):
+        la, lb = lm_e[a], lm_e[b]
+        step = np.abs(after_e[a] - after_e[b])
+        between = (la > 0) & (lb > 0) & (la != lb) & (step > job.max_step)
+        outside = (~((la > 0) & (lb > 0)) | (la == lb)) & (step > max(job.max_step, rise)) & \
+            ((owner_e[a] > 0) | (owner_e[b] > 0)) & \
+            ((after_e[a] != before_e[a]) | (after_e[b] != before_e[b]))
+        for sel_, lots_, w in ((between, la, 0.5), (between, lb, 0.5), (outside, None, 1.0)):
+            r, c = np.nonzero(sel_)
+            if lots_ is None:
+                oa, ob = owner_e[a][sel_], owner_e[b][sel_]
+                own = np.where(la[sel_] > 0, la[sel_], np.where(lb[sel_] > 0, lb[sel_],
+                                                                 np.where(oa > 0, oa, ob)))
+            else:
+                own = lots_[sel_]
+            fl.append(own.astype(np.int64))
+            fh.append(step[sel_])
+            fw.append(np.full(len(r), w))
+            fr.append(r + tile[0])
+            fc.append(c + tile[2])
+    fl_a, fh_a = np.concatenate(fl), np.concatenate(fh)
+    fig.faces_lot.append(fl_a)
+    fig.faces_h.append(fh_a)
+    fig.sums["face_area"].add_cells(fh_a * np.concatenate(fw) * cs, fl_a,
+                                    np.concatenate(fr), np.concatenate(fc))
+    if len(fl_a):
+        tall = np.full(job.n_lots + 1, np.nan)
+        np.fmax.at(tall, fl_a, fh_a)
+        fig.lot_max["wall_tallest"] = tall
+    lm_t, owner = lm_e[ts], owner_e[ts]
+    emb_cells = (band_w_e[ts] & (lm_t == 0)) | lot_emb_e[ts]
+    emb_owner = owner[emb_cells]
+    fig.lot_count["emb_cells"] = np.bincount(emb_owner, minlength=job.n_lots + 1)
+    if emb_cells.any():
+        eh = emb_h_e[ts][emb_cells]
+        tall_e = np.full(job.n_lots + 1, np.nan)
+        np.fmax.at(tall_e, emb_owner, eh)
+        fig.lot_max["emb_tallest"] = tall_e
+        fig.maxima["emb_tallest_total"] = float(eh.max())
+    moved = np.abs(after_e[ts] - before_e[ts])
+    r0, c0 = tile[0], tile[2]
+    fig.sums["earth"].add(np.where(owner > 0, moved, 0.0), owner, r0, c0)
+    fig.sums["on_lot"].add(np.where(lm_t > 0, moved, 0.0), lm_t, r0, c0)
+    fig.sums["earth_total"].add(moved, 0, r0, c0)
+
+
+def run_grading_tiles(job: GradingJob, source, sink, tile_size: int | None, plan_args: tuple,
+                      progress=None) -> tuple[GradingFigures, dict]:
+    """Both passes over every tile (serial): survey, :func:`plan_pads`, grade.
+
+    Returns the combined figures and :func:`plan_pads`' dict.
+    """
+    tiles = plan_tiles(job.shape, tile_size)
+    surveys = [survey_tile(job, t, source) for t in tiles]
+    plan = plan_pads(job, surveys, *plan_args)
+    total = GradingFigures.empty(job.n_lots)
+    t0 = time.perf_counter()
+    for k, tile in enumerate(tiles):
+        total.combine(grade_tile(job, tile, source, sink))
+        if progress is not None and len(tiles) > 1:
+            progress(k + 1, len(tiles), total.cells, time.perf_counter() - t0)
+    return total, plan

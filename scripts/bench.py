@@ -10,6 +10,7 @@ Usage::
     python scripts/bench.py --sizes 2049 4097 --outputs   # + preview.png / preview.html
     python scripts/bench.py --lots 1000 5000 20000 # many small regions on 4097², growth exponent
     python scripts/bench.py --town                 # 1000 buildings, 48 000 lots, CLI end to end
+    python scripts/bench.py --read-geojson 300000  # read (check, repair) one 300k-vertex ring
 
 The terrain is a fractal-ish mountain (sum of sines plus ridges) with 1 m cells; the regions are
 three city outlines (one with a hole) covering about a quarter of the map, 120 scatter
@@ -256,6 +257,33 @@ def run_town_cli(repeat: int = 3, quiet: bool = True) -> dict:
     return {"seconds": min(times), "runs": times, "lots": lots, "stderr": err}
 
 
+def run_read_geojson(vertices: int, repeat: int = 3) -> dict:
+    """``read_regions`` of one wavy town outline of ``vertices`` vertices at LV95 magnitudes
+    (parse, checks, repairs, validation): minimum wall time of ``repeat`` runs."""
+    import tempfile
+    from pathlib import Path
+
+    import numpy as np
+
+    from terrace_foundation.io.readers.geojson import read_regions
+
+    t = np.linspace(0, 2 * np.pi, vertices, endpoint=False)
+    r = 1000 * (1 + 0.1 * np.sin(7 * t) + 0.02 * np.sin(131 * t))
+    ring = np.column_stack([2603000 + r * np.cos(t), 1203000 + r * np.sin(t)]).round(3)
+    fc = {"type": "FeatureCollection", "features": [{
+        "type": "Feature", "properties": {"name": "town"},
+        "geometry": {"type": "Polygon", "coordinates": [np.vstack([ring, ring[:1]]).tolist()]}}]}
+    times = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "town.geojson"
+        path.write_text(json.dumps(fc))
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            read_regions(path)
+            times.append(time.perf_counter() - t0)
+    return {"seconds": min(times), "runs": times}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1025, 2049, 4097])
@@ -268,6 +296,8 @@ def main(argv=None) -> int:
                          " of --sizes (give --sizes 4097); prints the growth exponent")
     ap.add_argument("--town", action="store_true",
                     help="1000 buildings (48 000 lots) on 300x330 through the CLI, end to end")
+    ap.add_argument("--read-geojson", type=int, metavar="VERTICES",
+                    help="time reading a GeoJSON town outline of this many vertices")
     ap.add_argument("--repeat", type=int, default=3, help="runs per case (minimum reported)")
     ap.add_argument("--tile-size", type=int, default=None,
                     help="tile side for the raster stages (0 = one tile; default: the engine's)")
@@ -282,6 +312,11 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.one_lots:
         print(json.dumps(run_lots(args.sizes[0], args.one_lots, args.preset)))
+        return 0
+    if args.read_geojson:
+        row = run_read_geojson(args.read_geojson, args.repeat)
+        print(f"read_regions, {args.read_geojson} vertices: {row['seconds']:.2f} s (min of "
+              f"{', '.join(f'{t:.2f}' for t in row['runs'])})")
         return 0
     if args.town:
         row = run_town_cli(args.repeat, quiet=False)

@@ -680,7 +680,51 @@ def measure_limits(res: tf.TerraceResult, seconds: float) -> dict:
         "band_reach_m": _reach(res),
         "lot_balance_err": max((_imbalance(r["cut_volume"], r["fill_volume"]) for r in rows
                                 if max(r["cut_volume"], r["fill_volume"]) > 0), default=0.0),
+        **lot_alignment(res.lot_mask, before, cell),
         "seconds": seconds,
+    }
+
+
+def lot_alignment(lot_mask: np.ndarray, heights: np.ndarray, cell: float,
+                  flat: float = 0.02) -> dict:
+    """How the lots lie on the terrain, from their cells (the terrain before grading).
+
+    Per lot: the least-squares plane through its cells' heights and the principal axes of
+    its cells. Returns the median aspect (long over short axis, from the second moments);
+    the median and 75th percentile of the *misalignment*, the angle between the lot's long
+    axis and its plane's contour, over lots whose plane rises more than ``flat`` per run;
+    and the *relief*, the cell-weighted mean of ``|terrain - lot's mean terrain|`` (the cut
+    and fill per unit area of a flat pad at the mean, before any limit).
+    """
+    r, c = np.nonzero(lot_mask)
+    lab = lot_mask[r, c]
+    n = int(lab.max()) + 1 if lab.size else 1
+    cnt = np.bincount(lab, minlength=n).astype(np.float64)
+    safe = np.maximum(cnt, 1.0)
+
+    def mean(v):
+        return np.bincount(lab, v, minlength=n) / safe
+    x, y, z = c * cell, -r * cell, heights[r, c].astype(np.float64)
+    dx, dy, dz = x - mean(x)[lab], y - mean(y)[lab], z - mean(z)[lab]
+    sxx, syy, sxy, sxz, syz = mean(dx * dx), mean(dy * dy), mean(dx * dy), mean(dx * dz), \
+        mean(dy * dz)
+    det = sxx * syy - sxy * sxy
+    det = np.where(det > 0, det, 1.0)
+    gx, gy = (syy * sxz - sxy * syz) / det, (sxx * syz - sxy * sxz) / det
+    half = np.sqrt((sxx - syy) ** 2 / 4.0 + sxy * sxy)
+    big, small = (sxx + syy) / 2.0 + half, np.maximum((sxx + syy) / 2.0 - half, 1e-12)
+    theta = 0.5 * np.arctan2(2.0 * sxy, sxx - syy)
+    slope = np.hypot(gx, gy)
+    across = np.abs(np.cos(theta) * gx + np.sin(theta) * gy) / np.where(slope > 0, slope, 1.0)
+    mis = np.degrees(np.arcsin(np.clip(across, 0.0, 1.0)))
+    has = cnt > 1
+    has[0] = False
+    tilted = has & (slope > flat)
+    return {
+        "lot_aspect": float(np.median(np.sqrt(big / small)[has])) if has.any() else None,
+        "misalign_med_deg": float(np.median(mis[tilted])) if tilted.any() else None,
+        "misalign_p75_deg": float(np.percentile(mis[tilted], 75)) if tilted.any() else None,
+        "lot_relief_m": float(np.abs(dz).mean()) if dz.size else None,
     }
 
 
@@ -721,27 +765,34 @@ def run_layouts(case: Case, pictures: str | None = None,
     return out
 
 
-def contour_interval(h: np.ndarray, cell: float, spacing: float = 8.0) -> float:
-    """A round contour interval (1, 2, 5 x 10^k world units) whose lines lie about ``spacing``
-    cells apart on the median slope of ``h``."""
+def contour_interval(h: np.ndarray, cell: float, spacing: float = 8.0) -> np.ndarray:
+    """A round contour interval (1, 2, 5 x 10^k world units) per cell, the smallest whose
+    lines lie at least ``spacing`` cells apart on the local slope (so steep and flat ground
+    both show their contours), ``(M, N)``."""
     gy, gx = np.gradient(h, cell)
-    want = max(float(np.median(np.hypot(gx, gy))) * cell * spacing, 1e-3)
+    want = np.maximum(np.hypot(gx, gy) * cell * spacing, 1e-3)
     k = np.floor(np.log10(want))
-    return float(min((m * 10 ** k for m in (1, 2, 5, 10) if m * 10 ** k >= want)))
+    m = want / 10.0 ** k                     # 1 <= m < 10
+    return np.where(m <= 1, 1.0, np.where(m <= 2, 2.0, np.where(m <= 5, 5.0, 10.0))) * 10.0 ** k
 
 
-def _terrain_panel(res: tf.TerraceResult, win: tuple[slice, slice], interval: float):
-    """The source terrain in a window: hillshade, contour lines every ``interval`` (blue) and
-    the lot outlines (dark red), one pixel per cell."""
+def _terrain_panel(res: tf.TerraceResult, win: tuple[slice, slice]):
+    """The source terrain in a window: hillshade, contour lines (blue; the interval of
+    :func:`contour_interval`, steps of 1-2-5) and the lot outlines (dark red), one pixel per
+    cell."""
     from PIL import Image
 
     h = res.source.heights[win]
     m = res.lot_mask[win]
     rgb = np.repeat((0.35 + 0.65 * hillshade(h, res.source.cell_size))[..., None] * 255, 3, 2)
-    level = np.floor(h / interval)
+    step = contour_interval(h, res.source.cell_size)
     line = np.zeros(h.shape, bool)
-    line[:, 1:] |= level[:, 1:] != level[:, :-1]
-    line[1:, :] |= level[1:, :] != level[:-1, :]
+    for interval in np.unique(step):
+        level = np.floor(h / interval)
+        here = np.zeros(h.shape, bool)
+        here[:, 1:] |= level[:, 1:] != level[:, :-1]
+        here[1:, :] |= level[1:, :] != level[:-1, :]
+        line |= here & (step == interval)
     edge = np.zeros(m.shape, bool)
     edge[:, 1:] |= m[:, 1:] != m[:, :-1]
     edge[1:, :] |= m[1:, :] != m[:-1, :]
@@ -753,8 +804,8 @@ def _terrain_panel(res: tf.TerraceResult, win: tuple[slice, slice], interval: fl
 def render_grid(results: dict, path: str, title: str, attribution: str = "",
                 gap: int = 8) -> str:
     """Four runs as a 3 x 2 picture at one pixel per cell, each over the window of all four
-    runs' changes. Rows: voronoi, contour. Columns: the source terrain with contour lines and
-    the lots (where the rows run against the contours), then the terrace heightfield before
+    runs' changes. Rows: voronoi, contour. Columns: the source terrain with contour lines
+    (:func:`contour_interval`) and the lots (where the rows run against the contours), then the terrace heightfield before
     and after the limits (hillshade, cut red, fill blue, walls yellow). ``attribution`` is
     written under the picture (the data's, for real DEMs)."""
     from PIL import Image, ImageDraw
@@ -766,19 +817,17 @@ def render_grid(results: dict, path: str, title: str, attribution: str = "",
     r0 = min(min(w[0].start for w in b) for b in boxes)
     r1 = max(max(w[0].stop for w in b) for b in boxes)
     win = (slice(r0, r1), slice(c0, c1))
-    src = runs[0].source
-    interval = contour_interval(src.heights[win], src.cell_size)
     panels = []
     for row in range(2):               # voronoi, contour: lots (same before and after), runs
-        panels += [_terrain_panel(runs[2 * row + 1], win, interval),
+        panels += [_terrain_panel(runs[2 * row + 1], win),
                    _panel(runs[2 * row], win, 1.0, 20.0), _panel(runs[2 * row + 1], win, 1.0, 20.0)]
     w, h = panels[0].width, panels[0].height
     foot = 16 if attribution else 0
     img = Image.new("RGB", (3 * w + 2 * gap, 2 * h + gap + 18 + foot), (255, 255, 255))
     draw = ImageDraw.Draw(img)
-    draw.text((4, 3), f"{title}: top voronoi, bottom contour; left terrain, contours every "
-              f"{interval:g} m, lots; middle before (no limits), right after (4 m walls, "
-              "6 m embankments)", fill=(0, 0, 0))
+    draw.text((4, 3), f"{title}: top voronoi, bottom contour; left terrain, contour lines "
+              "(about 8 cells apart: interval 1-2-5 by local slope), lots; middle before (no "
+              "limits), right after (4 m walls, 6 m embankments)", fill=(0, 0, 0))
     for k, p in enumerate(panels):
         img.paste(p, ((k % 3) * (w + gap), 18 + (k // 3) * (h + gap)))
     if attribution:
@@ -814,6 +863,23 @@ LIMIT_COLUMNS = [
 ]
 
 
+def _fmt(v) -> str:
+    return "—" if v is None else f"{v:.1f}"
+
+
+#: columns of the contour-against-Voronoi table
+GAIN_COLUMNS = [
+    ("case", "case", "{}"),
+    ("lots", "lots v / c", "{}"),
+    ("on_lots_drop", "volume on lots drop", "{:.0%}"),
+    ("wall_face_drop", "wall face drop", "{:.0%}"),
+    ("lot_aspect", "lot aspect v / c", "{}"),
+    ("misalign_med_deg", "misalignment median ° v / c", "{}"),
+    ("misalign_p75_deg", "misalignment p75 ° v / c", "{}"),
+    ("lot_relief_m", "relief m v / c", "{}"),
+]
+
+
 def contour_gains(rows: list[dict]) -> list[dict]:
     """Contour against Voronoi (after) per case: the reductions the issue asks for."""
     out = []
@@ -824,7 +890,9 @@ def contour_gains(rows: list[dict]) -> list[dict]:
             continue
         out.append({"case": case, "lots": f"{v['lots']} / {c['lots']}",
                     "on_lots_drop": 1 - c["on_lots_m3"] / v["on_lots_m3"],
-                    "wall_face_drop": 1 - c["wall_face_m2"] / v["wall_face_m2"]})
+                    "wall_face_drop": 1 - c["wall_face_m2"] / v["wall_face_m2"],
+                    **{k: f"{_fmt(v.get(k))} / {_fmt(c.get(k))}" for k in
+                       ("lot_aspect", "misalign_med_deg", "misalign_p75_deg", "lot_relief_m")}})
     return out
 
 
@@ -838,13 +906,15 @@ def main(argv=None) -> int:
     ap.add_argument("--json", metavar="PATH", help="also write every figure as JSON")
     ap.add_argument("--repeat", type=int, default=1, metavar="N",
                     help="run each case N times and keep the fastest time (default 1)")
+    ap.add_argument("--seed", type=int, metavar="N",
+                    help="seed of every run instead of the cases' own (2)")
     ap.add_argument("--layouts", action="store_true",
                     help="the layout and limits comparison instead (2 m cases: voronoi and "
                          "contour, before and after the wall and embankment limits)")
     args = ap.parse_args(argv)
     if args.layouts:
         return _main_layouts(args)
-    chosen = [c for c in all_cases if not args.cases or c.name in args.cases]
+    chosen = _seeded([c for c in all_cases if not args.cases or c.name in args.cases], args.seed)
     rows = []
     t0 = time.perf_counter()
     for case in chosen:
@@ -857,6 +927,14 @@ def main(argv=None) -> int:
     print()
     print(markdown(rows, EARTH_COLUMNS))
     return _finish(rows, chosen, args, t0)
+
+
+def _seeded(chosen: list[Case], seed: int | None) -> list[Case]:
+    """The cases with ``seed`` instead of their own (unchanged for ``None``)."""
+    if seed is None:
+        return chosen
+    return [Case(c.name, c.label, c.build, {**c.params, "seed": seed}, c.attribution)
+            for c in chosen]
 
 
 def _finish(rows: list, chosen: list, args, t0: float) -> int:
@@ -873,7 +951,8 @@ def _finish(rows: list, chosen: list, args, t0: float) -> int:
 
 
 def _main_layouts(args) -> int:
-    chosen = [c for c in layout_cases() if not args.cases or c.name in args.cases]
+    chosen = _seeded([c for c in layout_cases() if not args.cases or c.name in args.cases],
+                     args.seed)
     rows = []
     t0 = time.perf_counter()
     for case in chosen:
@@ -884,9 +963,7 @@ def _main_layouts(args) -> int:
             print(f"compare_presets: skipping {case.name}: {e}", file=sys.stderr)
     print(markdown(rows, LIMIT_COLUMNS))
     print()
-    print(markdown(contour_gains(rows), [("case", "case", "{}"), ("lots", "lots v / c", "{}"),
-                                         ("on_lots_drop", "volume on lots drop", "{:.0%}"),
-                                         ("wall_face_drop", "wall face drop", "{:.0%}")]))
+    print(markdown(contour_gains(rows), GAIN_COLUMNS))
     return _finish(rows, chosen, args, t0)
 
 

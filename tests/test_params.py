@@ -157,3 +157,21 @@ def test_no_parameter_default_is_written_twice():
         if path.name != "params.py" and "33.7" in path.read_text(encoding="utf-8"):
             hits.append(str(path.relative_to(REPO)))
     assert hits == []
+
+
+def test_run_option_values_are_checked_by_the_one_check_of_their_rule(cli, tmp_path):
+    """--tile-size and --height-range are refused (usage error, exit 2) by the same check as
+    the engine's and the readers', with the same problem text."""
+    from terrace_foundation.io.readers.heightmaps import check_height_range
+    from terrace_foundation.terrain.tiles import plan_tiles
+
+    res = cli("demo", "--out", tmp_path / "a", "--tile-size", "100")
+    with pytest.raises(tf.TerraceInputError) as engine:
+        plan_tiles((10, 10), 100)
+    assert res.code == 2 and f"argument --tile-size: {engine.value.problem}" in res.err
+    res = cli("generate", "h.png", "r.geojson", "--out", tmp_path / "b",
+              "--height-range", "5,1")
+    with pytest.raises(tf.TerraceInputError) as reader:
+        check_height_range((5.0, 1.0), "h.json")
+    assert res.code == 2 and f"argument --height-range: {reader.value.problem}" in res.err
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()

@@ -19,7 +19,7 @@ from .heightfield import Heightfield
 from .params import TerraceParams
 from .region import Region
 
-__all__ = ["check_budget", "memory_budget", "MEMORY_BUDGET"]
+__all__ = ["check_budget", "check_heights_copy", "memory_budget", "MEMORY_BUDGET"]
 
 #: Default memory budget of one run, bytes (``TERRACE_MEMORY_BUDGET`` overrides, in GiB).
 MEMORY_BUDGET = 8 * 2**30
@@ -60,6 +60,30 @@ def _gib(n: float) -> str:
     return f"{n / GIB:.3g} GiB"
 
 
+def _grid_too_big(rows: int, cols: int, need: float, budget: int, what: str) -> str:
+    return (f"a {rows} x {cols} grid needs about {_gib(need)} {what}, more than the"
+            f" {_gib(budget)} budget; crop the heightfield to the regions (gdal_translate"
+            " -projwin), use smaller tiles (--tile-size) or raise TERRACE_MEMORY_BUDGET")
+
+
+def check_heights_copy(shape: tuple[int, int], itemsize: int, mapped: bool,
+                       source: str = "heightfield") -> None:
+    """Refuse, before it is made, a float64 copy of the heights that alone exceeds the budget
+    (a 16385 x 16385 float32 grid under a memory cap ended in a ``MemoryError`` there, before
+    :func:`check_budget` could say so).
+
+    The copy costs 8 bytes a cell, plus the source's own ``itemsize`` unless it is
+    memory-mapped (``mapped``).
+    """
+    budget = memory_budget()
+    rows, cols = shape
+    per_cell = 8 + (0 if mapped else itemsize)
+    need = float(rows) * cols * per_cell
+    if need > budget:
+        raise TerraceInputError(_grid_too_big(rows, cols, need, budget,
+                                              "for its heights as float64 alone"), source)
+
+
 def check_budget(hf: Heightfield, regions: list[Region], p: TerraceParams,
                  tile_cells: int | None = None, streamed: bool = False) -> list[str]:
     """Refuse runs that cannot fit; return warnings for runs far larger than the map warrants.
@@ -95,11 +119,8 @@ def check_budget(hf: Heightfield, regions: list[Region], p: TerraceParams,
         grid_bytes = (0 if streamed else cells * BYTES_PER_MAP_CELL) \
             + min(tile_cells, cells) * BYTES_PER_CELL
     if grid_bytes > budget:
-        raise TerraceInputError(
-            f"a {rows} x {cols} grid needs about {_gib(grid_bytes)} of working memory, more than"
-            f" the {_gib(budget)} budget; crop the heightfield to the regions (gdal_translate"
-            " -projwin), use smaller tiles (--tile-size) or raise TERRACE_MEMORY_BUDGET",
-            "heightfield")
+        raise TerraceInputError(_grid_too_big(rows, cols, grid_bytes, budget,
+                                              "of working memory"), "heightfield")
     x0, y0, x1, y1 = hf.extent
     area = 0.0
     for r in regions:

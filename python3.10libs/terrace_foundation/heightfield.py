@@ -217,5 +217,10 @@ class Heightfield:
             # a memory-mapped grid stays on disk: tiled runs read it window by window
             return replace(self, heights=self.heights, cell_size=cs,
                            origin=(float(self.origin[0]), float(self.origin[1])))
+        if h.dtype != np.float64:
+            from .budget import check_heights_copy  # (budget imports this module)
+
+            check_heights_copy(h.shape, h.dtype.itemsize, isinstance(self.heights, np.memmap),
+                               source)
         return replace(self, heights=h.astype(np.float64, copy=False), cell_size=cs,
                        origin=(float(self.origin[0]), float(self.origin[1])))

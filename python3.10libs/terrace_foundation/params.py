@@ -368,18 +368,21 @@ _METHOD = [
 # --------------------------------------------------------------------------- run options
 
 def _tile_size(text: str) -> int:
-    """``--tile-size`` value: 0 or a positive multiple of 64."""
+    """``--tile-size`` value: 0 or a positive multiple of 64 (the one check,
+    :func:`terrace_foundation.terrain.tiles.check_tile_size`).
+    """
     import argparse
 
-    from .terrain.tiles import CHUNK
+    from .terrain.tiles import check_tile_size
 
     try:
         v = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of cells") from None
-    if v < 0 or v % CHUNK:
-        raise argparse.ArgumentTypeError(f"{v} is not 0 or a positive multiple of {CHUNK}")
-    return v
+    try:
+        return check_tile_size(v)
+    except TerraceInputError as e:
+        raise argparse.ArgumentTypeError(e.problem) from None
 
 
 def _tile_index(text: str) -> int:
@@ -410,16 +413,21 @@ def _export_list(text: str) -> list[str]:
 
 
 def _height_range(text: str) -> tuple[float, float]:
-    """``--height-range ZMIN,ZMAX`` in metres, ZMIN < ZMAX."""
+    """``--height-range ZMIN,ZMAX`` in metres, ZMIN < ZMAX (the one check of the rule,
+    :func:`terrace_foundation.io.readers.heightmaps.check_height_range`).
+    """
     import argparse
+
+    from .io.readers.heightmaps import check_height_range
 
     try:
         lo, hi = (float(v) for v in text.split(","))
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected ZMIN,ZMAX, got {text!r}") from None
-    if not lo < hi:
-        raise argparse.ArgumentTypeError(f"ZMIN must be below ZMAX, got {text!r}")
-    return lo, hi
+    try:
+        return check_height_range((lo, hi))
+    except TerraceInputError as e:
+        raise argparse.ArgumentTypeError(e.problem) from None
 
 
 _RUNS = ("generate", "demo")

@@ -16,23 +16,30 @@ import numpy as np
 
 from .budget import check_budget
 from .errors import TerraceInputError, WarningLog
-from .geometry import polygon_area, widen_polygons
+from .geometry import polygon_area
 from .heightfield import Heightfield, release_pages
 from .lot import Lot
 from .lots.footprint import lot_footprint, pieces_outline
-from .lots.fracture import decompose_region, intersect_pieces, rectangle, voronoi_cells
+from .lots.fracture import decompose_regions, intersect_pieces, voronoi_cells_in_groups
 from .lots.overlap import resolve_overlaps
 from .lots.remesh import remesh_lots
-from .lots.scatter import region_rng, relax_points, scatter_points
+from .lots.scatter import region_rng, relax_in_regions, scatter_in_regions
 from .lots.subdivide import LotSet, subdivide_lots
 from .params import TerraceParams
 from .presets import Preset, Run, Terraced, get_preset
-from .region import Region, check_on_grid, meets_box, ring_area, simplify_region
+from .region import (
+    Region,
+    check_on_grid,
+    meets_box,
+    region_edges,
+    ring_area,
+    simplify_region,
+)
 from .result import TerraceResult
 from .terrain.heights import pad_heights, slice_heights, vertex_degrees
 from .tiling import TileStore
 
-__all__ = ["generate", "as_regions", "fracture_region"]
+__all__ = ["generate", "as_regions", "fracture_region", "fracture_regions"]
 
 ProgressFn = Callable[[str, float], None]
 
@@ -81,72 +88,119 @@ def fracture_region(region: Region, params: TerraceParams,
                     clip: tuple[float, float, float, float], terrain=None) -> LotSet:
     """Steps 1-2 for one region: scatter, relax, Voronoi-fracture, subdivide.
 
-    With the ``contour`` lot layout the region is not scattered: it is cut as one piece,
-    along and across the terrain's contours (:mod:`terrace_foundation.lots.contour`), so the rows
-    of lots run through the whole town.
+    See :func:`fracture_regions` (this is its one-region case).
+    """
+    return fracture_regions([region], params, clip, terrain)
+
+
+def fracture_regions(regions: Sequence[Region], params: TerraceParams,
+                     clip: tuple[float, float, float, float], terrain=None) -> LotSet:
+    """Steps 1-2 for many regions at once: scatter, relax, Voronoi-fracture, subdivide.
+
+    Every step runs on all regions together (flat arrays with a region index); only the
+    random draws are made region by region, each from the region's own stream
+    (:func:`~terrace_foundation.lots.scatter.region_rng`), so a region's lots are the same
+    whatever other regions are terraced with it.
+
+    With the ``contour`` lot layout the regions are not scattered: each is cut as one piece,
+    along and across the terrain's contours (:mod:`terrace_foundation.lots.contour`), so the
+    rows of lots run through the whole town.
 
     Parameters
     ----------
-    region : Region
+    regions : sequence of Region
     params : TerraceParams
     clip : (xmin, ymin, xmax, ymax)
         The heightfield's extent: lots are clipped to it.
     terrain : callable(x, y) -> heights, optional
-        Terrain sampler in the region's frame (needed by the contour layout).
+        Terrain sampler in the regions' frame (needed by the contour layout).
 
     Returns
     -------
     LotSet
-        Lots in a stable order for the seed; none when no part of the region lies on the grid
-        (:func:`generate` refuses a region wholly outside first, with
+        Lots region by region (``lot_region`` is the index into ``regions``), in a stable
+        order for the seed; none for a region with no part on the grid (:func:`generate`
+        refuses a region wholly outside first, with
         :func:`~terrace_foundation.region.check_on_grid`).
     """
-    rng = region_rng(params.seed, region.region_id)
-    b = region.bounds
-    bounds = (max(b[0], clip[0]), max(b[1], clip[1]), min(b[2], clip[2]), min(b[3], clip[3]))
-    pieces = decompose_region(region)
-    # the part of the region on the grid (pieces clipped to the grid's rectangle)
-    box = rectangle(bounds)
-    on_grid, on_count, _ = intersect_pieces(pieces, np.full(len(pieces), 4), box,
-                                            np.array([4]))
-    if len(on_grid) == 0 or polygon_area(on_grid).sum() <= 1e-12 * max(region.area, 1e-300):
-        # nothing of the region on the grid: no lots (generate refuses a region wholly
-        # outside before this, with the one check, region.check_on_grid; what is left here is
-        # a part the overlap rule left off the grid, or a sliver below rounding)
-        return _no_lots(pieces.shape[1] if pieces.ndim == 3 else 4)
+    g_n = len(regions)
+    if g_n == 0:
+        empty, none = np.zeros((0, 4, 2)), np.zeros(0, dtype=np.int64)
+        return LotSet(empty, none, empty, none, none, none)
+    rngs = [region_rng(params.seed, r.region_id) for r in regions]
+    rb = np.array([r.bounds for r in regions], dtype=np.float64).reshape(g_n, 4)
+    bounds = np.column_stack([np.maximum(rb[:, 0], clip[0]), np.maximum(rb[:, 1], clip[1]),
+                              np.minimum(rb[:, 2], clip[2]), np.minimum(rb[:, 3], clip[3])])
+    groups = np.arange(g_n)
+    edges = region_edges(regions)
+    pieces, piece_group = decompose_regions(edges)
+    four = np.full(len(pieces), 4)
+    # the part of each region on the grid (pieces clipped to the grid's rectangle)
+    box = rectangles(bounds)
+    on_grid, on_count, on_group = intersect_pieces(pieces, four, box, np.full(g_n, 4),
+                                                   piece_group, groups)
+    on_area = np.bincount(on_group, polygon_area(on_grid), minlength=g_n)
+    area = np.array([r.area for r in regions])
+    # nothing of a region on the grid: no lots, and no draws from its stream (generate
+    # refuses a region wholly outside before this, with the one check, region.check_on_grid;
+    # what is left here is a part the overlap rule left off the grid, or a sliver below
+    # rounding)
+    live = on_area > 1e-12 * np.maximum(area, 1e-300)
+    if not live.all():
+        keep = live[on_group]
+        on_grid, on_count, on_group = on_grid[keep], on_count[keep], on_group[keep]
+        keep = live[piece_group]
+        pieces, piece_group, four = pieces[keep], piece_group[keep], four[keep]
+    counts = np.where(live, scatter_counts(on_area, params), 0)
     layout = params.layout
     if layout == "contour":
         if terrain is None:
             raise ValueError("the contour lot layout needs a terrain sampler")
-        cells, cell_count = rectangle(bounds), np.array([4])
-        poly, cnt, cell = intersect_pieces(pieces, np.full(len(pieces), 4), cells, cell_count)
-        lots = LotSet(cells, cell_count, poly, cnt, cell).compact()
+        lots = LotSet(box, np.full(g_n, 4), on_grid, on_count, on_group, groups).compact()
         # one piece to start from instead of scatter_count: as many more levels of cuts
-        extra = int(np.ceil(np.log2(scatter_count(polygon_area(on_grid).sum(), params))))
+        extra = np.ceil(np.log2(np.maximum(counts, 1))).astype(np.int64)
         lots = subdivide_lots(lots, params.min_lot_size, params.lot_iterations + extra,
-                              params.irregularity, rng, "contour", terrain)
+                              params.irregularity, rngs, "contour", terrain)
         return lots.compact()
-    pts = scatter_points(region, scatter_count(polygon_area(on_grid).sum(), params), rng,
-                         clip=bounds)
-    pts = relax_points(pts, region, params.relax_iterations, rng, clip=bounds)
-    if len(pts) == 0:
-        # a sliver of the region on the grid that rejection sampling missed: seed it with
-        # the centroid of its largest piece
-        k = int(np.argmax(polygon_area(on_grid)))
-        pts = on_grid[k, :on_count[k]].mean(axis=0)[None]
-    cells, cell_count = voronoi_cells(pts, bounds)
-    poly, cnt, cell = intersect_pieces(pieces, np.full(len(pieces), 4), cells, cell_count)
-    lots = LotSet(cells, cell_count, poly, cnt, cell).compact()
+    pts, pt_group = scatter_in_regions(edges, bounds, counts, rngs, draw=live)
+    pts = relax_in_regions(pts, pt_group, edges, bounds, params.relax_iterations, rngs)
+    n_pts = np.bincount(pt_group, minlength=g_n)
+    if (live & (n_pts == 0)).any():
+        # a sliver of a region on the grid that rejection sampling missed: seed it with
+        # the centroid of its largest piece (rare: only such regions are visited)
+        on_a = polygon_area(on_grid)
+        extra_pts = []
+        for g in np.nonzero(live & (n_pts == 0))[0]:
+            mine = np.nonzero(on_group == g)[0]
+            k = int(mine[np.argmax(on_a[mine])])
+            extra_pts.append(on_grid[k, :on_count[k]].mean(axis=0))
+        pts = np.concatenate([pts, np.array(extra_pts)])
+        pt_group = np.concatenate([pt_group, np.nonzero(live & (n_pts == 0))[0]])
+        order = np.argsort(pt_group, kind="stable")
+        pts, pt_group = pts[order], pt_group[order]
+        n_pts = np.bincount(pt_group, minlength=g_n)
+    cells, cell_count = voronoi_cells_in_groups(pts, n_pts, bounds)
+    poly, cnt, cell = intersect_pieces(pieces, four, cells, cell_count, piece_group, pt_group)
+    lots = LotSet(cells, cell_count, poly, cnt, cell, pt_group).compact()
     lots = subdivide_lots(lots, params.min_lot_size, params.lot_iterations, params.irregularity,
-                          rng)
+                          rngs)
     return lots.compact()
 
 
-def _no_lots(width: int) -> LotSet:
-    """A region's lots when none of it lies on the grid."""
-    empty = np.zeros((0, width, 2))
-    none = np.zeros(0, dtype=np.int64)
-    return LotSet(empty, none, empty, none, none)
+def rectangles(bounds: np.ndarray) -> np.ndarray:
+    """Counter-clockwise ``(G, 4, 2)`` polygons of ``(G, 4)`` bounds ``(xmin, ymin, xmax, ymax)``."""
+    x0, y0, x1, y1 = np.asarray(bounds, dtype=np.float64).reshape(-1, 4).T
+    return np.stack([np.column_stack([x0, y0]), np.column_stack([x1, y0]),
+                     np.column_stack([x1, y1]), np.column_stack([x0, y1])], axis=1)
+
+
+def scatter_counts(area: np.ndarray, params: TerraceParams) -> np.ndarray:
+    """:func:`scatter_count` of each of ``area``, ``(G,)`` ints."""
+    area = np.asarray(area, dtype=np.float64)
+    if params.scatter_mode == "fixed":
+        return np.full(len(area), int(params.scatter_count), dtype=np.int64)
+    n = np.floor(area / params.min_lot_size + 0.5).astype(np.int64)
+    return np.minimum(np.maximum(n, 1), int(params.scatter_count))
 
 
 def scatter_count(area: float, params: TerraceParams) -> int:
@@ -156,10 +210,7 @@ def scatter_count(area: float, params: TerraceParams) -> int:
     the lot count follows the area (a region smaller than ``min_lot_size`` is one lot);
     ``fixed``: ``scatter_count`` whatever the area (the reference asset's behaviour).
     """
-    if params.scatter_mode == "fixed":
-        return int(params.scatter_count)
-    n = int(np.floor(float(area) / params.min_lot_size + 0.5))
-    return int(min(max(n, 1), params.scatter_count))
+    return int(scatter_counts(np.array([area]), params)[0])
 
 
 #: Seconds between two counts of a long stage (regions or lots done / total).
@@ -296,13 +347,12 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
                             not in_memory and isinstance(hf.heights, np.memmap), warn)
 
     stage("subdivide", 0.05)
-    lot_sets = _subdivide(regs, p, local, _counter(progress, "subdivide", 0.05, 0.25,
-                                                   len(regs), "regions"))
+    lot_set = _subdivide(regs, p, local, progress)
     stage("footprint", 0.25)
-    lots_meta, pieces = _footprints(regs, lot_sets, shift, _counter(
-        progress, "footprint", 0.25, 0.35, sum(ls.n_lots for ls in lot_sets), "lots"))
+    lots_meta = _footprints(regs, lot_set, shift, _counter(progress, "footprint", 0.25, 0.35,
+                                                          lot_set.n_lots, "lots"))
     stage("remesh", 0.35)
-    mesh = remesh_lots(*pieces, p.remesh_size)
+    mesh = remesh_lots(lot_set.pieces, lot_set.piece_count, lot_set.piece_lot, p.remesh_size)
     stage("heights", 0.5)
     terrain, pads, sliced = _slice_heights(local, mesh, len(lots_meta), p)
     stage("project", 0.6)
@@ -364,56 +414,45 @@ def _regions_on_grid(regs: list[Region], hf: Heightfield, local: Heightfield,
 
 
 def _subdivide(regs: list[Region], p: TerraceParams, local: Heightfield,
-               count: Callable[[int], None]) -> list[LotSet]:
-    """Steps 1-2 for every region (:func:`fracture_region`)."""
-    lot_sets = []
-    for reg in regs:
-        lot_sets.append(fracture_region(reg, p, local.extent, local.sample))
-        count(len(lot_sets))
-    if sum(ls.n_lots for ls in lot_sets) == 0:
+               progress: ProgressFn | None) -> LotSet:
+    """Steps 1-2 for every region at once (:func:`fracture_regions`)."""
+    lot_set = fracture_regions(regs, p, local.extent, local.sample)
+    if lot_set.n_lots == 0:
         raise TerraceInputError("no part of any region lies on the heightfield", "regions")
-    return lot_sets
+    if progress is not None and getattr(progress, "count", None) is not None:
+        progress.count("subdivide", len(regs), len(regs), "regions")
+    return lot_set
 
 
-def _footprints(regs: list[Region], lot_sets: list[LotSet], shift: np.ndarray,
-                count: Callable[[int], None]) -> tuple[list, tuple]:
-    """Step 3's first half: each lot's outline (world coordinates) and the pieces to remesh.
+def _footprints(regs: list[Region], lot_set: LotSet, shift: np.ndarray,
+                count: Callable[[int], None]) -> list:
+    """Step 3's first half: each lot's outline, in world coordinates.
 
     Returns
     -------
-    lots_meta : list of (region_id, footprint, area)
+    list of (region_id, footprint, area)
         Per lot, in lot id order.
-    pieces : (pieces, piece_count, piece_lot)
-        Every lot's pieces, batched (:func:`~terrace_foundation.lots.remesh.remesh_lots`).
     """
     lots_meta = []
-    pieces, piece_count, piece_lot = [], [], []
-    width = max(ls.pieces.shape[1] for ls in lot_sets if ls.n_lots)
-    offset = 0
-    for reg, ls in zip(regs, lot_sets):
-        if ls.n_lots == 0:
-            continue
-        areas = ls.areas()
-        # each lot's outline is the union of its pieces: exact, and its area is the lot's
-        order = np.argsort(ls.piece_lot, kind="stable")
-        bounds = np.searchsorted(ls.piece_lot[order], np.arange(ls.n_lots + 1))
-        ra, rb = reg.edges()
-        for i in range(ls.n_lots):
-            mine = order[bounds[i]:bounds[i + 1]]
-            polys = pieces_outline(ls.pieces[mine], ls.piece_count[mine])
-            got = sum(ring_area(r) for poly in polys for r in poly)
-            if not abs(got - areas[i]) <= 1e-9 * max(abs(areas[i]), 1e-300):
-                # pieces meeting on a non-vertical line (the contour layout's cuts): trace
-                polys = lot_footprint(ra, rb, ls.outline[i], int(ls.outline_count[i]))
-            fp = [[ring + shift for ring in poly] for poly in polys]
-            lots_meta.append((reg.region_id, fp, float(areas[i])))
-        pieces.append(widen_polygons(ls.pieces, ls.piece_count, width))
-        piece_count.append(ls.piece_count)
-        piece_lot.append(ls.piece_lot + offset)
-        offset += ls.n_lots
-        count(offset)
-    return lots_meta, (np.concatenate(pieces), np.concatenate(piece_count),
-                       np.concatenate(piece_lot))
+    n_lots = lot_set.n_lots
+    areas = lot_set.areas()
+    lot_region = lot_set.lot_region
+    # each lot's outline is the union of its pieces: exact, and its area is the lot's
+    order = np.argsort(lot_set.piece_lot, kind="stable")
+    bounds = np.searchsorted(lot_set.piece_lot[order], np.arange(n_lots + 1))
+    for i in range(n_lots):
+        reg = regs[int(lot_region[i])]
+        mine = order[bounds[i]:bounds[i + 1]]
+        polys = pieces_outline(lot_set.pieces[mine], lot_set.piece_count[mine])
+        got = sum(ring_area(r) for poly in polys for r in poly)
+        if not abs(got - areas[i]) <= 1e-9 * max(abs(areas[i]), 1e-300):
+            # pieces meeting on a non-vertical line (the contour layout's cuts): trace
+            ra, rb = reg.edges()
+            polys = lot_footprint(ra, rb, lot_set.outline[i], int(lot_set.outline_count[i]))
+        fp = [[ring + shift for ring in poly] for poly in polys]
+        lots_meta.append((reg.region_id, fp, float(areas[i])))
+        count(i + 1)
+    return lots_meta
 
 
 def _slice_heights(local: Heightfield, mesh, n_lots: int, p: TerraceParams

@@ -13,11 +13,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import TerraceInputError
+from .geometry import group_pairs
 from .heightfield import MAX_COORDINATE
 
 __all__ = ["Region", "ring_area", "segments_cross", "nest_rings", "points_in_edges",
            "overlapping_boxes", "crossing_edges", "simplify_ring", "simplify_region",
-           "meets_box", "check_on_grid", "outside_grid_error"]
+           "meets_box", "check_on_grid", "outside_grid_error", "has_three_distinct",
+           "point_ids", "region_edges", "points_in_groups"]
 
 
 def ring_area(ring: np.ndarray) -> float:
@@ -36,6 +38,36 @@ def ring_area(ring: np.ndarray) -> float:
     y1 = np.concatenate((y[1:], y[:1]))
     x1 = np.concatenate((x[1:], x[:1]))
     return 0.5 * float(np.dot(x, y1) - np.dot(x1, y))
+
+
+def has_three_distinct(ring: np.ndarray) -> bool:
+    """Whether the ``(K, 2)`` points hold at least three distinct ones (linear time)."""
+    if len(ring) < 3:
+        return False
+    other = np.any(ring != ring[0], axis=1)
+    k = int(np.argmax(other))
+    return bool(other[k]) and bool((other & np.any(ring != ring[k], axis=1)).any())
+
+
+def point_ids(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Label equal ``(K, 2)`` points alike: ``np.unique(points, axis=0, return_inverse=True,
+    return_counts=True)[1:]`` by one lexsort (``np.unique`` over rows is several times slower).
+
+    Returns
+    -------
+    inverse : (K,) ndarray of intp
+        Label of each point, labels numbered in ``(x, y)`` order.
+    counts : (U,) ndarray of intp
+        How many points carry each label.
+    """
+    order = np.lexsort((points[:, 1], points[:, 0]))
+    s = points[order]
+    new = np.ones(len(s), dtype=bool)
+    new[1:] = np.any(s[1:] != s[:-1], axis=1)
+    label = np.cumsum(new) - 1
+    inverse = np.empty(len(points), dtype=np.intp)
+    inverse[order] = label
+    return inverse, np.bincount(label, minlength=int(label[-1]) + 1 if len(label) else 0)
 
 
 def _clean_ring(points: np.ndarray) -> np.ndarray:
@@ -111,8 +143,12 @@ def overlapping_boxes(lo: np.ndarray, hi: np.ndarray,
     size = (hi - lo).max(axis=1)
     origin = lo.min(axis=0)
     extent = float((hi.max(axis=0) - origin).max())
-    cell = float(np.median(size))
-    cell = max(cell, extent / (4.0 * np.sqrt(n)), extent * 1e-9, 1e-300)
+    # cells of the median box size (a curve's edges then share a cell with a few neighbours:
+    # work linear in n), but no finer than a quarter of the 64th largest box, so that few boxes
+    # span more than 16 cells and go the direct way (each against all boxes)
+    k = max(n - 64, 0)
+    cell = max(float(np.median(size)), 0.25 * float(np.partition(size, k)[k]),
+               extent * 1e-9, 1e-300)
     g0 = np.floor((lo - origin) / cell).astype(np.int64)
     g1 = np.floor((hi - origin) / cell).astype(np.int64)
     span = (g1 - g0 + 1).prod(axis=1)
@@ -131,6 +167,8 @@ def overlapping_boxes(lo: np.ndarray, hi: np.ndarray,
             out_j.append(np.maximum(r, c)[keep])
     small = np.nonzero(~big)[0]
     if len(small) > 1:
+        lx, ly = np.ascontiguousarray(lo[:, 0]), np.ascontiguousarray(lo[:, 1])
+        hx, hy = np.ascontiguousarray(hi[:, 0]), np.ascontiguousarray(hi[:, 1])
         sp = span[small]
         box = np.repeat(small, sp)
         local = np.arange(len(box)) - np.repeat(np.cumsum(sp) - sp, sp)
@@ -159,7 +197,7 @@ def overlapping_boxes(lo: np.ndarray, hi: np.ndarray,
             off = np.arange(len(a)) - np.repeat(np.cumsum(p) - p, p) + 1
             bidx = a + off
             i, j = box[a], box[bidx]
-            ok = np.all((lo[i] <= hi[j]) & (lo[j] <= hi[i]), axis=1) & (i != j)
+            ok = (lx[i] <= hx[j]) & (lx[j] <= hx[i]) & (ly[i] <= hy[j]) & (ly[j] <= hy[i])
             out_i.append(np.minimum(i, j)[ok])
             out_j.append(np.maximum(i, j)[ok])
             s = e
@@ -168,7 +206,8 @@ def overlapping_boxes(lo: np.ndarray, hi: np.ndarray,
         return empty
     i = np.concatenate(out_i).astype(np.int64)
     j = np.concatenate(out_j).astype(np.int64)
-    code = np.unique(i * n + j)
+    code = np.sort(i * n + j)
+    code = code[np.r_[True, code[1:] != code[:-1]]]
     return (code // n).astype(np.intp), (code % n).astype(np.intp)
 
 
@@ -272,7 +311,7 @@ class Region:
 
     @classmethod
     def from_rings(cls, exterior, holes=(), region_id: int = 0, properties=None,
-                   source: str = "regions") -> "Region":
+                   source: str = "regions", *, _crossings_checked: bool = False) -> "Region":
         """Validate rings and build a region with normalised orientation.
 
         Raises
@@ -281,6 +320,8 @@ class Region:
             Fewer than 3 distinct points, zero area, self-intersection, or a hole that is not
             inside the outer ring.
         """
+        # _crossings_checked: the GeoJSON repair has just run the same crossing test on these
+        # rings (or shapely made them valid); the test is the costly part of a large ring
         where = f"{source} (polygon {region_id})"
         rings = []
         for k, raw in enumerate([exterior, *holes]):
@@ -294,7 +335,7 @@ class Region:
             if np.abs(ring).max() > MAX_COORDINATE:
                 raise TerraceInputError(f"{name} has coordinates beyond +-{MAX_COORDINATE:.0e}",
                                         where)
-            if len(np.unique(ring, axis=0)) < 3:
+            if not has_three_distinct(ring):
                 raise TerraceInputError(f"{name} has fewer than 3 distinct points", where)
             area = ring_area(ring)
             scale = float(np.ptp(ring, axis=0).max()) ** 2
@@ -307,7 +348,7 @@ class Region:
             if (area > 0) != want_ccw:
                 ring = ring[::-1].copy()
             rings.append(ring)
-        hit = _first_crossing(rings)
+        hit = None if _crossings_checked else _first_crossing(rings)
         if hit is not None:
             a, b = np.concatenate(rings)[list(hit)]
             raise TerraceInputError(
@@ -358,6 +399,50 @@ def points_in_edges(x: np.ndarray, y: np.ndarray, a: np.ndarray, b: np.ndarray,
             xcross = ax + (py - ay) * (bx - ax) / (by - ay)
         out[s:s + step] = (np.count_nonzero(straddle & (px < xcross), axis=1) % 2) == 1
     return out
+
+
+def region_edges(regions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The boundary edges of many regions, flat: ``(a, b, start, count)``.
+
+    ``a, b`` are ``(E, 2)`` edge starts and ends (:meth:`Region.edges` of each region, in
+    region order); region ``g``'s edges are ``start[g] ... start[g] + count[g] - 1``.
+    """
+    parts = [r.edges() for r in regions]
+    count = np.array([len(a) for a, _ in parts], dtype=np.intp)
+    start = np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.intp)
+    if not parts:
+        return np.zeros((0, 2)), np.zeros((0, 2)), start, count
+    return (np.concatenate([a for a, _ in parts]), np.concatenate([b for _, b in parts]),
+            start, count)
+
+
+def points_in_groups(x: np.ndarray, y: np.ndarray, group: np.ndarray, a: np.ndarray,
+                     b: np.ndarray, start: np.ndarray, count: np.ndarray,
+                     chunk: int = 2_000_000) -> np.ndarray:
+    """:func:`points_in_edges` for many regions at once: each point against its group's edges.
+
+    Parameters
+    ----------
+    x, y : (P,) ndarray
+    group : (P,) ndarray of int
+        Region of each point.
+    a, b, start, count
+        Edges of the regions, as :func:`region_edges` returns them.
+
+    Returns
+    -------
+    (P,) ndarray of bool
+        The same answers as :func:`points_in_edges` with each region's own edges.
+    """
+    hits = np.zeros(len(x), dtype=np.intp)
+    for i, j in group_pairs(np.asarray(group), start, count, chunk):
+        ay, by, ax, bx = a[j, 1], b[j, 1], a[j, 0], b[j, 0]
+        px, py = x[i], y[i]
+        straddle = (ay > py) != (by > py)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            xcross = ax + (py - ay) * (bx - ax) / (by - ay)
+        hits += np.bincount(i[straddle & (px < xcross)], minlength=len(x))
+    return hits % 2 == 1
 
 
 def _contained_pairs(rings: list[np.ndarray], skip: set | None = None

@@ -141,6 +141,17 @@ def d10_min_lot_size(tmp, npy, regions, out):
     return _gen(npy, regions, out, "--min-lot-size", "0.01")
 
 
+def d10_grid_beyond_the_memory_cap(tmp, npy, regions, out):
+    # the 40 x 50 float32 grid read into memory and copied to float64: 24 kB, budget 20 kB
+    # (a 16385² grid under a 2.4 GB address-space cap says the same: 3 GiB, 1.91 GiB budget)
+    return _gen(npy, regions, out), {"TERRACE_MEMORY_BUDGET": str(20_000 / 2**30)}
+
+
+def d10_grid_working_memory(tmp, npy, regions, out):
+    # the copy fits (24 kB), the run's working memory (grid and tile window: 136 kB) does not
+    return _gen(npy, regions, out), {"TERRACE_MEMORY_BUDGET": str(50_000 / 2**30)}
+
+
 def d11_south_up_geotransform(tmp, npy, regions, out):
     return _gen(_npy(tmp, gdal_geotransform=[1000.0, 10.0, 0.0, 2000.0, 0.0, 10.0]),
                 regions, out)
@@ -161,10 +172,39 @@ def d12_out_parent_is_a_file(tmp, npy, regions, out):
     return _gen(npy, regions, tmp / "afile" / "out")
 
 
+def d12_jpeg_compressed_input(tmp, npy, regions, out):
+    rasterio = pytest.importorskip("rasterio")
+    from rasterio.transform import Affine
+
+    h = small_heights()
+    path = tmp / "jpeg.tif"
+    with rasterio.open(path, "w", driver="GTiff", width=h.shape[1], height=h.shape[0], count=1,
+                       dtype="uint8", crs="EPSG:2056", compress="JPEG", tiled=True,
+                       blockxsize=16, blockysize=16,
+                       transform=Affine(SMALL_CELL, 0, SMALL_ORIGIN[0], 0, -SMALL_CELL,
+                                        SMALL_ORIGIN[1])) as dst:
+        dst.write(np.clip(h - 50, 0, 255).astype("uint8"), 1)
+    return _gen(path, regions, out)
+
+
+def d12_out_where_no_folder_can_be_made(tmp, npy, regions, out):
+    # root may write anywhere access() says, yet not in /proc: found before any work
+    if not Path("/proc/self").is_dir():
+        pytest.skip("needs Linux /proc")
+    return _gen(npy, regions, Path("/proc") / f"terrace-out-{tmp.name}")
+
+
 def d13_boolean_coordinates(tmp, npy, regions, out):
     fc = feature_collection([[SMALL_SQUARE]])
     fc["features"][0]["geometry"]["coordinates"][0][1] = [True, False]
     return _gen(npy, write_json(tmp / "b.geojson", fc), out)
+
+
+def d13_boolean_among_whole_numbers(tmp, npy, regions, out):
+    # numpy reads [[1100, 2100], [true, 2100], ...] as whole numbers, not floats
+    ring = [[1100, 2100], [1300, 2100], [1300, 2300], [1100, 2300]]
+    ring[2] = [True, 2300]
+    return _gen(npy, _regions(tmp, [[ring]]), out)
 
 
 def d13_numeric_strings(tmp, npy, regions, out):
@@ -210,11 +250,18 @@ ROWS = [
     (10, d10_scatter_count, "error", "--scatter-count"),
     (10, d10_remesh_size, "error", "--remesh-size"),
     (10, d10_min_lot_size, "error", "--min-lot-size"),
+    (10, d10_grid_beyond_the_memory_cap, "error",
+     "a 40 x 50 grid needs about 2.24e-05 GiB for its heights as float64 alone"),
+    (10, d10_grid_working_memory, "error",
+     "a 40 x 50 grid needs about 0.000127 GiB of working memory"),
     (11, d11_south_up_geotransform, "error", "south-up"),
     (11, d11_non_square_geotransform, "error", "cells must be square"),
     (12, d12_out_name_too_long, "error", "File name too long"),
     (12, d12_out_parent_is_a_file, "error", "is a file, not a folder"),
+    (12, d12_jpeg_compressed_input, "ok", ""),
+    (12, d12_out_where_no_folder_can_be_made, "error", "cannot make a folder in /proc"),
     (13, d13_boolean_coordinates, "error", "not booleans, strings or null"),
+    (13, d13_boolean_among_whole_numbers, "error", "not booleans, strings or null"),
     (13, d13_numeric_strings, "error", "not booleans, strings or null"),
     (13, d13_seed_beyond_32_bits, "error", "--seed"),
     (13, d13_unknown_crs_name, "warning", "not a CRS GDAL knows"),
@@ -224,9 +271,14 @@ ROWS = [
 
 @pytest.mark.parametrize("defect,build,kind,text", ROWS,
                          ids=[f"d{d}-{b.__name__.split('_', 1)[1]}" for d, b, _, _ in ROWS])
-def test_hostile_input(cli, tmp_path, small_npy, small_regions, defect, build, kind, text):
+def test_hostile_input(cli, tmp_path, monkeypatch, small_npy, small_regions, defect, build, kind,
+                       text):
     out = tmp_path / "out"
     args = build(tmp_path, small_npy, small_regions, out)
+    if isinstance(args, tuple):              # (arguments, environment)
+        args, env = args
+        for k, v in env.items():
+            monkeypatch.setenv(k, v)
     before = {p.name for p in tmp_path.iterdir()}
     res = cli(*args)
     assert "Traceback" not in res.err
@@ -241,3 +293,32 @@ def test_hostile_input(cli, tmp_path, small_npy, small_regions, defect, build, k
         if kind == "warning":
             assert any(line.startswith(WARNING) and text in line for line in res.err_lines), \
                 res.err
+
+
+def test_memory_budget_follows_the_address_space_cap():
+    """Defect 10's memory cap: ``ulimit -v`` (RLIMIT_AS) caps the budget at 80 % of it."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, "
+            "resource.getrlimit(resource.RLIMIT_AS)[1]));"
+            "from terrace_foundation.budget import memory_budget; print(memory_budget())")
+    env = {k: v for k, v in os.environ.items() if k != "TERRACE_MEMORY_BUDGET"}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert int(run.stdout) == int(3 * 2**30 * 0.8)
+
+
+def test_jpeg_input_gives_a_float32_output_with_our_options(cli, tmp_path, small_npy,
+                                                          small_regions):
+    """Defect 12: the input's JPEG compression is not passed on to the float32 output."""
+    rasterio = pytest.importorskip("rasterio")
+    out = tmp_path / "out"
+    res = cli(*d12_jpeg_compressed_input(tmp_path, small_npy, small_regions, out))
+    assert res.code == 0, res.err
+    with rasterio.open(out / "terrace_heightfield.tif") as ds:
+        assert ds.dtypes[0] == "float32"
+        assert ds.profile["compress"] == "deflate"
+        assert ds.crs.to_epsg() == 2056

@@ -38,18 +38,34 @@ def square(x, y, w):
     return np.array([[x, y], [x + w, y], [x + w, y + w], [x, y + w]], dtype=float)
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_overlapping_boxes_equals_all_pairs(seed):
+@pytest.mark.parametrize("seed, n_big", [(0, 7), (1, 7), (2, 7), (3, 300)])
+def test_overlapping_boxes_equals_all_pairs(seed, n_big):
     rng = np.random.default_rng(seed)
     n = 3000                                  # above the all-pairs shortcut
     lo = rng.random((n, 2)) * 100
     size = rng.exponential(1.0, (n, 2))
-    size[:7] *= 80                            # a few boxes spanning most of the map
+    size[:n_big] *= 80                        # boxes spanning most of the map
+    size[-50:] = 0.0                          # and points
     hi = lo + size
     i, j = overlapping_boxes(lo, hi)
     a, b = np.triu_indices(n, 1)
     ok = np.all((lo[a] <= hi[b]) & (lo[b] <= hi[a]), axis=1)
-    assert set(zip(i.tolist(), j.tolist())) == set(zip(a[ok].tolist(), b[ok].tolist()))
+    assert list(zip(i.tolist(), j.tolist())) == list(zip(a[ok].tolist(), b[ok].tolist()))
+
+
+def test_point_ids_and_three_distinct_agree_with_numpy_unique():
+    from terrace_foundation.region import has_three_distinct, point_ids
+
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        pts = rng.integers(0, 4, size=(int(rng.integers(1, 30)), 2)).astype(float)
+        pts[pts == 0] = rng.choice([0.0, -0.0])          # -0.0 is 0.0
+        uniq, inverse, counts = np.unique(pts, axis=0, return_inverse=True,
+                                          return_counts=True)
+        got_inverse, got_counts = point_ids(pts)
+        assert np.array_equal(got_inverse, inverse.ravel())
+        assert np.array_equal(got_counts, counts)
+        assert has_three_distinct(pts) == (len(uniq) >= 3)
 
 
 def test_crossing_edges_finds_every_crossing_of_a_star():

@@ -21,3 +21,12 @@ def test_one_small_case_with_outputs_reports_every_stage():
     assert figures["peak_mb"] > 0 and figures["tiles"] >= 1
     assert {"preview", "viewer"} <= set(figures["outputs"])
     assert all(out["bytes"] > 0 for out in figures["outputs"].values())
+
+
+def test_read_geojson_case_runs():
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python3.10libs"))
+    run = subprocess.run([sys.executable, str(REPO / "scripts" / "bench.py"), "--read-geojson",
+                          "2000", "--repeat", "1"], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "read_regions, 2000 vertices:" in run.stdout

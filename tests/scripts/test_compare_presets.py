@@ -73,11 +73,42 @@ def test_layout_comparison_on_a_small_slope(cp, tmp_path):
     # three panels across and two down at one pixel per cell: each at most the grid
     assert 3 * 20 < w <= 3 * 150 + 2 * 8 and 2 * 20 < h <= 2 * 150 + 8 + 18
     gains = cp.contour_gains(rows)
-    assert gains and {"on_lots_drop", "wall_face_drop"} <= set(gains[0])
+    assert gains and {"on_lots_drop", "wall_face_drop", "misalign_med_deg"} <= set(gains[0])
+    # on a plane the contour rows lie along the contours, the Voronoi lots every way
+    assert after["contour/after"]["misalign_med_deg"] < 5.0 < after["voronoi/after"]["misalign_med_deg"]
+    assert after["contour/after"]["lot_aspect"] > after["voronoi/after"]["lot_aspect"]
 
 
 def test_contour_interval_is_round_and_about_eight_cells_apart(cp):
-    # 20 degree plane at 2 m: 0.73 m per cell, 5.8 m over 8 cells -> lines every 10 m
-    assert cp.contour_interval(cp.plane(20, 50, 2.0).heights, 2.0) == 10.0
-    # 1 degree at 2 m: 0.28 m over 8 cells -> 0.5 m
-    assert cp.contour_interval(cp.plane(1, 50, 2.0).heights, 2.0) == 0.5
+    # 20 degree plane at 2 m: 0.73 m per cell, 5.8 m over 8 cells -> lines every 10 m;
+    # 1 degree: 0.28 m over 8 cells -> 0.5 m
+    assert np.all(cp.contour_interval(cp.plane(20, 50, 2.0).heights, 2.0) == 10.0)
+    assert np.all(cp.contour_interval(cp.plane(1, 50, 2.0).heights, 2.0) == 0.5)
+    both = np.hstack([cp.plane(1, 50, 2.0).heights, 500 + cp.plane(20, 50, 2.0).heights])
+    step = cp.contour_interval(both, 2.0)
+    assert np.all(step[:, :20] == 0.5) and np.all(step[:, -20:] == 10.0)
+
+
+def test_lot_alignment_of_rows_and_squares_on_a_plane(cp):
+    # a plane rising to the north (0.1 per unit) cut into 40 x 10 cell rows along x (the
+    # contour): aspect 4, misalignment 0; and into 20 x 20 squares: aspect 1
+    r, c = np.mgrid[0:40, 0:80]
+    h = 0.1 * (40 - r) * 2.0
+    rows = 1 + (r // 10) * 2 + c // 40
+    got = cp.lot_alignment(rows, h, 2.0)
+    assert got["lot_aspect"] == pytest.approx(4.0, rel=0.01)
+    assert got["misalign_med_deg"] == pytest.approx(0.0, abs=1e-6)
+    # each row rises 10 cells * 0.2 = 2 m (cell centres 0..1.8 m): mean |dz| = 0.5 m
+    assert got["lot_relief_m"] == pytest.approx(0.5, rel=1e-9)
+    squares = 1 + (r // 20) * 4 + c // 20
+    got = cp.lot_alignment(squares, h, 2.0)
+    assert got["lot_aspect"] == pytest.approx(1.0, rel=1e-9)
+    # the same rows standing across the slope: misalignment 90 degrees
+    got = cp.lot_alignment(1 + c // 10, h, 2.0)
+    assert got["misalign_med_deg"] == pytest.approx(90.0, abs=1e-6)
+
+
+def test_command_line_parses(cp, capsys):
+    with pytest.raises(SystemExit) as e:
+        cp.main(["--help"])
+    assert e.value.code == 0 and "--seed" in capsys.readouterr().out

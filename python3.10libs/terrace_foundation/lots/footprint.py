@@ -332,11 +332,12 @@ def pieces_outline(pieces: np.ndarray, count: np.ndarray) -> list[list[np.ndarra
         ys = np.unique([v for lo, hi, _ in spans for v in (lo, hi)])
         if len(ys) < 2:
             continue
-        mid = 0.5 * (ys[:-1] + ys[1:])
-        up = np.zeros(len(mid), dtype=bool)
-        down = np.zeros(len(mid), dtype=bool)
+        # a span covers the stretches between its own ends (compared exactly: a midpoint
+        # of two consecutive floats is one of them, and the stretch would be lost)
+        up = np.zeros(len(ys) - 1, dtype=bool)
+        down = np.zeros(len(ys) - 1, dtype=bool)
         for lo, hi, d in spans:
-            cover = (mid > lo) & (mid < hi)
+            cover = (ys[:-1] >= lo) & (ys[1:] <= hi)
             if d > 0:
                 up |= cover
             else:

@@ -9,10 +9,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import bbox_pairs, clip_halfplanes, polygon_area, polygon_halfplanes, widen_polygons
-from ..region import Region
+from ..geometry import (
+    bbox_pairs,
+    clip_halfplanes,
+    group_pairs,
+    polygon_area,
+    polygon_halfplanes,
+    widen_polygons,
+)
+from ..region import Region, region_edges
 
-__all__ = ["decompose_region", "voronoi_cells", "rectangle", "intersect_pieces"]
+__all__ = ["decompose_region", "decompose_regions", "voronoi_cells", "voronoi_cells_in_groups",
+           "rectangle", "intersect_pieces"]
 
 
 def rectangle(bounds: tuple[float, float, float, float]) -> np.ndarray:
@@ -37,24 +45,51 @@ def decompose_region(region: Region, chunk: int = 4_000_000) -> np.ndarray:
     (T, 4, 2) ndarray
         Counter-clockwise trapezoids (a side may have zero length: a triangle).
     """
-    a, b = region.edges()
+    return decompose_regions(region_edges([region]), chunk)[0]
+
+
+def decompose_regions(edges, chunk: int = 4_000_000) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`decompose_region` for many regions at once.
+
+    Parameters
+    ----------
+    edges : (a, b, start, count)
+        The regions' edges (:func:`~terrace_foundation.region.region_edges`).
+
+    Returns
+    -------
+    traps : (T, 4, 2) ndarray
+        Each region's trapezoids in the order :func:`decompose_region` gives them, region by
+        region.
+    group : (T,) ndarray of int
+        Region of each trapezoid.
+    """
+    a, b, e_start, e_count = edges
+    g_n = len(e_count)
+    e_group = np.repeat(np.arange(g_n), e_count)
     nonvert = a[:, 0] != b[:, 0]
-    a, b = a[nonvert], b[nonvert]
+    a, b, e_group = a[nonvert], b[nonvert], e_group[nonvert]
+    e_count = np.bincount(e_group, minlength=g_n)
+    e_start = np.concatenate([[0], np.cumsum(e_count)[:-1]]).astype(np.intp)
     left = np.where((a[:, 0] < b[:, 0])[:, None], a, b)
     right = np.where((a[:, 0] < b[:, 0])[:, None], b, a)
-    xs = np.unique(np.concatenate([left[:, 0], right[:, 0]]))
-    xa, xb = xs[:-1], xs[1:]
-    out = []
-    step = max(1, chunk // max(len(a), 1))
-    for s in range(0, len(xa), step):
-        sa = xa[s:s + step, None]
-        sb = xb[s:s + step, None]
-        spans = (left[None, :, 0] <= sa) & (right[None, :, 0] >= sb)
-        si, ei = np.nonzero(spans)
+    # each region's distinct vertex x, sorted: slabs between consecutive ones
+    xg = np.concatenate([e_group, e_group])
+    xv = np.concatenate([left[:, 0], right[:, 0]])
+    o = np.lexsort((xv, xg))
+    xg, xv = xg[o], xv[o]
+    new = np.r_[True, (xg[1:] != xg[:-1]) | (xv[1:] != xv[:-1])]
+    xg, xv = xg[new], xv[new]
+    slab = np.nonzero(np.r_[xg[1:] == xg[:-1], False])[0]
+    xa, xb, s_group = xv[slab], xv[slab + 1], xg[slab]
+    out, out_group = [], []
+    for si, ei in group_pairs(s_group, e_start, e_count, chunk):
+        spans = (left[ei, 0] <= xa[si]) & (right[ei, 0] >= xb[si])
+        si, ei = si[spans], ei[spans]
         if len(si) == 0:
             continue
-        x0 = xa[s + si]
-        x1 = xb[s + si]
+        x0 = xa[si]
+        x1 = xb[si]
         lx, ly, rx, ry = left[ei, 0], left[ei, 1], right[ei, 0], right[ei, 1]
         slope = (ry - ly) / (rx - lx)
         y0 = np.where(x0 == lx, ly, np.where(x0 == rx, ry, ly + (x0 - lx) * slope))
@@ -75,9 +110,10 @@ def decompose_region(region: Region, chunk: int = 4_000_000) -> np.ndarray:
             np.column_stack([x1[hi], y1[hi]]), np.column_stack([x0[hi], y0[hi]]),
         ], axis=1)
         out.append(trap)
+        out_group.append(s_group[si[lo]])
     if not out:
-        return np.zeros((0, 4, 2))
-    return np.concatenate(out)
+        return np.zeros((0, 4, 2)), np.zeros(0, dtype=np.intp)
+    return np.concatenate(out), np.concatenate(out_group).astype(np.intp)
 
 
 def voronoi_cells(points: np.ndarray, bounds: tuple[float, float, float, float],
@@ -86,8 +122,8 @@ def voronoi_cells(points: np.ndarray, bounds: tuple[float, float, float, float],
 
     Each cell starts as the rectangle and is clipped by the perpendicular bisectors to its
     ``neighbours`` nearest points; a cell is accepted once every other point is farther than
-    twice the cell's radius (so no further bisector can cut it), else it is redone with all
-    points.
+    twice the cell's radius (so no further bisector can cut it), else it is redone with twice
+    as many neighbours (at most all points).
 
     Parameters
     ----------
@@ -99,46 +135,104 @@ def voronoi_cells(points: np.ndarray, bounds: tuple[float, float, float, float],
     poly : (P, K, 2) ndarray
     count : (P,) ndarray of int
     """
-    p = len(points)
-    rect = rectangle(bounds)
-    poly = np.repeat(rect, p, axis=0)
-    count = np.full(p, 4)
-    if p <= 1:
-        return poly, count
-    d2 = ((points[:, None, :] - points[None, :, :]) ** 2).sum(axis=2)
-    np.fill_diagonal(d2, np.inf)
-    order = np.argsort(d2, axis=1, kind="stable")
+    return voronoi_cells_in_groups(points, np.array([len(points)]), np.array([bounds]),
+                                   neighbours)
 
-    def cells_for(idx: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        nb = order[idx, :k]
-        pi = points[idx][:, None, :]
-        pj = points[nb]
-        normal = pj - pi
-        offset = (normal * (0.5 * (pi + pj))).sum(axis=2)
-        return clip_halfplanes(poly[idx].copy(), count[idx].copy(), normal, offset)
 
-    k = min(neighbours, p - 1)
-    todo = np.arange(p)
-    cpoly = poly.copy()
-    ccount = count.copy()
-    while len(todo):
-        tpoly, tcount = cells_for(todo, k)
-        width = max(cpoly.shape[1], tpoly.shape[1])
-        cpoly = widen_polygons(cpoly, ccount, width)
-        cpoly[todo] = widen_polygons(tpoly, tcount, width)
-        ccount[todo] = tcount
-        if k >= p - 1:
-            break
-        radius2 = ((tpoly - points[todo][:, None, :]) ** 2).sum(axis=2).max(axis=1)
-        next_d2 = d2[todo, order[todo, k]]
-        todo = todo[next_d2 < 4.0 * radius2]
-        k = min(2 * k, p - 1)
+def voronoi_cells_in_groups(points: np.ndarray, p_count: np.ndarray, bounds: np.ndarray,
+                            neighbours: int = 24) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`voronoi_cells` of many groups of points at once, each group in its rectangle.
+
+    The neighbours of a point are the other points of its group sorted by distance (ties by
+    index); groups of similar size are handled together (sizes rounded up to a power of
+    two), so the work is the sum of the groups' squared sizes, not the square of the total.
+
+    Parameters
+    ----------
+    points : (P, 2) ndarray
+        Group by group.
+    p_count : (G,) ndarray of int
+        Points per group.
+    bounds : (G, 4) ndarray
+        Each group's rectangle ``(xmin, ymin, xmax, ymax)``.
+
+    Returns
+    -------
+    poly : (P, K, 2) ndarray
+    count : (P,) ndarray of int
+    """
+    p_count = np.asarray(p_count, dtype=np.intp)
+    g_n = len(p_count)
+    bounds = np.asarray(bounds, dtype=np.float64).reshape(g_n, 4)
+    p_start = np.concatenate([[0], np.cumsum(p_count)[:-1]]).astype(np.intp)
+    group = np.repeat(np.arange(g_n), p_count)
+    x0, y0, x1, y1 = bounds[group].T
+    cpoly = np.stack([np.column_stack([x0, y0]), np.column_stack([x1, y0]),
+                      np.column_stack([x1, y1]), np.column_stack([x0, y1])], axis=1)
+    ccount = np.full(len(points), 4)
+    if len(points) == 0:
+        return cpoly, ccount
+    size = p_count[group]
+    width = np.maximum(1, 2 ** np.ceil(np.log2(np.maximum(size, 1))).astype(np.int64))
+    for w in np.unique(width[size > 1]):
+        rows = np.nonzero((width == w) & (size > 1))[0]
+        cells = _voronoi_bucket(points, rows, group[rows], p_start, p_count, int(w),
+                                cpoly[rows], neighbours)
+        tpoly, tcount = cells
+        k = max(cpoly.shape[1], tpoly.shape[1])
+        cpoly = widen_polygons(cpoly, ccount, k)
+        cpoly[rows] = widen_polygons(tpoly, tcount, k)
+        ccount[rows] = tcount
     return cpoly, ccount
 
 
+def _voronoi_bucket(points, rows, grp, p_start, p_count, w, rect, neighbours):
+    """Voronoi cells of the points ``rows`` (groups of at most ``w`` points each)."""
+    n = len(rows)
+    size = p_count[grp]
+    local = np.arange(w)
+    valid = local[None, :] < size[:, None]
+    cols = np.where(valid, p_start[grp][:, None] + local[None, :], rows[:, None])
+    dx = points[rows, 0][:, None] - points[cols, 0]
+    dy = points[rows, 1][:, None] - points[cols, 1]
+    d2 = dx ** 2 + dy ** 2
+    d2[~valid | (cols == rows[:, None])] = np.inf
+    order = np.argsort(d2, axis=1, kind="stable")
+    nb = np.take_along_axis(cols, order, axis=1)
+    nd2 = np.take_along_axis(d2, order, axis=1)
+    poly, count = rect.copy(), np.full(n, 4)
+    todo = np.arange(n)
+    level = neighbours
+    while len(todo):
+        k = np.minimum(level, size[todo] - 1)
+        kmax = int(k.max())
+        pj = points[nb[todo, :kmax]]
+        pi = points[rows[todo]][:, None, :]
+        normal = pj - pi
+        mid = 0.5 * (pi + pj)
+        offset = normal[..., 0] * mid[..., 0] + normal[..., 1] * mid[..., 1]
+        skip = np.arange(kmax)[None, :] >= k[:, None]          # no such neighbour: no cut
+        normal[skip] = 0.0
+        offset[skip] = 1.0
+        tpoly, tcount = clip_halfplanes(rect[todo].copy(), np.full(len(todo), 4), normal, offset)
+        width = max(poly.shape[1], tpoly.shape[1])
+        poly = widen_polygons(poly, count, width)
+        poly[todo] = widen_polygons(tpoly, tcount, width)
+        count[todo] = tcount
+        more = k < size[todo] - 1
+        radius2 = ((tpoly - pi) ** 2).sum(axis=2).max(axis=1)
+        next_d2 = nd2[todo, np.minimum(k, w - 1)]
+        todo = todo[more & (next_d2 < 4.0 * radius2)]
+        level *= 2
+    return poly, count
+
+
 def intersect_pieces(pieces: np.ndarray, piece_count: np.ndarray, cells: np.ndarray,
-                     cell_count: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every non-empty ``piece ∩ cell`` for pieces and cells whose bounding boxes overlap.
+                     cell_count: np.ndarray, piece_group: np.ndarray | None = None,
+                     cell_group: np.ndarray | None = None
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every non-empty ``piece ∩ cell`` for pieces and cells whose bounding boxes overlap
+    (and, given groups, that belong to the same group: many regions at once).
 
     Returns
     -------
@@ -151,6 +245,9 @@ def intersect_pieces(pieces: np.ndarray, piece_count: np.ndarray, cells: np.ndar
     clo, chi = cells.min(axis=1), cells.max(axis=1)
     # candidate pairs by bounding box (sort-and-sweep on x, then filter on y)
     ci, pi = bbox_pairs(clo, chi, plo, phi)
+    if piece_group is not None and cell_group is not None:
+        same = cell_group[ci] == piece_group[pi]
+        ci, pi = ci[same], pi[same]
     if len(ci) == 0:
         return np.zeros((0, 3, 2)), np.zeros(0, dtype=int), np.zeros(0, dtype=int)
     normal, offset = polygon_halfplanes(cells, cell_count)
@@ -158,6 +255,6 @@ def intersect_pieces(pieces: np.ndarray, piece_count: np.ndarray, cells: np.ndar
     poly = widen_polygons(pieces, piece_count, width)[pi].copy()
     cnt = piece_count[pi].copy()
     poly, cnt = clip_halfplanes(poly, cnt, normal[ci], offset[ci])
-    area = polygon_area(poly)
+    area = polygon_area(poly, relative=True)
     keep = (cnt >= 3) & (area > 0)
     return poly[keep], cnt[keep], ci[keep]

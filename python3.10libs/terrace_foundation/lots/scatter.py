@@ -4,15 +4,82 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..region import Region
+from ..geometry import group_pairs
+from ..region import Region, points_in_groups, region_edges
 
-__all__ = ["scatter_points", "relax_points", "region_rng"]
+__all__ = ["scatter_points", "relax_points", "region_rng", "scatter_in_regions",
+           "relax_in_regions", "nearest_in_groups"]
 
 
 def region_rng(seed: int, region_id: int, stream: int = 0) -> np.random.Generator:
     """The random stream of one region (independent of the other regions and of their order)."""
     # seeds are validated to [0, 2**32 - 1] (TerraceParams): no two seeds share a stream
     return np.random.Generator(np.random.PCG64([int(seed), int(region_id), stream]))
+
+
+def scatter_in_regions(edges, bounds: np.ndarray, counts: np.ndarray, rngs,
+                       draw: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Area-uniform points in many regions at once, by rejection, each region from its own
+    random stream.
+
+    Region ``g`` draws rounds of ``max(64, 2 * counts[g])`` uniform points in its bounds
+    (four times as many each further round, at most 10**6 and 12 rounds) until it holds
+    ``counts[g]``; the containment tests of a round run for all regions together.
+
+    Parameters
+    ----------
+    edges : (a, b, start, count)
+        The regions' edges (:func:`~terrace_foundation.region.region_edges`).
+    bounds : (G, 4) ndarray
+        ``(xmin, ymin, xmax, ymax)`` each region's points are drawn in.
+    counts : (G,) ndarray of int
+    rngs : sequence of numpy.random.Generator
+        One per region (see :func:`region_rng`).
+    draw : (G,) ndarray of bool, optional
+        Regions that draw at all (default all).
+
+    Returns
+    -------
+    points : (N, 2) ndarray
+        World ``x, y``, region by region (fewer than ``counts[g]`` rows only when a region
+        is almost empty inside its bounds).
+    group : (N,) ndarray of int
+        Region of each point (non-decreasing).
+    """
+    a, b, e_start, e_count = edges
+    counts = np.asarray(counts, dtype=np.int64)
+    g_n = len(counts)
+    bounds = np.asarray(bounds, dtype=np.float64).reshape(g_n, 4)
+    xmin, ymin, xmax, ymax = bounds.T
+    batch = np.maximum(64, 2 * counts)
+    got = np.zeros(g_n, dtype=np.int64)
+    active = np.ones(g_n, dtype=bool) if draw is None else np.asarray(draw, dtype=bool).copy()
+    xs, ys, gs = [], [], []
+    for _ in range(12):
+        act = np.nonzero(active)[0]
+        if len(act) == 0:
+            break
+        # the random draws are per region (each region's own stream); the rest is batched
+        u = np.concatenate([rngs[g].random((int(batch[g]), 2)) for g in act])
+        grp = np.repeat(act, batch[act])
+        x = xmin[grp] + u[:, 0] * (xmax - xmin)[grp]
+        y = ymin[grp] + u[:, 1] * (ymax - ymin)[grp]
+        keep = points_in_groups(x, y, grp, a, b, e_start, e_count)
+        xs.append(x[keep])
+        ys.append(y[keep])
+        gs.append(grp[keep])
+        got += np.bincount(grp[keep], minlength=g_n)
+        active &= got < counts
+        batch = np.where(active, np.minimum(4 * batch, 1_000_000), batch)
+    if not gs:
+        return np.zeros((0, 2)), np.zeros(0, dtype=np.intp)
+    x, y, grp = np.concatenate(xs), np.concatenate(ys), np.concatenate(gs)
+    order = np.argsort(grp, kind="stable")                 # region by region, rounds in order
+    grp = grp[order]
+    first = np.searchsorted(grp, np.arange(g_n))
+    rank = np.arange(len(grp)) - first[grp]
+    keep = order[rank < counts[grp]]
+    return np.column_stack([x[keep], y[keep]]), grp[rank < counts[grp]].astype(np.intp)
 
 
 def _uniform_in(region: Region, count: int, rng: np.random.Generator,
@@ -22,21 +89,8 @@ def _uniform_in(region: Region, count: int, rng: np.random.Generator,
     if clip is not None:
         xmin, ymin = max(xmin, clip[0]), max(ymin, clip[1])
         xmax, ymax = min(xmax, clip[2]), min(ymax, clip[3])
-    out = []
-    got = 0
-    batch = max(64, 2 * count)
-    for _ in range(12):
-        u = rng.random((batch, 2))
-        x = xmin + u[:, 0] * (xmax - xmin)
-        y = ymin + u[:, 1] * (ymax - ymin)
-        keep = region.contains(x, y)
-        pts = np.column_stack([x[keep], y[keep]])
-        out.append(pts)
-        got += len(pts)
-        if got >= count:
-            break
-        batch = min(4 * batch, 1_000_000)
-    pts = np.concatenate(out)[:count] if out else np.zeros((0, 2))
+    pts, _ = scatter_in_regions(region_edges([region]), np.array([[xmin, ymin, xmax, ymax]]),
+                                np.array([count]), [rng])
     return pts
 
 
@@ -62,6 +116,45 @@ def scatter_points(region: Region, count: int, rng: np.random.Generator,
     return _uniform_in(region, count, rng, clip)
 
 
+def relax_in_regions(points: np.ndarray, group: np.ndarray, edges, bounds: np.ndarray,
+                     iterations: int, rngs, samples_per_point: int = 40) -> np.ndarray:
+    """Lloyd relaxation of the points of many regions at once (see :func:`relax_points`).
+
+    Parameters
+    ----------
+    points : (P, 2) ndarray
+    group : (P,) ndarray of int
+        Region of each point, non-decreasing.
+    edges, bounds, rngs
+        As :func:`scatter_in_regions`.
+    iterations : int
+
+    Returns
+    -------
+    (P, 2) ndarray
+        Each region's points as :func:`relax_points` moves them.
+    """
+    g_n = len(bounds)
+    n_pts = np.bincount(group, minlength=g_n)
+    if iterations <= 0 or len(points) == 0:
+        return points
+    draw = n_pts >= 2                         # a region of one point stays as it is
+    samples, s_group = scatter_in_regions(
+        edges, bounds, np.where(draw, np.maximum(2000, samples_per_point * n_pts), 0), rngs,
+        draw)
+    p_start = np.concatenate([[0], np.cumsum(n_pts)[:-1]]).astype(np.intp)
+    pts = points.copy()
+    for _ in range(iterations):
+        nearest = nearest_in_groups(samples, s_group, pts, p_start, n_pts)
+        cnt = np.bincount(nearest, minlength=len(pts))
+        sx = np.bincount(nearest, samples[:, 0], minlength=len(pts))
+        sy = np.bincount(nearest, samples[:, 1], minlength=len(pts))
+        has = cnt > 0
+        pts[has, 0] = sx[has] / cnt[has]
+        pts[has, 1] = sy[has] / cnt[has]
+    return pts
+
+
 def relax_points(points: np.ndarray, region: Region, iterations: int, rng: np.random.Generator,
                  clip: tuple[float, float, float, float] | None = None,
                  samples_per_point: int = 40) -> np.ndarray:
@@ -84,88 +177,240 @@ def relax_points(points: np.ndarray, region: Region, iterations: int, rng: np.ra
     -------
     (P, 2) ndarray
     """
-    if iterations <= 0 or len(points) < 2:
-        return points
-    samples = _uniform_in(region, max(2000, samples_per_point * len(points)), rng, clip)
-    pts = points.copy()
-    for _ in range(iterations):
-        nearest = _nearest(samples, pts)
-        cnt = np.bincount(nearest, minlength=len(pts))
-        sx = np.bincount(nearest, samples[:, 0], minlength=len(pts))
-        sy = np.bincount(nearest, samples[:, 1], minlength=len(pts))
-        has = cnt > 0
-        pts[has, 0] = sx[has] / cnt[has]
-        pts[has, 1] = sy[has] / cnt[has]
-    return pts
+    xmin, ymin, xmax, ymax = region.bounds
+    if clip is not None:
+        xmin, ymin = max(xmin, clip[0]), max(ymin, clip[1])
+        xmax, ymax = min(xmax, clip[2]), min(ymax, clip[3])
+    return relax_in_regions(points, np.zeros(len(points), dtype=np.intp),
+                            region_edges([region]), np.array([[xmin, ymin, xmax, ymax]]),
+                            iterations, [rng], samples_per_point)
 
 
-def _nearest(q: np.ndarray, pts: np.ndarray, chunk: int = 4_000_000) -> np.ndarray:
-    """Index of the nearest of ``pts`` for each query point (the lowest index on a tie).
+def nearest_in_groups(q: np.ndarray, q_group: np.ndarray, pts: np.ndarray,
+                      p_start: np.ndarray, p_count: np.ndarray, dense_below: int = 256
+                      ) -> np.ndarray:
+    """Index of the nearest point of its own group for each query point (the lowest index on
+    a tie), for many groups at once.
 
-    Grid hashing: points are bucketed in square cells holding about one point each (sorted by
-    cell), and each query looks at the 3 x 3 cells around it. The answer is exact when the
-    nearest candidate is closer than the block's border (nothing outside can beat it); the few
-    queries where it is not (empty blocks) are answered by brute force. Distances are
-    ``dx*dx + dy*dy`` as in :func:`_nearest_brute`, so the result is the same bit for bit.
+    Groups of fewer than ``dense_below`` points are answered by brute force, many groups in
+    one padded array (``(groups, queries, points)``, no gathers); larger groups by grid
+    hashing (:func:`_nearest_grid`). Both are exact, with the distances of
+    :func:`_nearest_brute`, so the result is the same bit for bit.
+
+    Parameters
+    ----------
+    q : (Q, 2) ndarray
+    q_group : (Q,) ndarray of int
+        Group of each query; a group with queries must have points.
+    pts : (P, 2) ndarray
+        Points, group by group: group ``g`` is ``p_start[g] ... p_start[g] + p_count[g] - 1``.
+    p_start, p_count : (G,) ndarray of int
+
+    Returns
+    -------
+    (Q,) ndarray of int
+        Global index into ``pts``.
     """
-    n_p = len(pts)
-    if n_p < 256 or len(q) < 256:
-        return _nearest_brute(q, pts, chunk)
-    lo = np.minimum(q.min(axis=0), pts.min(axis=0))
-    hi = np.maximum(q.max(axis=0), pts.max(axis=0))
+    q_group = np.asarray(q_group, dtype=np.intp)
+    p_count = np.asarray(p_count, dtype=np.intp)
+    p_start = np.asarray(p_start, dtype=np.intp)
+    out = np.full(len(q), -1, dtype=np.intp)
+    small = p_count[q_group] < dense_below
+    if small.any():
+        sel = np.nonzero(small)[0]
+        out[sel] = _nearest_dense(q[sel], q_group[sel], pts, p_start, p_count)
+    if not small.all():
+        sel = np.nonzero(~small)[0]
+        out[sel] = _nearest_grid(q[sel], q_group[sel], pts, p_start, p_count)
+    return out
+
+
+def _nearest_dense(q: np.ndarray, q_group: np.ndarray, pts: np.ndarray, p_start: np.ndarray,
+                   p_count: np.ndarray, chunk: int = 1 << 17) -> np.ndarray:
+    """Nearest point of its own group by brute force, groups of similar size together."""
+    out = np.empty(len(q), dtype=np.intp)
+    order = np.argsort(q_group, kind="stable")
+    groups, g_first, g_n = np.unique(q_group[order], return_index=True, return_counts=True)
+    n = p_count[groups]
+    width = -(-np.maximum(n, 1) // 8) * 8                  # sizes rounded up to 8
+    for w in np.unique(width):
+        gs = np.nonzero(width == w)[0]                    # indices into groups
+        q_max = int(g_n[gs].max())
+        step = max(1, chunk // (q_max * int(w)))
+        for c0 in range(0, len(gs), step):
+            gc = gs[c0:c0 + step]
+            # the groups' points, padded with infinitely far ones
+            local = np.arange(w)
+            real = local[None, :] < n[gc, None]
+            idx = np.where(real, p_start[groups[gc], None] + local[None, :], 0)
+            px = np.where(real, pts[idx, 0], np.inf)
+            py = np.where(real, pts[idx, 1], np.inf)
+            # the groups' queries, padded
+            cnt = g_n[gc]
+            lead = np.cumsum(cnt) - cnt
+            qrow = np.repeat(np.arange(len(gc)), cnt)
+            qpos = np.arange(int(cnt.sum())) - np.repeat(lead, cnt)
+            qsel = order[np.repeat(g_first[gc], cnt) + qpos]
+            qx = np.zeros((len(gc), q_max))
+            qy = np.zeros((len(gc), q_max))
+            qx[qrow, qpos] = q[qsel, 0]
+            qy[qrow, qpos] = q[qsel, 1]
+            d = qx[:, :, None] - px[:, None, :]
+            d *= d
+            dy = qy[:, :, None] - py[:, None, :]
+            dy *= dy
+            d += dy
+            k = np.argmin(d, axis=2)
+            out[qsel] = (p_start[groups[gc], None] + k)[qrow, qpos]
+    return out
+
+
+def _nearest_grid(q: np.ndarray, q_group: np.ndarray, pts: np.ndarray,
+                  p_start: np.ndarray, p_count: np.ndarray) -> np.ndarray:
+    """Index of the nearest point of its own group for each query point (the lowest index on
+    a tie), by grid hashing.
+
+    Grid hashing: each group's points are bucketed in square cells holding about one point
+    each (sorted by cell), and each query looks at the 3 x 3 cells around it. The answer is
+    exact when the nearest candidate is closer than the block's border (nothing outside can
+    beat it); the few queries where it is not (empty blocks) are answered by brute force
+    within their group. Distances are ``dx*dx + dy*dy`` as in :func:`_nearest_brute`, so the
+    result is the same bit for bit.
+
+    Parameters
+    ----------
+    q : (Q, 2) ndarray
+    q_group : (Q,) ndarray of int
+        Group of each query; a group with queries must have points.
+    pts : (P, 2) ndarray
+        Points, group by group: group ``g`` is ``p_start[g] ... p_start[g] + p_count[g] - 1``.
+    p_start, p_count : (G,) ndarray of int
+
+    Returns
+    -------
+    (Q,) ndarray of int
+        Global index into ``pts``.
+    """
+    g_n = len(p_count)
+    out = np.full(len(q), -1, dtype=np.intp)
+    if len(q) == 0:
+        return out
+    p_count = np.asarray(p_count, dtype=np.intp)
+    p_group = np.repeat(np.arange(g_n), p_count)
+    lo = np.full((g_n, 2), np.inf)
+    hi = np.full((g_n, 2), -np.inf)
+    for arr, grp in ((q, q_group), (pts, p_group)):
+        np.minimum.at(lo, grp, arr)
+        np.maximum.at(hi, grp, arr)
+    lo = np.where(np.isfinite(lo), lo, 0.0)
+    hi = np.where(np.isfinite(hi), hi, 0.0)
     ext = hi - lo
-    g = float(np.sqrt(max(ext[0] * ext[1], 1e-300) / n_p))
-    g = max(g, float(ext.max()) / 4096.0, 1e-300)
-    nx = int(ext[0] // g) + 1
-    ny = int(ext[1] // g) + 1
-    pc = np.minimum(((pts - lo) // g).astype(np.int64), [nx - 1, ny - 1])
-    qc = np.minimum(((q - lo) // g).astype(np.int64), [nx - 1, ny - 1])
-    pid = pc[:, 1] * nx + pc[:, 0]
+    g = np.sqrt(np.maximum(ext[:, 0] * ext[:, 1], 1e-300) / np.maximum(p_count, 1))
+    g = np.maximum(np.maximum(g, ext.max(axis=1) / 4096.0), 1e-300)
+    nxy = (ext // g[:, None]).astype(np.int64) + 1                      # (G, 2) cells
+    base = np.concatenate([[0], np.cumsum(nxy[:, 0] * nxy[:, 1])])
+    pc = np.minimum(((pts - lo[p_group]) // g[p_group, None]).astype(np.int64),
+                    nxy[p_group] - 1)
+    qc = np.minimum(((q - lo[q_group]) // g[q_group, None]).astype(np.int64),
+                    nxy[q_group] - 1)
+    pid = base[p_group] + pc[:, 1] * nxy[p_group, 0] + pc[:, 0]
     order = np.argsort(pid, kind="stable")
-    first = np.searchsorted(pid[order], np.arange(nx * ny + 1))
-    # candidates: the points of the 3 x 3 cells around each query, query by query
-    qi_parts, pj_parts = [], []
+    first = np.searchsorted(pid[order], np.arange(base[-1] + 1))
+    qn = nxy[q_group]
+    # candidates: the points of the 3 x 3 cells around each occupied query cell, as a padded
+    # row of point indices (ascending, so the first of equal distances is the lowest index)
+    qcell = base[q_group] + qc[:, 1] * qn[:, 0] + qc[:, 0]
+    cells, inverse = np.unique(qcell, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    cg = q_group[np.unique(qcell, return_index=True)[1]]
+    ccx = (cells - base[cg]) % nxy[cg, 0]
+    ccy = (cells - base[cg]) // nxy[cg, 0]
+    starts, counts = [], []
     for dy in (-1, 0, 1):
         for dx in (-1, 0, 1):
-            cx, cy = qc[:, 0] + dx, qc[:, 1] + dy
-            ok = (cx >= 0) & (cx < nx) & (cy >= 0) & (cy < ny)
-            cell = np.where(ok, cy * nx + cx, 0)
-            start = first[cell]
-            cnt = np.where(ok, first[cell + 1] - start, 0)
-            qi = np.repeat(np.arange(len(q)), cnt)
-            run = np.arange(len(qi)) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-            qi_parts.append(qi)
-            pj_parts.append(order[np.repeat(start, cnt) + run])
-    qi = np.concatenate(qi_parts)
-    pj = np.concatenate(pj_parts)
-    srt = np.argsort(qi, kind="stable")
-    qi, pj = qi[srt], pj[srt]
-    d = q[qi, 0] - pts[pj, 0]
-    d *= d
-    dy_ = q[qi, 1] - pts[pj, 1]
-    dy_ *= dy_
-    d += dy_
-    out = np.full(len(q), -1, dtype=np.intp)
-    has = np.bincount(qi, minlength=len(q)) > 0
+            cx, cy = ccx + dx, ccy + dy
+            ok = (cx >= 0) & (cx < nxy[cg, 0]) & (cy >= 0) & (cy < nxy[cg, 1])
+            cell = np.where(ok, base[cg] + cy * nxy[cg, 0] + cx, 0)
+            starts.append(first[cell])
+            counts.append(np.where(ok, first[cell + 1] - first[cell], 0))
+    starts, counts = np.stack(starts, axis=1), np.stack(counts, axis=1)       # (U, 9)
+    total = counts.sum(axis=1)
+    width = max(int(total.max()), 1)
+    big = np.iinfo(np.intp).max
+    cand = np.full((len(cells), width), big, dtype=np.intp)
+    row = np.repeat(np.arange(len(cells)), total)
+    lead = np.repeat(np.cumsum(total) - total, total)
+    col = np.arange(len(row)) - lead
+    flat_c = counts.ravel()
+    run = np.arange(flat_c.sum()) - np.repeat(np.cumsum(flat_c) - flat_c, flat_c)
+    cand[row, col] = order[np.repeat(starts.ravel(), flat_c) + run]
+    cand.sort(axis=1)
     best = np.full(len(q), np.inf)
-    if len(qi):
-        starts = np.r_[0, np.nonzero(qi[1:] != qi[:-1])[0] + 1]
-        owners = qi[starts]
-        best[owners] = np.minimum.reduceat(d, starts)
-        big = np.iinfo(np.intp).max
-        out[owners] = np.minimum.reduceat(np.where(d == best[qi], pj, big), starts)
+    step = max(1, 4_000_000 // width)
+    for s0 in range(0, len(q), step):
+        sl = slice(s0, s0 + step)
+        cj = cand[inverse[sl]]
+        real = cj != big
+        cjs = np.where(real, cj, 0)
+        d = q[sl, 0, None] - pts[cjs, 0]
+        d *= d
+        dy_ = q[sl, 1, None] - pts[cjs, 1]
+        dy_ *= dy_
+        d += dy_
+        d[~real] = np.inf
+        k = np.argmin(d, axis=1)
+        rows = np.arange(len(k))
+        best[sl] = d[rows, k]
+        out[sl] = np.where(real[rows, k], cj[rows, k], -1)
+    has = out >= 0
     # exact where the best is nearer than the block's border (sides at the grid's edge hold
     # nothing beyond them); a margin covers the rounding of the cell assignment
-    x0 = lo + (qc - 1) * g
-    x1 = lo + (qc + 2) * g
+    gq = g[q_group, None]
+    x0 = lo[q_group] + (qc - 1) * gq
+    x1 = lo[q_group] + (qc + 2) * gq
     inner = np.minimum(np.where(qc > 0, q - x0, np.inf),
-                       np.where(qc < [nx - 1, ny - 1], x1 - q, np.inf)).min(axis=1)
-    inner -= 1e-9 * (g + float(np.abs(np.r_[lo, hi]).max()))
+                       np.where(qc < qn - 1, x1 - q, np.inf)).min(axis=1)
+    scale = np.maximum(np.abs(lo).max(axis=1), np.abs(hi).max(axis=1))
+    inner -= 1e-9 * (g + scale)[q_group]
     sure = has & (best < np.where(inner > 0, inner, 0.0) ** 2)
     rest = np.nonzero(~sure)[0]
     if len(rest):
-        out[rest] = _nearest_brute(q[rest], pts, chunk)
+        out[rest] = _nearest_brute_in_groups(q[rest], q_group[rest], pts, p_start, p_count)
     return out
+
+
+def _distance2(q: np.ndarray, qi: np.ndarray, pts: np.ndarray, pj: np.ndarray) -> np.ndarray:
+    """``dx*dx + dy*dy`` between query ``qi`` and point ``pj`` (the brute force's bits)."""
+    d = q[qi, 0] - pts[pj, 0]
+    d *= d
+    dy = q[qi, 1] - pts[pj, 1]
+    dy *= dy
+    d += dy
+    return d
+
+
+def _nearest_brute_in_groups(q: np.ndarray, q_group: np.ndarray, pts: np.ndarray,
+                             p_start: np.ndarray, p_count: np.ndarray,
+                             chunk: int = 4_000_000) -> np.ndarray:
+    """Nearest point of its own group for each query, over all of the group's points."""
+    out = np.empty(len(q), dtype=np.intp)
+    big = np.iinfo(np.intp).max
+    for qi, pj in group_pairs(q_group, p_start, p_count, chunk):
+        d = _distance2(q, qi, pts, pj)
+        starts = np.r_[0, np.nonzero(qi[1:] != qi[:-1])[0] + 1]
+        owners = qi[starts]
+        best = np.minimum.reduceat(d, starts)
+        out[owners] = np.minimum.reduceat(np.where(d == np.repeat(best, np.diff(
+            np.r_[starts, len(qi)])), pj, big), starts)
+    return out
+
+
+def _nearest(q: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    """Index of the nearest of ``pts`` for each query point (the lowest index on a tie)."""
+    if len(pts) == 0:
+        return np.full(len(q), -1, dtype=np.intp)
+    return nearest_in_groups(q, np.zeros(len(q), dtype=np.intp), pts, np.array([0]),
+                             np.array([len(pts)]))
 
 
 def _nearest_brute(q: np.ndarray, pts: np.ndarray, chunk: int = 4_000_000) -> np.ndarray:

@@ -33,6 +33,10 @@ class LotSet:
     piece_count : (Q,) ndarray of int
     piece_lot : (Q,) ndarray of int
         Lot index of each piece.
+    lot_region : (L,) ndarray of int, optional
+        Lots of many regions at once: the region (index in the batch) of each lot, lots
+        region by region and each region's pieces in the order its own run gives them.
+        None: one region.
     """
 
     outline: np.ndarray
@@ -40,6 +44,7 @@ class LotSet:
     pieces: np.ndarray
     piece_count: np.ndarray
     piece_lot: np.ndarray
+    lot_region: np.ndarray | None = None
 
     @property
     def n_lots(self) -> int:
@@ -47,7 +52,8 @@ class LotSet:
 
     def areas(self) -> np.ndarray:
         """Area of each lot, ``(L,)``."""
-        return np.bincount(self.piece_lot, polygon_area(self.pieces), minlength=self.n_lots)
+        return np.bincount(self.piece_lot, polygon_area(self.pieces, relative=True),
+                           minlength=self.n_lots)
 
     def compact(self) -> "LotSet":
         """Drop lots without area and renumber them in order."""
@@ -56,7 +62,8 @@ class LotSet:
         new_index = np.cumsum(keep) - 1
         pk = keep[self.piece_lot]
         return LotSet(self.outline[keep], self.outline_count[keep], self.pieces[pk],
-                      self.piece_count[pk], new_index[self.piece_lot[pk]])
+                      self.piece_count[pk], new_index[self.piece_lot[pk]],
+                      None if self.lot_region is None else self.lot_region[keep])
 
 
 def lot_frames(lots: LotSet) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -94,8 +101,17 @@ def lot_frames(lots: LotSet) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
     return area, np.column_stack([cx, cy]), axis, np.where(hi > lo, hi - lo, 0.0)
 
 
-def _split(lots: LotSet, which: np.ndarray, normal: np.ndarray, offset: np.ndarray) -> LotSet:
-    """Split lots ``which`` by the lines ``normal . p = offset``; the far side becomes new lots."""
+def _split(lots: LotSet, which: np.ndarray, normal: np.ndarray, offset: np.ndarray
+           ) -> tuple[LotSet, np.ndarray, np.ndarray]:
+    """Split lots ``which`` by the lines ``normal . p = offset``; the far side becomes new lots,
+    numbered after the lots of their region.
+
+    Returns
+    -------
+    lots : LotSet
+    near, far : (len(which),) ndarray of int
+        The new index of each split lot's near side (the lot itself) and far side.
+    """
     n = lots.n_lots
     nrm = np.zeros((n, 2))
     off = np.zeros(n)
@@ -133,8 +149,20 @@ def _split(lots: LotSet, which: np.ndarray, normal: np.ndarray, offset: np.ndarr
     piece_count = np.concatenate([lots.piece_count[rest], near_n, far_n])
     piece_lot = np.concatenate([lots.piece_lot[rest], idx, new_id[idx]])
     keep = piece_count >= 3
-    # Keep the original piece order stable: sort by (lot, original position).
-    return LotSet(outline, outline_count, pieces[keep], piece_count[keep], piece_lot[keep])
+    pieces, piece_count, piece_lot = pieces[keep], piece_count[keep], piece_lot[keep]
+    far_id = n + np.arange(len(which))
+    if lots.lot_region is None:
+        return LotSet(outline, outline_count, pieces, piece_count, piece_lot), which, far_id
+    # many regions: each region's new lots follow its own lots, and its pieces keep the
+    # order of a run of that region alone (kept, near sides, far sides)
+    region = np.concatenate([lots.lot_region, lots.lot_region[which]])
+    perm = np.argsort(region, kind="stable")
+    new_index = np.empty(len(perm), dtype=np.intp)
+    new_index[perm] = np.arange(len(perm))
+    p_order = np.argsort(region[piece_lot], kind="stable")
+    out = LotSet(outline[perm], outline_count[perm], pieces[p_order], piece_count[p_order],
+                 new_index[piece_lot[p_order]], region[perm])
+    return out, new_index[which], new_index[far_id]
 
 
 def subdivide_lots(lots: LotSet, min_lot_size: float, iterations: int, irregularity: float,
@@ -147,12 +175,13 @@ def subdivide_lots(lots: LotSet, min_lot_size: float, iterations: int, irregular
     lots : LotSet
     min_lot_size : float
         Largest area kept unsplit, square world units.
-    iterations : int
-        Most split levels.
+    iterations : int or (G,) ndarray of int
+        Most split levels (per region for lots of many regions).
     irregularity : float
         0..1: the cut is shifted along the major axis by up to ``0.3 * irregularity`` of the
         lot's length and turned by up to ``irregularity * 30`` degrees.
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator or sequence of them
+        One per region of ``lots.lot_region`` for lots of many regions.
     layout : {"voronoi", "contour"}
         ``voronoi``: cut across the major axis (shifted and turned by ``irregularity``).
         ``contour``: cut along or across the local contour direction
@@ -165,12 +194,22 @@ def subdivide_lots(lots: LotSet, min_lot_size: float, iterations: int, irregular
     LotSet
         New lots are appended after their parents, so ids are stable for a seed.
     """
-    for _ in range(int(iterations)):
+    rngs = list(rng) if isinstance(rng, (list, tuple)) else [rng]
+    g_n = len(rngs)
+    levels = np.broadcast_to(np.asarray(iterations, dtype=np.int64), (g_n,))
+    active = np.ones(g_n, dtype=bool)   # a region whose cuts all missed stops (as alone)
+    for level in range(int(levels.max()) if g_n else 0):
+        active &= level < levels
         area, centroid, axis, length = lot_frames(lots)
-        big = np.nonzero(area > min_lot_size)[0]
+        group = np.zeros(lots.n_lots, dtype=np.intp) if lots.lot_region is None \
+            else lots.lot_region
+        big = np.nonzero((area > min_lot_size) & active[group])[0]
         if len(big) == 0:
             break
-        u = rng.random((len(big), 2)) * 2.0 - 1.0
+        # each region draws from its own stream, in its lots' order (big is region by region)
+        per = np.bincount(group[big], minlength=g_n)
+        u = np.concatenate([rngs[g].random((int(per[g]), 2)) for g in np.nonzero(per)[0]])
+        u = u * 2.0 - 1.0
         if layout == "contour":
             normal, extent = contour_cut_normals(lots, big, area, centroid, axis, length,
                                                  terrain)
@@ -182,17 +221,17 @@ def subdivide_lots(lots: LotSet, min_lot_size: float, iterations: int, irregular
             normal = np.column_stack([c * ax[:, 0] - s * ax[:, 1], s * ax[:, 0] + c * ax[:, 1]])
             point = centroid[big] + (0.3 * irregularity * u[:, 0] * length[big])[:, None] * ax
         offset = (normal * point).sum(axis=1)
-        trial = _split(lots, big, normal, offset)
+        trial, near, far = _split(lots, big, normal, offset)
         new_area = trial.areas()
-        n = lots.n_lots
-        near_a = new_area[big]
-        far_a = new_area[n:]
-        ok = (near_a > 1e-9 * area[big]) & (far_a > 1e-9 * area[big])
+        ok = (new_area[near] > 1e-9 * area[big]) & (new_area[far] > 1e-9 * area[big])
         if not ok.all():
-            # A cut that missed the lot (possible for odd concave lots): split only the others.
+            # A cut that missed the lot (possible for odd concave lots): split only the others;
+            # a region none of whose cuts hit stops splitting.
+            hit = np.bincount(group[big], ok, minlength=g_n) > 0
+            active &= hit | (per == 0)
             if not ok.any():
-                break
+                continue
             big, normal, offset = big[ok], normal[ok], offset[ok]
-            trial = _split(lots, big, normal, offset)
+            trial = _split(lots, big, normal, offset)[0]
         lots = trial
     return lots

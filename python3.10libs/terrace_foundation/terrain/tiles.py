@@ -33,7 +33,8 @@ import numpy as np
 
 from ..errors import TerraceInputError
 
-__all__ = ["CHUNK", "DEFAULT_TILE_SIZE", "plan_tiles", "window_sums", "box_dilate",
+__all__ = ["CHUNK", "DEFAULT_TILE_SIZE", "check_tile_size", "plan_tiles", "window_sums",
+           "box_dilate",
            "PartialSums", "halo_cells", "grow"]
 
 #: Columns per partial-sum chunk; tile sizes are multiples of it.
@@ -54,6 +55,23 @@ def _cuts(n: int, size: int) -> list[int]:
     return cuts
 
 
+def check_tile_size(tile_size: int | None) -> int:
+    """The tile side in effect: ``tile_size`` checked (0 or a positive multiple of
+    :data:`CHUNK`), or :data:`DEFAULT_TILE_SIZE` for None. The one check of the rule, for
+    :func:`plan_tiles` and the CLI's ``--tile-size``.
+
+    Raises
+    ------
+    TerraceInputError
+        Naming ``tile_size`` and the rule.
+    """
+    size = DEFAULT_TILE_SIZE if tile_size is None else int(tile_size)
+    if size < 0 or size % CHUNK:
+        raise TerraceInputError(f"{size} is not 0 or a positive multiple of {CHUNK} cells",
+                                "tile_size")
+    return size
+
+
 def plan_tiles(shape: tuple[int, int], tile_size: int | None = None) -> list[Window]:
     """Tiles covering a grid, row by row (north first).
 
@@ -70,12 +88,9 @@ def plan_tiles(shape: tuple[int, int], tile_size: int | None = None) -> list[Win
         Half-open windows; tiles start on multiples of ``tile_size``.
     """
     rows, cols = int(shape[0]), int(shape[1])
-    size = DEFAULT_TILE_SIZE if tile_size is None else int(tile_size)
+    size = check_tile_size(tile_size)
     if size == 0:
         return [(0, rows, 0, cols)]
-    if size < 0 or size % CHUNK:
-        raise TerraceInputError(f"{size} is not 0 or a positive multiple of {CHUNK} cells",
-                                "tile_size")
     rc, cc = _cuts(rows, size), _cuts(cols, size)
     return [(rc[i], rc[i + 1], cc[j], cc[j + 1])
             for i in range(len(rc) - 1) for j in range(len(cc) - 1)]

@@ -65,10 +65,18 @@ def _crs_of(obj: dict, source: str) -> str | None:
     raise TerraceInputError("unsupported 'crs' member (use {\"type\": \"name\", ...})", source)
 
 
-def _has_bool(ring) -> bool:
-    """Whether a parsed ring holds ``true``/``false`` among numbers (numpy makes them 1.0/0.0)."""
-    return isinstance(ring, list) and any(
-        isinstance(v, bool) for pos in ring if isinstance(pos, list) for v in pos)
+def _has_bool(ring, arr: np.ndarray) -> bool:
+    """Whether a parsed ring holds ``true``/``false`` among numbers (numpy makes them 1/0).
+
+    Only the positions numpy holds as 0 or 1 are looked at in the parsed lists (a Python scan
+    of every value took seconds for 300 000 vertices).
+    """
+    if not isinstance(ring, list):
+        return False
+    if arr.ndim != 2:          # ragged: scan it all (refused as malformed either way)
+        return any(isinstance(v, bool) for pos in ring if isinstance(pos, list) for v in pos)
+    rows, cols = np.nonzero((arr == 0) | (arr == 1))
+    return any(isinstance(ring[r][c], bool) for r, c in zip(rows.tolist(), cols.tolist()))
 
 
 def _rings(coords, where: str, source: str) -> list[np.ndarray]:
@@ -80,7 +88,7 @@ def _rings(coords, where: str, source: str) -> list[np.ndarray]:
             arr = np.asarray(ring)
         except (TypeError, ValueError):
             raise TerraceInputError(f"{where} has malformed coordinates", source) from None
-        if arr.dtype.kind not in "iuf" or (arr.dtype.kind == "f" and _has_bool(ring)):
+        if arr.dtype.kind not in "iuf" or _has_bool(ring, arr):
             # true/false, numeric strings, nulls: GeoJSON positions are numbers
             raise TerraceInputError(f"{where} has malformed coordinates (positions must be"
                                     " numbers, not booleans, strings or null)", source)

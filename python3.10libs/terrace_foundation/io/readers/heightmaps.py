@@ -43,7 +43,7 @@ from ._files import check_file
 from .georasters import read_geotiff_heightfield, read_npy_heightfield, sidecar_path
 
 __all__ = ["read_heightfield", "read_png_heightmap", "read_raw_heightmap", "read_exr_heightmap",
-           "read_tiff_heightmap", "HEIGHTMAP_SUFFIXES"]
+           "read_tiff_heightmap", "HEIGHTMAP_SUFFIXES", "check_height_range"]
 
 #: Suffix -> reader name for the formats read here.
 HEIGHTMAP_SUFFIXES = {".png": "png16", ".r16": "raw16", ".raw": "raw16", ".exr": "exr"}
@@ -108,7 +108,15 @@ def _number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def _check_range(rng: Any, source: str) -> tuple[float, float]:
+def check_height_range(rng: Any, source: str | None = None) -> tuple[float, float]:
+    """``(zmin, zmax)`` of a height range (a flag's, a sidecar's or an argument's), checked:
+    two numbers, ZMIN < ZMAX. The one check of the rule.
+
+    Raises
+    ------
+    TerraceInputError
+        Naming ``source`` and the rule.
+    """
     if (not isinstance(rng, (list, tuple)) or len(rng) != 2 or not all(_number(v) for v in rng)
             or not rng[1] > rng[0]):
         raise TerraceInputError(f"height range must be two numbers ZMIN < ZMAX, got {rng!r}",
@@ -138,7 +146,7 @@ def _sidecar(path: Path) -> dict:
                                    and all(_number(v) for v in origin)):
         raise TerraceInputError("'origin' must be [x_west, y_north]", src)
     if side.get("height_range") is not None:
-        _check_range(side["height_range"], src)
+        check_height_range(side["height_range"], src)
     if side.get("row_order", "north_first") not in ("north_first", "south_first"):
         raise TerraceInputError("'row_order' must be \"north_first\" or \"south_first\"", src)
     if side.get("byte_order", "little") not in ("little", "big"):
@@ -166,7 +174,7 @@ def _settings(path: Path, cell_size, height_range, kind: str, need_range: bool) 
         raise TerraceInputError(
             f"a {kind} heightmap holds 16-bit values, not metres; give --height-range ZMIN,ZMAX"
             f" or 'height_range' in {sidecar_path(path).name}", source)
-    return {"cell_size": float(cs), "range": None if rng is None else _check_range(rng, source),
+    return {"cell_size": float(cs), "range": None if rng is None else check_height_range(rng, source),
             "origin": side.get("origin"), "crs": normalise_crs(side.get("crs")),
             "south_first": side.get("row_order") == "south_first",
             "byte_order": side.get("byte_order", "little"), "shape": side.get("shape"),
@@ -194,7 +202,7 @@ def _build(values: np.ndarray, path: Path, st: dict, kind: str, scale: float | N
 
 
 def _apply_range(hf: Heightfield, height_range, source: str) -> Heightfield:
-    zmin, zmax = _check_range(height_range, source)
+    zmin, zmax = check_height_range(height_range, source)
     dtype = np.dtype(hf.meta.get("dtype", "float64"))
     scale = 65535.0 if dtype.kind in "ui" else 1.0
     return hf.with_heights(zmin + hf.heights / scale * (zmax - zmin))

@@ -27,7 +27,7 @@ import numpy as np
 
 from ...errors import TerraceInputError
 from ...heightfield import MAX_COORDINATE
-from ...region import _first_crossing, points_in_edges, ring_area
+from ...region import _first_crossing, has_three_distinct, point_ids, points_in_edges, ring_area
 
 __all__ = ["Repair", "repair_polygon", "regions_from_polygons"]
 
@@ -99,7 +99,7 @@ def _spikes(ring: np.ndarray) -> np.ndarray:
 
 def _degenerate(ring: np.ndarray) -> str | None:
     """Why the ring cannot bound an area (the engine's own tests), or None."""
-    if len(ring) < 3 or len(np.unique(ring, axis=0)) < 3:
+    if not has_three_distinct(ring):
         return "has fewer than 3 distinct points"
     centred = ring - ring.mean(axis=0)
     sv = np.linalg.svd(centred, compute_uv=False)
@@ -112,8 +112,7 @@ def _degenerate(ring: np.ndarray) -> str | None:
 
 def _split_touching(ring: np.ndarray) -> list[np.ndarray]:
     """Split a ring at vertices it passes through more than once into simple loops."""
-    _, inverse, counts = np.unique(ring, axis=0, return_inverse=True, return_counts=True)
-    inverse = np.asarray(inverse).ravel()
+    inverse, counts = point_ids(ring)
     if counts.max() < 2:
         return [ring]
     loops: list[np.ndarray] = []
@@ -161,8 +160,8 @@ def _clean(ring: np.ndarray, name: str, log: _Log) -> tuple[np.ndarray, list[np.
             f"removed {len(pts)} spike point{'s' if len(pts) > 1 else ''}", pts[0])
     loops = _split_touching(ring) if len(ring) >= 3 else [ring]
     if len(loops) > 1:
-        _, inverse, counts = np.unique(ring, axis=0, return_inverse=True, return_counts=True)
-        at = ring[np.nonzero(counts[np.asarray(inverse).ravel()] > 1)[0][0]]
+        inverse, counts = point_ids(ring)
+        at = ring[np.nonzero(counts[inverse] > 1)[0][0]]
         log(name, "touches itself", f"split into {len(loops)} rings where it touches itself",
             at)
     return ring, loops
@@ -424,8 +423,10 @@ def regions_from_polygons(polys, source: str, strict: bool = False):
     for rid, props, rings, feature in polys:
         parts, done = repair_polygon(rings, source, feature, strict)
         repairs.extend(done)
+        # every part passed repair_polygon's crossing test or came from shapely.make_valid
         regions.extend(Region.from_rings(p[0], p[1:], region_id=rid, properties=props,
-                                         source=source) for p in parts)
+                                         source=source, _crossings_checked=True)
+                       for p in parts)
     if not regions:
         raise TerraceInputError("holds no usable polygons (every one was degenerate and "
                                 "dropped)", source)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -240,6 +241,14 @@ def _check_place(out: Path, source: str) -> None:
         raise TerraceInputError(f"cannot create it: {anc} is a file, not a folder", source)
     if not os.access(anc, os.W_OK | os.X_OK):
         raise TerraceInputError(f"cannot create it: no permission to write in {anc}", source)
+    # what access() cannot tell (root on a read-only mount, /proc, /sys): make a folder there
+    try:
+        probe = tempfile.mkdtemp(prefix=".terrace-foundation-probe-", dir=anc)
+    except OSError as e:
+        cause = e.strerror or " ".join(str(e).split()) or type(e).__name__
+        raise TerraceInputError(f"cannot create it: cannot make a folder in {anc} ({cause})",
+                                source) from None
+    os.rmdir(probe)
 
 
 def _existing_ancestor(out: Path) -> Path:
@@ -349,10 +358,14 @@ def output_folder(out_dir: str | os.PathLike, overwrite: bool = False,
         p = p.parent
     tmp: Path | None = None
     try:
-        for d in reversed(created):
-            d.mkdir()
-        tmp = parent / _work_name(out, "partial")
-        tmp.mkdir()
+        try:
+            for d in reversed(created):
+                d.mkdir()
+            tmp = parent / _work_name(out, "partial")
+            tmp.mkdir()
+        except OSError as e:                   # name the user's folder, not the hidden one
+            tmp = None
+            raise OutputWriteError(e, out, "folder") from None
         yield tmp
         _commit(tmp, out, overwrite)
         tmp = None

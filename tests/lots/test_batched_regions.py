@@ -1,0 +1,122 @@
+"""Lots of many regions computed together (issue 11) are exactly the lots of each region
+computed on its own: the batched steps (scatter, relax, Voronoi, trapezoids, cuts) give the
+same arrays, bit for bit, as one-region runs, and the nearest-point search equals brute force.
+"""
+
+import numpy as np
+import pytest
+
+from terrace_foundation import Region
+from terrace_foundation.geometry import polygon_area, widen_polygons
+from terrace_foundation.lots.fracture import (
+    decompose_region,
+    decompose_regions,
+    voronoi_cells,
+    voronoi_cells_in_groups,
+)
+from terrace_foundation.lots.scatter import _nearest_brute, nearest_in_groups
+from terrace_foundation.params import TerraceParams
+from terrace_foundation.pipeline import fracture_region, fracture_regions
+from terrace_foundation.region import region_edges
+
+
+def _regions(n, seed=4):
+    rng = np.random.default_rng(seed)
+    out = []
+    t = np.linspace(0, 2 * np.pi, 17, endpoint=False)
+    for k in range(n):
+        c = np.array([k % 5 * 120.0, k // 5 * 120.0]) + rng.uniform(0, 10, 2)
+        r = 45.0 * (1 + 0.3 * np.sin(rng.integers(2, 6) * t + k))
+        ring = c + np.column_stack([r * np.cos(t), r * np.sin(t)])
+        holes = [c + np.column_stack([10 * np.cos(t), 10 * np.sin(t)])[::-1]] if k % 3 == 0 \
+            else []
+        out.append(Region.from_rings(ring, holes, region_id=k))
+    if n > 2:                          # one region of a single vertical-sided square
+        out[1] = Region.from_rings([[130, 10], [170, 10], [170, 50], [130, 50]], region_id=1)
+    return out
+
+
+@pytest.mark.parametrize("kind", ["uniform", "ties"])
+def test_nearest_in_groups_equals_brute_force_per_group(kind):
+    rng = np.random.default_rng(3)
+    sizes = np.array([1, 2, 7, 48, 300, 40, 0, 5])
+    pts = np.concatenate([rng.random((s, 2)) * 50 + 20 * g for g, s in enumerate(sizes)])
+    start = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    q_group = rng.choice(np.nonzero(sizes)[0], 5000)
+    q = rng.random((5000, 2)) * 50 + 20 * q_group[:, None]
+    if kind == "ties":
+        pts, q = np.round(pts), np.round(q)
+    for dense in (0, 256):
+        got = nearest_in_groups(q, q_group, pts, start, sizes, dense_below=dense)
+        for g in np.nonzero(sizes)[0]:
+            mine = q_group == g
+            want = _nearest_brute(q[mine], pts[start[g]:start[g] + sizes[g]]) + start[g]
+            assert np.array_equal(got[mine], want)
+
+
+def test_decompose_regions_equals_each_region_alone():
+    regs = _regions(12)
+    traps, group = decompose_regions(region_edges(regs))
+    for g, reg in enumerate(regs):
+        assert np.array_equal(traps[group == g], decompose_region(reg))
+    assert np.all(np.diff(group) >= 0)
+
+
+def test_voronoi_cells_in_groups_equal_each_group_alone():
+    rng = np.random.default_rng(5)
+    sizes = np.array([1, 3, 30, 0, 70, 2])
+    pts = np.concatenate([rng.random((s, 2)) * 100 for s in sizes])
+    bounds = np.array([[0.0, 0.0, 100.0, 100.0 + g] for g in range(len(sizes))])
+    poly, count = voronoi_cells_in_groups(pts, sizes, bounds, neighbours=4)
+    start = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    for g, s in enumerate(sizes):
+        if s == 0:
+            continue
+        want, want_n = voronoi_cells(pts[start[g]:start[g] + s], tuple(bounds[g]), neighbours=4)
+        got, got_n = poly[start[g]:start[g] + s], count[start[g]:start[g] + s]
+        k = max(want.shape[1], got.shape[1])
+        assert np.array_equal(got_n, want_n)
+        assert np.array_equal(widen_polygons(got, got_n, k)[:, :k],
+                              widen_polygons(want, want_n, k)[:, :k])
+
+
+@pytest.mark.parametrize("values", [dict(seed=3, min_lot_size=900.0),
+                                    dict(seed=5, scatter_mode="fixed", scatter_count=9),
+                                    dict(seed=2, min_lot_size=1500.0, lot_layout="contour")])
+def test_fracture_regions_equals_each_region_alone(values):
+    regs = _regions(9)
+    p = TerraceParams(**values)
+    clip = (-60.0, -60.0, 600.0, 300.0)           # clips the regions of the top row
+
+    def terrain(x, y):
+        return 0.3 * x + 0.1 * y + 5 * np.sin(x / 40.0)
+
+    lots = fracture_regions(regs, p, clip, terrain)
+    assert np.all(np.diff(lots.lot_region) >= 0)
+    first = np.searchsorted(lots.lot_region, np.arange(len(regs) + 1))
+    for g, reg in enumerate(regs):
+        one = fracture_region(reg, p, clip, terrain)
+        sel = slice(first[g], first[g + 1])
+        mine = (lots.piece_lot >= first[g]) & (lots.piece_lot < first[g + 1])
+        assert one.n_lots == first[g + 1] - first[g]
+        assert np.array_equal(lots.piece_lot[mine] - first[g], one.piece_lot)
+        assert np.array_equal(lots.piece_count[mine], one.piece_count)
+        k = max(lots.pieces.shape[1], one.pieces.shape[1])
+        assert np.array_equal(widen_polygons(lots.pieces[mine], lots.piece_count[mine], k),
+                              widen_polygons(one.pieces, one.piece_count, k))
+        assert np.array_equal(lots.outline_count[sel], one.outline_count)
+        # areas do not depend on the batch's padding (polygon_area sums slots in order)
+        assert np.array_equal(lots.areas()[sel], one.areas())
+        assert np.isclose(lots.areas()[sel].sum(),
+                          polygon_area(one.pieces).sum(), rtol=1e-12)
+
+
+def test_polygon_area_does_not_depend_on_padding():
+    rng = np.random.default_rng(0)
+    cnt = rng.integers(3, 10, 2000)
+    poly = widen_polygons(rng.random((2000, 9, 2)) * 1000, cnt, 9)
+    from terrace_foundation.geometry import pad_polygons
+    poly = pad_polygons(poly, cnt)
+    a = polygon_area(poly)
+    for w in (10, 16, 33):
+        assert np.array_equal(polygon_area(widen_polygons(poly, cnt, w)), a)

@@ -37,6 +37,10 @@ class LotMesh:
         self.triangle_lot = triangle_lot
 
 
+#: Triangles merged at a time (whole lots; about 60 MB of merge keys).
+MERGE_BATCH = 250_000
+
+
 def remesh_lots(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarray,
                 size: float, anchor: tuple[float, float] = (0.0, 0.0),
                 max_pairs: int = 1_000_000) -> LotMesh:
@@ -69,8 +73,10 @@ def remesh_lots(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarr
     extent = (hi - lo).max(axis=1)
     normal, offset = polygon_halfplanes(pieces, piece_count)
     tris, tri_lots = [], []
-    # process pieces in chunks that keep the number of (piece, square) pairs bounded
-    bounds = np.searchsorted(np.cumsum(per), np.arange(max_pairs, per.sum() + max_pairs, max_pairs))
+    # process pieces in chunks that keep the number of (piece, square) pairs bounded; each pair
+    # takes its piece's K half-planes, so the chunk shrinks with K (about 64 MB of them)
+    chunk = int(max(4096, min(max_pairs, 250_000 // max(pieces.shape[1], 1))))
+    bounds = np.searchsorted(np.cumsum(per), np.arange(chunk, per.sum() + chunk, chunk))
     start = 0
     for stop in np.unique(np.append(bounds, len(per))):
         stop = max(int(stop), start + 1)
@@ -103,31 +109,55 @@ def remesh_lots(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarr
         tri_lots.append(piece_lot[pair_piece[src[ok]]])
     tri = np.concatenate(tris) if tris else np.zeros((0, 3, 2))
     tlot = np.concatenate(tri_lots) if tri_lots else np.zeros(0, dtype=np.int64)
-    # stable order: by lot, then by creation
+    # stable order: by lot, then by creation (the triangles are gathered in this order batch
+    # by batch below, never copied whole)
     order = np.argsort(tlot, kind="stable")
-    tri, tlot = tri[order], tlot[order]
+    tlot = tlot[order]
     # merge coincident vertices within each lot
-    flat = tri.reshape(-1, 2)
-    flat_lot = np.repeat(tlot, 3)
     # the merge distance is far below the lot's thinnest piece (area / extent is about its
     # width): a sliver thinner than size * 1e-7 keeps its two sides apart (issue 15: a sliver
     # 1e-6 of a cell thick at remesh size 50 cells collapsed to zero-area triangles, and the
     # cell centres on it got no lot); never below a few ulps of the coordinates
-    rel = flat - np.array([ax, ay])
     thin = np.abs(polygon_area(pieces)) / np.maximum(extent, 1e-300)
     lot_thin = np.full(int(piece_lot.max()) + 1 if len(piece_lot) else 1, np.inf)
     np.minimum.at(lot_thin, piece_lot, thin)
-    floor = 16.0 * float(np.spacing(max(float(np.abs(rel).max()) if len(rel) else 1.0, 1.0)))
-    quantum = np.maximum(np.minimum(size, lot_thin[flat_lot]) * 1e-7, floor)[:, None]
-    q = np.round(rel / quantum).astype(np.int64)
-    keys = np.column_stack([flat_lot.astype(np.int64), q])
-    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    # number vertices in order of first appearance (deterministic and local per lot)
-    rank = np.empty(len(first), dtype=np.int64)
-    appearance = np.argsort(first, kind="stable")
-    rank[appearance] = np.arange(len(first))
-    vid = rank[inverse]
-    vertices = flat[np.sort(first)]
-    vertex_lot = flat_lot[np.sort(first)]
+    big = float(np.abs(tri - np.array([ax, ay])).max()) if len(tri) else 1.0
+    floor = 16.0 * float(np.spacing(max(big, 1.0)))
+    # vertices are never shared between lots, and the triangles are sorted by lot: merge them
+    # a batch of whole lots at a time (the same numbering as one merge over all of them, in a
+    # fraction of the memory: the merge keys of 10 M triangles alone take 0.7 GB)
+    cut = np.searchsorted(tlot, np.unique(tlot), side="left") if len(tlot) else np.zeros(0, int)
+    edges = [0]
+    for c in cut[1:]:
+        if c - edges[-1] >= MERGE_BATCH:
+            edges.append(int(c))
+    edges.append(len(tlot))
+    verts, vlots, vids = [], [], []
+    n_done = 0
+    for t0, t1 in zip(edges[:-1], edges[1:]):
+        flat = tri[order[t0:t1]].reshape(-1, 2)
+        flat_lot = np.repeat(tlot[t0:t1], 3)
+        rel = flat - np.array([ax, ay])
+        quantum = np.maximum(np.minimum(size, lot_thin[flat_lot]) * 1e-7, floor)[:, None]
+        q = np.round(rel / quantum).astype(np.int64)
+        keys = np.column_stack([flat_lot.astype(np.int64), q])
+        del rel, quantum, q
+        _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+        del keys
+        inverse = inverse.reshape(-1)
+        # number vertices in order of first appearance (deterministic and local per lot)
+        rank = np.empty(len(first), dtype=np.int64)
+        appearance = np.argsort(first, kind="stable")
+        rank[appearance] = np.arange(len(first))
+        vids.append(rank[inverse] + n_done)
+        keep = np.sort(first)
+        verts.append(flat[keep])
+        vlots.append(flat_lot[keep])
+        n_done += len(first)
+    if len(verts) == 0:
+        return LotMesh(np.zeros((0, 2)), np.zeros(0, dtype=tlot.dtype),
+                       np.zeros((0, 3), dtype=np.int64), tlot)
+    vertices = np.concatenate(verts)
+    vertex_lot = np.concatenate(vlots)
+    vid = np.concatenate(vids)
     return LotMesh(vertices, vertex_lot, vid.reshape(-1, 3), tlot)

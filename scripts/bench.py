@@ -400,19 +400,34 @@ def main(argv=None) -> int:
                   + f" | {r['seconds']:.2f} | {r['peak_mb']:.0f} |")
     return 0
 
-#: Passes over window-sized arrays per tile of the tiled raster stages (tiling.terrace_tile),
-#: counted from the code at the default parameters (1 m cells: blur half-width 3.33 cells,
-#: reach 12, halo 20); one pass = one numpy operation reading or writing every cell of the
-#: tile window once. Approximate (small selections of lot cells are not counted).
+#: Passes per tile of the tiled raster stages (tiling.terrace_tile), counted from the code at
+#: the default parameters (1 m cells: blur half-width 3.33 cells, reach 12, halo 20). One pass
+#: = one numpy operation reading or writing every cell of the array it works on once. Since
+#: issue 11 every pass after the read works on the tile's *active box* (the lots' box grown
+#: by the blur's reach, within the tile plus one cell) or on the band's box, not on the whole
+#: window: a tile with a small town pays for the town, a tile without a lot near is one copy.
+#: Small selections (lot cells, band cells) are counted as one pass each. Float64 throughout
+#: (see tiling.py for why); the lot mask is int32.
 RASTER_PASSES = {
-    "read window (float64 copy) + lot mask": 2,
-    "blend: difference, 6 box passes of ~10 (pad, window sums by a tree of 2 levels + 3 "
-    "additions, the fractional cells, the division), add back": 66,
-    "slopes before and after (central differences, hypot)": 16,
-    "report: band (dilation by the reach, 2 axes x 8), inner cells (9 comparisons)": 38,
-    "report: nearest lot of the band (cone sweeps, ~40 per cell), edge slopes (4 pairs x 6)": 65,
-    "report: masks and selections (changed, lots, band, outside, touched, buildable)": 15,
+    "read the window (float64 copy), the terrain of the box kept (copy)": 2,
+    "lot mask: zeros + scatter of the lot cells": 1,
+    "blend: difference (zeros + scatter), 6 box passes of 9 (pad, window sums of 7 by a tree "
+    "of 2 levels + 2 additions, the fractional cells 3, the division), added back where "
+    "non-zero (2)": 57,
+    "write the tile (terrace and lot mask; sink copies)": 2,
+    "slopes before and after (2 x: 4 differences and scalings, hypot, scale)": 12,
+    "report: lot cells (mask > 0, difference, 5 selections), changed cells and their partial "
+    "sums (7)": 15,
+    "report: band (mask > 0, dilation by the reach: 2 axes x (pad + tree of 4 levels + 2 "
+    "additions), & ~lots, count)": 18,
+    "report: inner cells (9 comparisons and 9 ands, & lots), pad and buildable selections": 25,
+    "report: nearest lot of the band (cone sweeps with labels down and up, ~30 per cell; "
+    "on the band's box grown by the attribution halo)": 65,
+    "report: edge slopes (4 neighbour pairs x 6) and the band's selections": 28,
+    "report: outside the band and created slopes (masks and selections)": 10,
 }
+#: Passes before issue 11 (every one over the whole window): about 200 as counted then.
+RASTER_PASSES_BEFORE = 202
 
 
 # --------------------------------------------------------------------------- large maps

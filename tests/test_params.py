@@ -151,11 +151,14 @@ def test_bad_values_name_the_parameter_and_its_range():
 
 
 def test_no_parameter_default_is_written_twice():
-    # the registry's defaults are the only literals: e.g. the embankment limit 33.7
+    # the registry's defaults are the only literals: e.g. the embankment limit 33.7, the lot
+    # size 7000, the default tile side 2048 in --tile-size's help
     hits = []
     for path in (REPO / "python3.10libs" / "terrace_foundation").rglob("*.py"):
-        if path.name != "params.py" and "33.7" in path.read_text(encoding="utf-8"):
-            hits.append(str(path.relative_to(REPO)))
+        text = path.read_text(encoding="utf-8")
+        for literal in ("33.7", "7000", "7_000", "DEFAULT_TILE_SIZE = "):
+            if path.name != "params.py" and literal in text:
+                hits.append(f"{path.relative_to(REPO)}: {literal}")
     assert hits == []
 
 

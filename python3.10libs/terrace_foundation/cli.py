@@ -17,7 +17,7 @@ import argparse
 import sys
 import time
 from contextlib import contextmanager
-from typing import Callable, Iterable, Iterator, Sequence, TextIO
+from typing import Any, Callable, Iterable, Iterator, Sequence, TextIO
 
 from . import TerraceParams, __version__, generate
 from .errors import TerraceError, TerraceInputError, WarningLog
@@ -343,12 +343,11 @@ def _run(hf, regions, params: TerraceParams, args: argparse.Namespace, context,
                          f"({time.perf_counter() - progress.t0:.1f} s)")
         return 0
     t_write = time.perf_counter()
+    context.warnings = WarningLog(echo=show, issue=False)   # the writers' warnings, said once
     files = write_outputs(result, args.out, context, overwrite=args.overwrite, protect=protect,
                           extra=getattr(args, "export", None) or (),  # an --export flag's names
                           skip=["viewer"] if getattr(args, "no_viewer", False) else [],
                           progress=_writer_progress(progress, t_write))
-    for text in context.warnings:
-        _warn(text)
     from .io.exports import export_summaries
 
     for line in export_summaries(context):     # the engine import settings, on stdout
@@ -437,7 +436,7 @@ def cmd_tiles(args: argparse.Namespace) -> int:
     starts_c = sorted({t[2] for t in tiles})
     x0, y0 = hf.origin
     cs = hf.cell_size
-    rows = []
+    rows: list[dict[str, Any]] = []
     for k, (r0, r1, c0, c1) in enumerate(tiles):
         rows.append({"index": k, "tile_row": starts_r.index(r0), "tile_col": starts_c.index(c0),
                      "window": [r0, r1, c0, c1],

@@ -430,6 +430,12 @@ def _height_range(text: str) -> tuple[float, float]:
         raise argparse.ArgumentTypeError(e.problem) from None
 
 
+#: Tile sides are multiples of this many cells (the partial-sum chunk of
+#: :mod:`terrace_foundation.terrain.tiles`, which takes it from here).
+TILE_CHUNK = 64
+#: Tile side of a run without ``--tile-size`` (a map up to 1.25 times it a side is one tile).
+DEFAULT_TILE_SIZE = 2048
+
 _RUNS = ("generate", "demo")
 _OUTPUT = "output"
 _TILES = "tiles (maps bigger than memory; the result is the same)"
@@ -459,9 +465,9 @@ _RUN = [
         scope="run", commands=_RUNS, group=_OUTPUT, value_name="LIST"),
     Parameter(
         "tile_size", _tile_size, None, "Tile Size",
-        "Run the raster stages in tiles of CELLS a side (a multiple of 64; 0 = one tile). "
-        "Default: 2048 (a map up to 2560 a side is one tile). The outputs are byte-identical "
-        "whatever the tiling.",
+        f"Run the raster stages in tiles of CELLS a side (a multiple of {TILE_CHUNK}; 0 = one "
+        f"tile). Default: {DEFAULT_TILE_SIZE} (a map up to {DEFAULT_TILE_SIZE * 5 // 4} a side "
+        "is one tile). The outputs are byte-identical whatever the tiling.",
         unit="cells", scope="run", commands=(*_RUNS, "tiles"), group=_TILES,
         value_name="CELLS"),
     Parameter(

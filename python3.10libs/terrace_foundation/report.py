@@ -102,17 +102,20 @@ def lot_statistics(before: np.ndarray, after: np.ndarray, lot_mask: np.ndarray,
     lab = m[sel]
     d = (a - b)[sel]
     area = cell_size * cell_size
+    # slopes reduced as tangents and the maxima converted: the conversion is monotone
     g = _grouped(lab, {
         "before": b[sel], "after": a[sel],
-        "slope_before": _deg((slopes[0] if slopes else slope_tangent(b, cell_size))[sel]),
-        "slope_after": _deg((slopes[1] if slopes else slope_tangent(a, cell_size))[sel]),
+        "slope_before": (slopes[0] if slopes else slope_tangent(b, cell_size))[sel],
+        "slope_after": (slopes[1] if slopes else slope_tangent(a, cell_size))[sel],
         "fill": np.maximum(d, 0.0) * area, "cut": np.maximum(-d, 0.0) * area,
-    }, n_lots)
+    }, n_lots, {"before": ("min", "max"), "after": ("min", "max"), "slope_before": ("max",),
+                "slope_after": ("max",), "fill": ("sum",), "cut": ("sum",)})
     return {
         "cells": g["cells"],
         "before_min": g["before_min"], "before_max": g["before_max"],
         "after_min": g["after_min"], "after_max": g["after_max"],
-        "slope_before_max": g["slope_before_max"], "slope_after_max": g["slope_after_max"],
+        "slope_before_max": _deg(g["slope_before_max"]),
+        "slope_after_max": _deg(g["slope_after_max"]),
         "cut": g["cut_sum"], "fill": g["fill_sum"],
     }
 
@@ -140,11 +143,13 @@ def edge_tangents(heights: np.ndarray, active: np.ndarray, cell_size: float) -> 
     """
     grad = np.zeros(heights.shape)
     for a, b, dist in neighbour_pairs(heights.shape):
-        g = np.abs(heights[a] - heights[b])
+        g = np.subtract(heights[a], heights[b])
+        np.abs(g, out=g)
         g *= 1.0 / (cell_size * dist)
-        g[~(active[a] & active[b])] = 0.0
-        np.maximum(grad[a], g, out=grad[a])
-        np.maximum(grad[b], g, out=grad[b])
+        both = np.logical_and(active[a], active[b])
+        # a pair with an inactive cell counts as 0, which never raises a maximum of >= 0
+        np.maximum(grad[a], g, out=grad[a], where=both)
+        np.maximum(grad[b], g, out=grad[b], where=both)
     return grad
 
 
@@ -192,7 +197,8 @@ def lot_extras(after: np.ndarray, lot_mask: np.ndarray, band: np.ndarray, cell_s
     # pad cells one in from the pad's edge (cells off the pad count as another lot)
     inner = inner_cells(lot_mask if pad_cells is None else np.where(pad_cells, lot_mask, -1))
     inner &= lot_mask > 0
-    g = _grouped(lot_mask[inner], {"h": after[inner], "s": _deg(slope[inner])}, n_lots)
+    g = _grouped(lot_mask[inner], {"h": after[inner], "s": slope[inner]}, n_lots,
+                 {"h": ("min", "max"), "s": ("max",)})
     lots = lot_mask > 0
     flat = lots & (slope <= np.tan(np.radians(buildable_deg)))
     buildable = np.bincount(lot_mask[flat], minlength=n_lots + 1)
@@ -204,12 +210,12 @@ def lot_extras(after: np.ndarray, lot_mask: np.ndarray, band: np.ndarray, cell_s
         cols = np.nonzero(band.any(axis=0))[0]
         sub = (slice(max(rows[0] - 1, 0), rows[-1] + 2), slice(max(cols[0] - 1, 0), cols[-1] + 2))
         es = np.zeros(after.shape)
-        es[sub] = edge_slopes(after[sub], (band | lots)[sub], cell_size)
+        es[sub] = edge_tangents(after[sub], (band | lots)[sub], cell_size)
         # pad-to-pad steps are walls, not embankment: measure on band cells only
         assert near is not None
-        ge = _grouped(near[band], {"e": es[band]}, n_lots)
-        emb = ge["e_max"]
-    return {"pad_range": g["h_max"] - g["h_min"], "pad_slope_max": g["s_max"],
+        ge = _grouped(near[band], {"e": es[band]}, n_lots, {"e": ("max",)})
+        emb = _deg(ge["e_max"])
+    return {"pad_range": g["h_max"] - g["h_min"], "pad_slope_max": _deg(g["s_max"]),
             "buildable_cells": buildable, "embankment_slope_max": emb}
 
 

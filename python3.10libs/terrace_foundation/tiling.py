@@ -75,14 +75,18 @@ class ArraySource:
 class ArraySink:
     """Tiles written into in-memory (or memory-mapped) arrays."""
 
-    def __init__(self, terrace: np.ndarray, lot_mask: np.ndarray | None) -> None:
+    def __init__(self, terrace: np.ndarray, lot_mask: np.ndarray | None,
+                 mask_zeroed: bool = False) -> None:
         self.terrace = terrace
         self.lot_mask = lot_mask
+        # a lot mask made by numpy.zeros: tiles without a lot leave it untouched (its pages
+        # are never written, so a large map with one town does not fill a map of zeros)
+        self.mask_zeroed = mask_zeroed
 
     def write(self, win: Window, terrace: np.ndarray, lot_mask: np.ndarray) -> None:
         r0, r1, c0, c1 = win
         self.terrace[r0:r1, c0:c1] = terrace
-        if self.lot_mask is not None:
+        if self.lot_mask is not None and not (self.mask_zeroed and not lot_mask.any()):
             self.lot_mask[r0:r1, c0:c1] = lot_mask
 
     def close(self) -> None:

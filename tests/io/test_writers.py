@@ -221,12 +221,31 @@ def test_optional_writer_skipped_with_warning(tmp_path, temp_writer, monkeypatch
 
     monkeypatch.setitem(WRITERS, "preview", OutputWriter("preview", no_pillow, True, True,
                                                          "", 40))
+    import warnings
+
+    from terrace_foundation import TerraceWarning
+    from terrace_foundation.errors import WarningLog
+
     ctx = OutputContext(heightfield_format="npy")
-    write_outputs(fake_result(), tmp_path / "o", ctx)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        write_outputs(fake_result(), tmp_path / "o", ctx)
     assert not (tmp_path / "o" / "preview.png").exists()
     assert ctx.warnings and "pillow" in ctx.warnings[0]
     report = json.loads((tmp_path / "o" / "report.json").read_text())
-    assert any("preview skipped" in w for w in report["warnings"])
+    assert [w for w in report["warnings"] if "preview skipped" in w] == list(ctx.warnings)
+    # the one channel: the default log issues the line once through `warnings`...
+    assert [str(w.message) for w in caught if issubclass(w.category, TerraceWarning)] == \
+        list(ctx.warnings)
+    # ... and a log passed in (the CLI's) shows it once, through its echo only
+    shown: list[str] = []
+    ctx = OutputContext(heightfield_format="npy",
+                        warnings=WarningLog(echo=shown.append, issue=False))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        write_outputs(fake_result(), tmp_path / "p", ctx)
+    assert shown == list(ctx.warnings) and len(shown) == 1 and "pillow" in shown[0]
+    assert not [w for w in caught if issubclass(w.category, TerraceWarning)]
 
 
 def test_output_folder_permissions_follow_umask(tmp_path):

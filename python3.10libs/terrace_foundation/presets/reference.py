@@ -88,6 +88,7 @@ class ReferencePreset(Preset):
                          scheduler=opt.get("scheduler"), progress=opt.get("tile_progress"),
                          store=opt.get("tile_store"))
         sink.close()
+        del job, sink                       # the slice triangles are no longer needed
         warn_empty(figs.lot_count["cells"], run.warn)
         radius, h = self.blur(run.params, hf.cell_size)
         return TiledTerrace(terrace, lot_mask, run.pads, run.sliced, figs,
@@ -113,7 +114,8 @@ def open_sink(shape: tuple[int, int], options: dict[str, Any]
     if options.get("in_memory", True):
         terrace = np.empty(shape)
         lot_mask = np.zeros(shape, dtype=np.int32)
-        return terrace, lot_mask, TeeSink(ArraySink(terrace, lot_mask), *sinks)
+        return terrace, lot_mask, TeeSink(ArraySink(terrace, lot_mask, mask_zeroed=True),
+                                          *sinks)
     if not sinks:
         raise ValueError("in_memory=False needs sinks to write the tiles to")
     return None, None, TeeSink(*sinks)

@@ -67,8 +67,12 @@ def _box_pass(a: np.ndarray, h: float, axis: int, offset: int, full: int) -> np.
     i = offset + np.arange(m)
     count = (np.minimum(i + n, full - 1) - np.maximum(i - n, 0) + 1).astype(np.float64)
     if f > 0:
-        s += f * (_along(padded, axis, 0, m) + _along(padded, axis, 2 * k, 2 * k + m))
+        edge = np.add(_along(padded, axis, 0, m), _along(padded, axis, 2 * k, 2 * k + m))
+        edge *= f
+        s += edge
+        del edge
         count += f * ((i - k >= 0).astype(np.float64) + (i + k <= full - 1))
+    del padded
     shape = [1] * a.ndim
     shape[axis] = m
     s /= count.reshape(shape)
@@ -101,7 +105,9 @@ def box_blur(a: np.ndarray, h: float, window_offset: tuple[int, int] = (0, 0),
     if h <= 0:
         return a.astype(np.float64, copy=True)
     full = full_shape or a.shape
-    out = a.astype(np.float64)
+    out = np.asarray(a, dtype=np.float64)      # each pass makes a new array: a is not written
+    if passes < 1:
+        return np.array(out, copy=True)
     for _ in range(passes):
         out = _box_pass(out, h, 0, window_offset[0], full[0])
         out = _box_pass(out, h, 1, window_offset[1], full[1])

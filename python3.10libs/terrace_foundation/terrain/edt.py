@@ -35,56 +35,68 @@ def envelope_1d(f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         ``min_q (x - q)^2 + f[q]`` (``inf`` on lines without a finite sample).
     arg : (R, N) ndarray of int
         The minimising ``q`` (0 on lines without a finite sample).
+
+    Notes
+    -----
+    The stacks are held position-major (``(N, R)``: entry ``k`` of every line's stack side by
+    side) and read with flat indices, so each step's gathers touch neighbouring memory; the
+    arithmetic is the same per line as a line-by-line implementation.
     """
     f = np.asarray(f, dtype=np.float64)
     rows, n = f.shape
-    v = np.zeros((rows, n), dtype=np.int64)          # parabola apexes on each line's stack
-    z = np.full((rows, n + 1), np.inf)               # boundaries between them
+    ft = np.ascontiguousarray(f.T)                   # (n, rows): one position, every line
+    v = np.zeros((n + 1) * rows, dtype=np.int64)     # parabola apexes: v[k * rows + line]
+    z = np.full((n + 2) * rows, np.inf)              # boundaries between them
+    fv = np.full((n + 1) * rows, np.inf)             # f at the stacked apexes
     k = np.full(rows, -1, dtype=np.int64)            # top of each stack (-1: empty)
     ridx = np.arange(rows)
-    fv = np.full((rows, n), np.inf)                  # f at the stacked apexes
+    s = np.empty(rows)
     for q in range(n):
-        fq = f[:, q]
+        fq = ft[q]
         act = np.isfinite(fq)
         if not act.any():
             continue
-        s = np.full(rows, -np.inf)
+        s.fill(-np.inf)
+        fq2 = fq + q * q
         # pop every parabola that the new one hides, for all lines at once
         while True:
             top = k >= 0
             cand = act & top
             if not cand.any():
                 break
-            kk = np.where(top, k, 0)
-            vk = v[ridx, kk]
-            s_new = ((fq + q * q) - (fv[ridx, kk] + vk * vk)) / np.where(cand, 2 * (q - vk), 1)
-            s = np.where(cand, s_new, s)
-            pop = cand & (s <= z[ridx, kk])
+            at = np.where(top, k, 0) * rows + ridx
+            vk = v[at]
+            s_new = (fq2 - (fv[at] + vk * vk)) / np.where(cand, 2 * (q - vk), 1)
+            np.copyto(s, s_new, where=cand)
+            pop = cand & (s <= z[at])
             if not pop.any():
                 break
-            k = np.where(pop, k - 1, k)
+            k -= pop
         rr = ridx[act]
         kn = k[act] + 1
         k[act] = kn
-        v[rr, kn] = q
-        fv[rr, kn] = fq[act]
-        z[rr, kn] = np.where(kn == 0, -np.inf, s[act])
-        z[rr, kn + 1] = np.inf
+        at = kn * rows + rr
+        v[at] = q
+        fv[at] = fq[act]
+        z[at] = np.where(kn == 0, -np.inf, s[act])
+        z[at + rows] = np.inf
     # read the envelope: walk the stacks in step with x
-    d = np.full((rows, n), np.inf)
-    arg = np.zeros((rows, n), dtype=np.int64)
+    d = np.full((n, rows), np.inf)
+    arg = np.zeros((n, rows), dtype=np.int64)
     has = k >= 0
     j = np.zeros(rows, dtype=np.int64)
+    lim = np.where(has, k, 0)
     for x in range(n):
         while True:
-            adv = has & (j < k) & (z[ridx, j + 1] < x)
+            adv = (j < lim) & (z[(j + 1) * rows + ridx] < x)
             if not adv.any():
                 break
-            j = j + adv
-        vj = v[ridx, j]
-        d[:, x] = np.where(has, (x - vj) ** 2 + fv[ridx, j], np.inf)
-        arg[:, x] = np.where(has, vj, 0)
-    return d, arg
+            j += adv
+        at = j * rows + ridx
+        vj = v[at]
+        np.copyto(d[x], (x - vj) ** 2 + fv[at], where=has)
+        np.copyto(arg[x], vj, where=has)
+    return np.ascontiguousarray(d.T), np.ascontiguousarray(arg.T)
 
 
 def distance_transform(features: np.ndarray, cell_size: float = 1.0

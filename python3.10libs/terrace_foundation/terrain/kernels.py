@@ -104,30 +104,38 @@ def lot_adjacency(lot_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
     return uniq[:, 0], uniq[:, 1], count
 
 
-def _row_cones(v: np.ndarray, lab: np.ndarray | None, cost: float, ramp: np.ndarray) -> None:
+def _take(lab: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """``lab`` at ``pos`` along the last axis (plain indexing for one row)."""
+    return lab[pos] if lab.ndim == 1 else np.take_along_axis(lab, pos, axis=-1)
+
+
+def _row_cones(v: np.ndarray, lab: np.ndarray | None, cost: float, ramp: np.ndarray,
+               back: np.ndarray | None = None) -> None:
     """In place along the last axis: ``v[i] = max_j v[j] - cost * |i - j|`` (and labels).
 
     ``ramp`` is ``cost`` times the global column of each cell: both sweeps are anchored on the
-    global grid (the backward one on ``-ramp``), so a window computes what the grid does.
+    global grid (the backward one on ``back = -ramp``), so a window computes what the grid
+    does.
     """
-    fwd = v + ramp
-    np.maximum.accumulate(fwd, axis=-1, out=fwd)
+    if back is None:
+        back = -ramp                  # the backward sweep's ramp, unreversed
+    vr = v + ramp
+    fwd = np.maximum.accumulate(vr, axis=-1)
     fwd -= ramp
-    back = -ramp                      # the backward sweep's ramp, unreversed
+    vb = v + back
     rb = back[::-1]
-    bwd = v[..., ::-1] + rb
-    np.maximum.accumulate(bwd, axis=-1, out=bwd)
+    bwd = np.maximum.accumulate(vb[..., ::-1], axis=-1)
     bwd -= rb
     bwd = bwd[..., ::-1]
     if lab is not None:
         n = v.shape[-1]
         idx = np.arange(n)
-        pos = np.where(v + ramp >= fwd + ramp, idx, 0)
+        pos = np.where(vr >= fwd + ramp, idx, 0)
         np.maximum.accumulate(pos, axis=-1, out=pos)
-        lf = np.take_along_axis(lab, pos, axis=-1)
-        posb = np.where((v + back) >= (bwd + back), idx, n - 1)
+        lf = _take(lab, pos)
+        posb = np.where(vb >= (bwd + back), idx, n - 1)
         posb = np.minimum.accumulate(posb[..., ::-1], axis=-1)[..., ::-1]
-        lb = np.take_along_axis(lab, posb, axis=-1)
+        lb = _take(lab, posb)
         lab[...] = np.where(bwd > fwd, lb, lf)
     np.maximum(fwd, bwd, out=v)
 
@@ -170,6 +178,7 @@ def cone_envelope(seed: np.ndarray, label: np.ndarray | None, slope: float,
     wd = wa * np.sqrt(2.0)
     m, n = v.shape[-2:]
     ramp = wa * np.arange(col_offset, col_offset + n, dtype=np.float64)
+    back = -ramp
     seeded = np.nonzero(np.isfinite(v).reshape(-1, m, n).any(axis=(0, 2)))[0]
     if len(seeded) == 0:
         return v, lab
@@ -194,10 +203,11 @@ def cone_envelope(seed: np.ndarray, label: np.ndarray | None, slope: float,
                             ((Ellipsis, slice(None)), cand, (Ellipsis, slice(None))),
                             ((Ellipsis, slice(1, None)), diag_l, (Ellipsis, slice(None, -1))),
                             ((Ellipsis, slice(None, -1)), diag_r, (Ellipsis, slice(1, None)))):
-                        better = val > cur[sl_cur]
-                        cur[sl_cur] = np.where(better, val, cur[sl_cur])
-                        cl[sl_cur] = np.where(better, pl[sl_src], cl[sl_cur])
-            _row_cones(cur, None if lab is None else lab[..., r, :], wa, ramp)
+                        c = cur[sl_cur]
+                        better = val > c
+                        np.copyto(c, val, where=better)
+                        np.copyto(cl[sl_cur], pl[sl_src], where=better)
+            _row_cones(cur, None if lab is None else lab[..., r, :], wa, ramp, back)
             prev = r
     return v, lab
 

@@ -32,15 +32,15 @@ from typing import Iterator
 import numpy as np
 
 from ..errors import TerraceInputError
+from ..params import DEFAULT_TILE_SIZE, TILE_CHUNK
 
 __all__ = ["CHUNK", "DEFAULT_TILE_SIZE", "check_tile_size", "plan_tiles", "window_sums",
            "box_dilate",
            "PartialSums", "halo_cells", "grow"]
 
-#: Columns per partial-sum chunk; tile sizes are multiples of it.
-CHUNK = 64
-#: Default tile side in cells (a map up to ``1.25 * DEFAULT_TILE_SIZE`` a side is one tile).
-DEFAULT_TILE_SIZE = 2048
+#: Columns per partial-sum chunk; tile sizes are multiples of it (declared once, with the
+#: default tile side, next to ``--tile-size`` in :mod:`terrace_foundation.params`).
+CHUNK = TILE_CHUNK
 
 Window = tuple[int, int, int, int]   # row0, row1, col0, col1 (half-open)
 
@@ -143,14 +143,19 @@ def window_sums(a: np.ndarray, length: int, axis: int, op=np.add) -> np.ndarray:
     while rest:
         if rest & 1:
             term = _along(cur, axis, off, off + n_out)
-            acc = np.array(term, copy=True) if acc is None else op(acc, term, out=acc)
+            if acc is None:
+                acc = term                  # a view until the second term makes a new array
+            elif acc.base is not None or acc is a:
+                acc = op(acc, term)
+            else:
+                op(acc, term, out=acc)
             off += width
         rest >>= 1
         if rest:
             n = cur.shape[axis]
             cur = op(_along(cur, axis, 0, n - width), _along(cur, axis, width, n))
             width *= 2
-    return acc
+    return np.array(acc, copy=True) if acc.base is not None or acc is a else acc
 
 
 def box_dilate(mask: np.ndarray, reach: int) -> np.ndarray:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 
-from ...errors import TerraceError, TerraceInputError
+from ...errors import TerraceError, TerraceInputError, WarningLog
 from ...presets import get_preset
 from ...result import TerraceResult
 from .._deps import MissingDependencyError
@@ -63,8 +63,11 @@ class OutputContext:
         More keys for ``report.json`` (they never override the engine's report).
     written : list of str
         File names written so far (filled by :func:`write_outputs`).
-    warnings : list of str
-        Problems met while writing (an optional output skipped, ...).
+    warnings : WarningLog
+        Problems met while writing (an optional output skipped, ...), said once each on this
+        log (:class:`~terrace_foundation.errors.WarningLog`, the one warning channel; by
+        default a log that issues each line as a :class:`~terrace_foundation.TerraceWarning`;
+        the CLI passes one that prints it). ``report.json`` lists them after the engine's.
     """
 
     heightfield_format: str = "gtiff"
@@ -73,10 +76,18 @@ class OutputContext:
     command: list | None = None
     report_extra: dict = field(default_factory=dict)
     written: list = field(default_factory=list)
-    warnings: list = field(default_factory=list)
+    warnings: list = field(default_factory=WarningLog)
 
 
 Writer = Callable[[TerraceResult, Path, OutputContext], Sequence[Path]]
+
+
+def _say(context: OutputContext, line: str) -> None:
+    """One writer warning, said on the context's log (appended to a plain list given instead)."""
+    if isinstance(context.warnings, WarningLog):
+        context.warnings.add(line)
+    else:
+        context.warnings.append(line)
 
 
 @dataclass(frozen=True)
@@ -437,7 +448,8 @@ def write_outputs(result: TerraceResult, out_dir: str | os.PathLike,
                     key=lambda w: w.order)
     out = Path(out_dir)
     written: list[Path] = []
-    context.warnings.extend(remove_stale_work_folders(out))
+    for line in remove_stale_work_folders(out):
+        _say(context, line)
     with output_folder(out, overwrite, protect) as tmp:
         for k, w in enumerate(chosen):
             if progress is not None:
@@ -447,7 +459,7 @@ def write_outputs(result: TerraceResult, out_dir: str | os.PathLike,
             except MissingDependencyError as e:
                 if not w.optional:
                     raise
-                context.warnings.append(f"{w.name} skipped: {e}")
+                _say(context, f"{w.name} skipped: {e}")
                 continue
             except OSError as e:
                 raise OutputWriteError(e, out, w.name) from None
@@ -558,7 +570,7 @@ def _write_report(result: TerraceResult, folder: Path, context: OutputContext) -
     }
     report = dict(result.report)
     warnings = list(report.get("warnings") or result.warnings)
-    report["warnings"] = warnings + [w for w in context.warnings if w not in warnings]
+    report["warnings"] = warnings + list(context.warnings)   # each said once: no de-duplication
     if context.command:
         extra["command"] = list(context.command)
     if "params" not in result.report:

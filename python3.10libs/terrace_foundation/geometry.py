@@ -35,8 +35,7 @@ def pad_polygons(poly: np.ndarray, count: np.ndarray) -> np.ndarray:
     k = poly.shape[1]
     unused = np.arange(k)[None, :] >= count[:, None]
     if unused.any():
-        first = np.broadcast_to(poly[:, :1, :], poly.shape)
-        poly[unused] = first[unused]
+        np.copyto(poly, poly[:, :1, :], where=unused[..., None])
     return poly
 
 
@@ -157,11 +156,39 @@ def clip_halfplane(poly: np.ndarray, count: np.ndarray, normal: np.ndarray,
     offset = np.broadcast_to(np.asarray(offset, dtype=np.float64), (n,))
     valid = np.arange(k)[None, :] < count[:, None]
     s = poly[:, :, 0] * normal[:, None, 0] + poly[:, :, 1] * normal[:, None, 1] - offset[:, None]
+    # only polygons with vertices on both sides are cut; the others are kept whole or dropped
+    out_side = valid & (s > 0.0)
+    any_out = out_side.any(axis=1)
+    any_in = (valid & ~out_side).any(axis=1)
+    cut = np.nonzero(any_out & any_in)[0]
+    new_count = np.where(any_out, 0, count)
+    if len(cut):
+        c_poly, c_count = _cut_polygons(poly[cut], count[cut], s[cut], valid[cut])
+        new_count[cut] = c_count
+    kmax = max(int(new_count.max()), 1)
+    out = np.empty((n, kmax, 2))
+    whole = min(k, kmax)
+    out[:, :whole] = poly[:, :whole]          # kept whole (a dropped one keeps its first vertex)
+    if len(cut):
+        out[cut, :c_poly.shape[1]] = c_poly
+    new_count = np.where(new_count >= 3, new_count, 0)
+    return pad_polygons(out, new_count), new_count
+
+
+def _cut_polygons(poly: np.ndarray, count: np.ndarray, s: np.ndarray, valid: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """The kept part of polygons cut by a line (vertices at signed distance ``s``), unpadded:
+    ``(N, K', 2)`` vertices and their counts (before dropping counts below 3).
+    """
+    n, k, _ = poly.shape
     inside = s <= 0.0
-    nxt = (np.arange(k)[None, :] + 1) % np.maximum(count, 1)[:, None]
-    rows = np.arange(n)[:, None]
-    p1 = poly[rows, nxt]
-    s1 = s[rows, nxt]
+    # each vertex's successor: the next slot, and slot 0 after the last vertex
+    rows = np.arange(n)
+    last = np.maximum(count, 1) - 1
+    p1 = roll_next(poly, 1)
+    p1[rows, last] = poly[:, 0]
+    s1 = roll_next(s, 1)
+    s1[rows, last] = s[:, 0]
     cross = valid & (((s < 0.0) & (s1 > 0.0)) | ((s > 0.0) & (s1 < 0.0)))
     # Intersection computed from the lexicographically smaller end point, so two polygons
     # sharing an edge get bit-identical points on it.
@@ -182,13 +209,12 @@ def clip_halfplane(poly: np.ndarray, count: np.ndarray, normal: np.ndarray,
     keep[:, 1::2] = cross
     new_count = keep.sum(axis=1)
     kmax = max(int(new_count.max()) if n else 0, 1)
-    # the kept candidates, in order, to the front (a polygon with none keeps its first vertex)
+    # the kept candidates, in order, to the front
     out = np.empty((n, kmax, 2))
     out[:, 0] = poly[:, 0]
     r, c = np.nonzero(keep)
     out[r, (np.cumsum(keep, axis=1) - 1)[r, c]] = cand[r, c]
-    new_count = np.where(new_count >= 3, new_count, 0)
-    return pad_polygons(out, new_count), new_count
+    return out, new_count
 
 
 def clip_halfplanes(poly: np.ndarray, count: np.ndarray, normals: np.ndarray,

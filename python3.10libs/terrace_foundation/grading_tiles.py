@@ -51,11 +51,14 @@ import numpy as np
 from .presets import Band
 from .presets.grading import balanced_pads, cell_pad_heights
 from .presets.limits import (
-    clamp_pads,
+    CAP_MARGIN,
+    OUTSIDE_TIERS,
     grade_limited,
     outline_wall_allowance,
+    pull_pads,
     rim_bounds,
     step_wall_sides,
+    terrain_step,
 )
 from .presets.walls import grid_step_sides
 from .report import _grouped, edge_slopes, inner_cells
@@ -132,7 +135,8 @@ class GradingJob:
     def halos(self) -> dict[str, int]:
         """Halo of each pass in cells (see the module docstring)."""
         cs = self.cell_size
-        band = int(math.ceil(1.5 * self.width / cs)) + 2
+        # (the band's tiers reach OUTSIDE_TIERS band widths; the cap, CAP_MARGIN cells more)
+        band = int(math.ceil(OUTSIDE_TIERS * self.width / cs)) + 2 + CAP_MARGIN
         attribution = int(math.ceil(math.sqrt(2.0) * band)) + 3
         return {"survey": int(math.ceil(self.width / cs)) + 4, "band": band,
                 "steps": self.step_reach, "attribution": attribution,
@@ -300,7 +304,9 @@ def plan_pads(job: GradingJob, surveys: list[Survey], vertex_pads: np.ndarray,
                     job.max_wall, job.max_emb)[0]
     hi = rim_bounds(lots[np.isfinite(rim_min)], rim_min[np.isfinite(rim_min)], n,
                     job.max_wall, job.max_emb)[1]
-    pad, moved, conflict = clamp_pads(rule_pad, lo, hi)
+    # touching pads within a wall and an embankment each side, rims within reach (limits)
+    pad, moved, conflict = pull_pads(rule_pad, pairs[:, 0], pairs[:, 1], lo, hi,
+                                     job.max_wall + 2 * job.max_emb)
     job.pad = pad
     job.walls = outline_wall_allowance(pad, rim_min, rim_max, job.max_wall, job.max_emb)
     # the step halo: how far a cone of another lot's step embankment can win
@@ -341,7 +347,7 @@ class GradingFigures(TileFigures):
         out.lot_count["emb_cells"] = np.zeros(n, dtype=np.int64)
         for k in ("face_area", "earth", "on_lot", "earth_total"):
             out.sums[k] = PartialSums()
-        for k in ("wing", "breach", "pad_cells"):
+        for k in ("wing", "breach", "capped", "pad_cells"):
             out.counts[k] = 0
         for k in ("wing_step", "emb_tallest_total"):
             out.maxima[k] = -np.inf
@@ -394,7 +400,7 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
     hw = source.read(win)
     graded, band, _, info = grade_limited(hw, lm, job.pad, cs, job.max_slope, job.max_wall,
                                           job.max_emb, job.boundary, walls=job.walls,
-                                          col_offset=win[2])
+                                          col_offset=win[2], max_step=job.max_step)
     # E: the tile plus one cell (the stencils' neighbours); everything below is on E
     ext = grow(tile, 1, shape)
     es = (slice(ext[0] - win[0], ext[1] - win[0]), slice(ext[2] - win[2], ext[3] - win[2]))
@@ -443,6 +449,7 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
     fig.counts["band"] = int(band_w.sum())
     fig.counts["wing"] = int(wing_w.sum())
     fig.counts["breach"] = int((band_e[ts] == Band.FADE).sum())
+    fig.counts["capped"] = int(info["capped"][es][ts].sum())
     fig.counts["pad_cells"] = int(pad_cells_e[ts].sum())
     for a, b, _ in _side_pairs(after_e.shape, lt):
         on = wing_w_e[a] | wing_w_e[b]
@@ -521,9 +528,11 @@ def _grading_faces(job, fig, tile, lt, before_e, after_e, lm_e, near_e, band_w_e
         la, lb = lm_e[a], lm_e[b]
         step = np.abs(after_e[a] - after_e[b])
         between = (la > 0) & (lb > 0) & (la != lb) & (step > job.max_step)
+        # (a cliff of the terrain itself is no wall: limits.terrain_step)
         outside = (~((la > 0) & (lb > 0)) | (la == lb)) & (step > max(job.max_step, rise)) & \
             ((owner_e[a] > 0) | (owner_e[b] > 0)) & \
-            ((after_e[a] != before_e[a]) | (after_e[b] != before_e[b]))
+            ~terrain_step(after_e[a] - after_e[b], before_e[a] - before_e[b],
+                          (la == 0) & (lb == 0), job.max_step)
         for sel_, lots_, w in ((between, la, 0.5), (between, lb, 0.5), (outside, None, 1.0)):
             r, c = np.nonzero(sel_)
             if lots_ is None:
@@ -564,12 +573,21 @@ def _grading_faces(job, fig, tile, lt, before_e, after_e, lm_e, near_e, band_w_e
 
 
 def run_grading_tiles(job: GradingJob, source, sink, tile_size: int | None, plan_args: tuple,
-                      progress=None) -> tuple[GradingFigures, dict]:
-    """Both passes over every tile (serial): survey, :func:`plan_pads`, grade.
+                      progress=None, scheduler=None) -> tuple[GradingFigures, dict]:
+    """Both passes over every tile: survey, :func:`plan_pads`, grade; serially, or each pass as
+    Dask tasks with ``scheduler`` (as :func:`terrace_foundation.tiling.run_tiles`).
 
     Returns the combined figures and :func:`plan_pads`' dict.
     """
     tiles = plan_tiles(job.shape, tile_size)
+    if scheduler is not None:
+        from .io.tiled import map_tiles_dask, run_tiles_dask
+        surveys = map_tiles_dask(survey_tile, job, tiles, source, scheduler)
+        plan = plan_pads(job, surveys, *plan_args)
+        total = run_tiles_dask(job, tiles, source, sink, scheduler, progress, func=grade_tile,
+                               total=GradingFigures.empty(job.n_lots))
+        assert isinstance(total, GradingFigures)
+        return total, plan
     surveys = [survey_tile(job, t, source) for t in tiles]
     plan = plan_pads(job, surveys, *plan_args)
     total = GradingFigures.empty(job.n_lots)

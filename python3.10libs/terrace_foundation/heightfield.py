@@ -45,6 +45,35 @@ def release_pages(a: np.ndarray) -> None:
             pass
 
 
+#: Rows of a memory-mapped grid read at a time by :meth:`Heightfield.sample` (their pages are
+#: dropped before the next band, so sampling points all over a map on disk does not make the
+#: whole file resident).
+SAMPLE_BAND_ROWS = 256
+
+
+def _mapped(a: np.ndarray) -> bool:
+    return isinstance(a, np.memmap) or isinstance(getattr(a, "base", None), np.memmap)
+
+
+def _corners_by_band(h: np.ndarray, r0: np.ndarray, c0: np.ndarray):
+    """The four corner heights of bilinear samples, gathered band of rows by band of rows
+    from a memory-mapped grid (the same values as one gather, in bounded resident memory).
+    """
+    out = [np.empty(len(r0)) for _ in range(4)]
+    order = np.argsort(r0, kind="stable")
+    bands = np.searchsorted(r0[order], np.arange(0, h.shape[0] + SAMPLE_BAND_ROWS,
+                                                 SAMPLE_BAND_ROWS))
+    for s, e in zip(bands[:-1], bands[1:]):
+        if e <= s:
+            continue
+        idx = order[s:e]
+        rr, cc = r0[idx], c0[idx]
+        for k, (dr, dc) in enumerate(((0, 0), (0, 1), (1, 0), (1, 1))):
+            out[k][idx] = h[rr + dr, cc + dc]
+        release_pages(h)
+    return out
+
+
 def _check_heights(h: np.ndarray, row0: int, source: str) -> None:
     """Raise on NaN, infinite or too large heights in a band of rows starting at ``row0``."""
     if h.size and -MAX_HEIGHT <= np.min(h) and np.max(h) <= MAX_HEIGHT:
@@ -158,10 +187,13 @@ class Heightfield:
         c0 = np.minimum(np.floor(c).astype(np.intp), cols - 2)
         fr = r - r0
         fc = c - c0
-        h00 = h[r0, c0].astype(np.float64)
-        h01 = h[r0, c0 + 1].astype(np.float64)
-        h10 = h[r0 + 1, c0].astype(np.float64)
-        h11 = h[r0 + 1, c0 + 1].astype(np.float64)
+        if _mapped(h) and len(r0) > SAMPLE_BAND_ROWS:
+            h00, h01, h10, h11 = _corners_by_band(h, r0, c0)
+        else:
+            h00 = h[r0, c0].astype(np.float64)
+            h01 = h[r0, c0 + 1].astype(np.float64)
+            h10 = h[r0 + 1, c0].astype(np.float64)
+            h11 = h[r0 + 1, c0 + 1].astype(np.float64)
         top = h00 + (h01 - h00) * fc
         bottom = h10 + (h11 - h10) * fc
         return top + (bottom - top) * fr

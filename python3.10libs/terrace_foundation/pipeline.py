@@ -19,7 +19,7 @@ from .errors import TerraceInputError, WarningLog
 from .geometry import polygon_area
 from .heightfield import Heightfield, release_pages
 from .lot import Lot
-from .lots.footprint import lot_footprint, pieces_outline
+from .lots.footprint import lot_footprint, lot_outlines
 from .lots.fracture import decompose_regions, intersect_pieces, voronoi_cells_in_groups
 from .lots.overlap import resolve_overlaps
 from .lots.remesh import remesh_lots
@@ -32,7 +32,6 @@ from .region import (
     check_on_grid,
     meets_box,
     region_edges,
-    ring_area,
     simplify_region,
 )
 from .result import TerraceResult
@@ -276,8 +275,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         result does not depend on it, bit for bit (:mod:`terrace_foundation.tiling`,
         :mod:`terrace_foundation.grading_tiles`).
     scheduler : str, optional
-        Run the tiles as Dask tasks (reference preset; the grading preset's two passes run
-        serially): ``threads``, ``processes`` or a ``dask.distributed``
+        Run the tiles as Dask tasks (the grading preset: both its passes): ``threads``, ``processes`` or a ``dask.distributed``
         scheduler address (needs ``pip install ".[dask]"``).
     tile_progress : callable(done, total, cells, seconds), optional
         Called after each tile of a tiled run.
@@ -433,25 +431,22 @@ def _footprints(regs: list[Region], lot_set: LotSet, shift: np.ndarray,
     list of (region_id, footprint, area)
         Per lot, in lot id order.
     """
-    lots_meta = []
     n_lots = lot_set.n_lots
     areas = lot_set.areas()
     lot_region = lot_set.lot_region
     # each lot's outline is the union of its pieces: exact, and its area is the lot's
-    order = np.argsort(lot_set.piece_lot, kind="stable")
-    bounds = np.searchsorted(lot_set.piece_lot[order], np.arange(n_lots + 1))
-    for i in range(n_lots):
-        reg = regs[int(lot_region[i])]
-        mine = order[bounds[i]:bounds[i + 1]]
-        polys = pieces_outline(lot_set.pieces[mine], lot_set.piece_count[mine])
-        got = sum(ring_area(r) for poly in polys for r in poly)
-        if not abs(got - areas[i]) <= 1e-9 * max(abs(areas[i]), 1e-300):
-            # pieces meeting on a non-vertical line (the contour layout's cuts): trace
-            ra, rb = reg.edges()
-            polys = lot_footprint(ra, rb, lot_set.outline[i], int(lot_set.outline_count[i]))
-        fp = [[ring + shift for ring in poly] for poly in polys]
-        lots_meta.append((reg.region_id, fp, float(areas[i])))
-        count(i + 1)
+    outlines, got = lot_outlines(lot_set.pieces, lot_set.piece_count, lot_set.piece_lot,
+                                 n_lots)
+    count(n_lots // 2)
+    # pieces meeting on a non-vertical line (the contour layout's cuts): trace
+    for i in np.nonzero(~(np.abs(got - areas) <= 1e-9 * np.maximum(np.abs(areas), 1e-300)))[0]:
+        ra, rb = regs[int(lot_region[i])].edges()
+        outlines[i] = lot_footprint(ra, rb, lot_set.outline[i], int(lot_set.outline_count[i]))
+    region_ids = np.array([r.region_id for r in regs])[lot_region]
+    # (region_id, footprint, area) per lot, in lot id order
+    lots_meta = [(int(rid), [[ring + shift for ring in poly] for poly in polys], float(a))
+                 for rid, polys, a in zip(region_ids, outlines, areas)]
+    count(n_lots)
     return lots_meta
 
 

@@ -17,7 +17,7 @@ from terrace_foundation.lots.fracture import (
 from terrace_foundation.lots.scatter import _nearest_brute, nearest_in_groups
 from terrace_foundation.params import TerraceParams
 from terrace_foundation.pipeline import fracture_region, fracture_regions
-from terrace_foundation.region import region_edges
+from terrace_foundation.region import region_edges, ring_area
 
 
 def _regions(n, seed=4):
@@ -120,3 +120,30 @@ def test_polygon_area_does_not_depend_on_padding():
     a = polygon_area(poly)
     for w in (10, 16, 33):
         assert np.array_equal(polygon_area(widen_polygons(poly, cnt, w)), a)
+
+
+@pytest.mark.parametrize("values", [dict(seed=3, min_lot_size=900.0),
+                                    dict(seed=1, min_lot_size=5000.0, scatter_count=3),
+                                    dict(seed=2, min_lot_size=1500.0, lot_layout="contour")])
+def test_lot_outlines_equal_pieces_outline_lot_by_lot(values):
+    from terrace_foundation.lots.footprint import lot_outlines, pieces_outline
+
+    regs = _regions(9)
+    # a concave region: lots of two parts, and a lot around a hole
+    c = Region.from_rings([[0, 300], [200, 300], [200, 400], [120, 400], [120, 320],
+                           [80, 320], [80, 400], [0, 400]], region_id=9)
+    lots = fracture_regions(regs + [c], TerraceParams(**values), (-60.0, -60.0, 600.0, 500.0),
+                            lambda x, y: 0.2 * x + np.cos(y / 30.0))
+    polys, area = lot_outlines(lots.pieces, lots.piece_count, lots.piece_lot, lots.n_lots)
+    order = np.argsort(lots.piece_lot, kind="stable")
+    first = np.searchsorted(lots.piece_lot[order], np.arange(lots.n_lots + 1))
+    for i in range(lots.n_lots):
+        mine = order[first[i]:first[i + 1]]
+        want = pieces_outline(lots.pieces[mine], lots.piece_count[mine])
+        assert len(polys[i]) == len(want)
+        for got_poly, want_poly in zip(polys[i], want):
+            assert len(got_poly) == len(want_poly)
+            for g, w in zip(got_poly, want_poly):
+                assert np.array_equal(g, w)
+        want_area = sum(ring_area(r) for poly in want for r in poly)
+        assert area[i] == pytest.approx(want_area, rel=1e-9, abs=1e-9)

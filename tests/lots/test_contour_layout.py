@@ -141,3 +141,15 @@ def test_rows_beat_voronoi_on_a_folded_slope():
     n_c, n_v = len(runs["contour"].lots), len(runs["voronoi"].lots)
     assert abs(n_c - n_v) <= 0.1 * n_v
     assert _mean_relief(runs["contour"]) < 0.75 * _mean_relief(runs["voronoi"])
+
+
+def test_structure_is_the_same_in_small_chunks(monkeypatch):
+    # the point-in-piece tests run in chunks (bounded memory): any chunk size, same answer
+    from terrace_foundation.lots import contour
+
+    hf = mountain()
+    reg = flower_region(hf)
+    res = tf.generate(hf, [reg], seed=3, min_lot_size=2000.0, lot_layout="contour")
+    monkeypatch.setattr(contour, "CHUNK", 7)
+    again = tf.generate(hf, [reg], seed=3, min_lot_size=2000.0, lot_layout="contour")
+    assert [l.area for l in again.lots] == [l.area for l in res.lots]

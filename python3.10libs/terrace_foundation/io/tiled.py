@@ -17,7 +17,7 @@ import time
 from ..errors import TerraceInputError
 from ..tiling import ReferenceJob, TileFigures, terrace_tile
 
-__all__ = ["run_tiles_dask", "require_dask"]
+__all__ = ["run_tiles_dask", "map_tiles_dask", "require_dask"]
 
 
 def require_dask(what: str = "run tiles with Dask"):
@@ -40,14 +40,51 @@ class _Collect:
         self.tile = (win, terrace.copy(), lot_mask.copy())
 
 
-def _task(job: ReferenceJob, tile, source):
+def _task(job: ReferenceJob, tile, source, func=terrace_tile):
     sink = _Collect()
-    fig = terrace_tile(job, tile, source, sink)
+    fig = func(job, tile, source, sink)
     return sink.tile, fig
 
 
-def run_tiles_dask(job: ReferenceJob, tiles, source, sink, scheduler, progress=None
-                   ) -> TileFigures:
+_LOCAL = ("threads", "processes", "sync", "synchronous", "single-threaded")
+
+
+def _client(scheduler):
+    """``(client, own)``: a ``distributed.Client`` for ``scheduler`` (an address or a client)."""
+    require_dask()
+    try:
+        from distributed import Client
+    except ImportError:
+        raise TerraceInputError("dask.distributed is not installed: pip install \".[dask]\" to "
+                                "run tiles on a Dask cluster", "--scheduler") from None
+    own = not isinstance(scheduler, Client)
+    try:
+        return (Client(scheduler) if own else scheduler), own
+    except (OSError, ValueError) as e:
+        raise TerraceInputError(f"cannot reach the Dask scheduler at {scheduler}: {e}",
+                                "--scheduler") from None
+
+
+def map_tiles_dask(func, job, tiles, source, scheduler) -> list:
+    """``[func(job, tile, source) for tile in tiles]`` as Dask tasks, results in tile order
+    (small per-tile results, such as the grading preset's survey).
+    """
+    if isinstance(scheduler, str) and scheduler in _LOCAL:
+        dask = require_dask()
+        return list(dask.compute(*[dask.delayed(func)(job, t, source) for t in tiles],
+                                 scheduler=scheduler))
+    client, own = _client(scheduler)
+    try:
+        job_f, src_f = client.scatter([job, source], broadcast=True)
+        futures = [client.submit(func, job_f, t, src_f, pure=False) for t in tiles]
+        return client.gather(futures)
+    finally:
+        if own:
+            client.close()
+
+
+def run_tiles_dask(job: ReferenceJob, tiles, source, sink, scheduler, progress=None,
+                   func=terrace_tile, total: TileFigures | None = None) -> TileFigures:
     """Run the tiles as Dask tasks; write them to ``sink`` and combine their figures in order.
 
     Parameters
@@ -59,32 +96,25 @@ def run_tiles_dask(job: ReferenceJob, tiles, source, sink, scheduler, progress=N
         (an array source is copied to each; a file source reads its own windows).
     scheduler : str or distributed.Client
     progress : callable(done, total, cells, seconds), optional
+    func : callable(job, tile, source, sink) -> figures
+        The tile function (default :func:`~terrace_foundation.tiling.terrace_tile`; the
+        grading preset passes :func:`~terrace_foundation.grading_tiles.grade_tile`).
+    total : figures to combine into (default ``TileFigures.empty``)
     """
     t0 = time.perf_counter()
-    total = TileFigures.empty(job.n_lots)
-    if isinstance(scheduler, str) and scheduler in ("threads", "processes", "sync",
-                                                    "synchronous", "single-threaded"):
+    total = TileFigures.empty(job.n_lots) if total is None else total
+    if isinstance(scheduler, str) and scheduler in _LOCAL:
         dask = require_dask()
-        tasks = [dask.delayed(_task)(job, t, source) for t in tiles]
+        tasks = [dask.delayed(_task)(job, t, source, func) for t in tiles]
         results = dask.compute(*tasks, scheduler=scheduler)
         for k, (piece, fig) in enumerate(results):
             _take(sink, piece, fig, total, k, len(tiles), progress, t0)
         return total
-    require_dask()
-    try:
-        from distributed import Client, as_completed
-    except ImportError:
-        raise TerraceInputError("dask.distributed is not installed: pip install \".[dask]\" to "
-                                "run tiles on a Dask cluster", "--scheduler") from None
-    own = not isinstance(scheduler, Client)
-    try:
-        client = Client(scheduler) if own else scheduler
-    except (OSError, ValueError) as e:
-        raise TerraceInputError(f"cannot reach the Dask scheduler at {scheduler}: {e}",
-                                "--scheduler") from None
+    client, own = _client(scheduler)
+    from distributed import as_completed
     try:
         job_f, src_f = client.scatter([job, source], broadcast=True)
-        futures = [client.submit(_task, job_f, t, src_f, pure=False) for t in tiles]
+        futures = [client.submit(_task, job_f, t, src_f, func, pure=False) for t in tiles]
         index = {f.key: k for k, f in enumerate(futures)}
         done: dict[int, tuple] = {}
         for n, fut in enumerate(as_completed(futures), 1):

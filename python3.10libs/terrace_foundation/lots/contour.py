@@ -55,6 +55,8 @@ FLAT_SLOPE = 0.02
 FLAT_RELIEF = 1.0
 #: samples per side of the grid over each lot's bounding box for :func:`lot_structure`
 SAMPLES = 7
+#: numbers per chunk of the point-in-piece tests of :func:`lot_structure` (8 MB of float64)
+CHUNK = 1_000_000
 
 Terrain = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -110,15 +112,20 @@ def lot_structure(lots, which: np.ndarray, terrain: Terrain,
     py = lo[:, 1, None] + span[:, 1, None] * ty[None]
     # which samples lie in the lot: inside one of its convex pieces
     normal, offset = polygon_halfplanes(pieces, count)                    # (Q, J, 2), (Q, J)
-    lhs = normal[:, None, :, 0] * px[plot][:, :, None] + \
-        normal[:, None, :, 1] * py[plot][:, :, None]                      # (Q, S, J)
-    tol = 1e-9 * (np.abs(offset) + 1.0)[:, None, :]
     inside = np.zeros(px.shape, dtype=bool)
-    np.logical_or.at(inside, plot, np.all(lhs <= offset[:, None, :] + tol, axis=2))
+    # (piece, sample, side) tests in chunks of about CHUNK numbers, so memory stays bounded
+    # on maps with many lots
+    step = max(1, CHUNK // max(px.shape[1] * normal.shape[1], 1))
+    for a in range(0, len(plot), step):
+        q = slice(a, a + step)
+        lhs = normal[q, None, :, 0] * px[plot[q]][:, :, None] + \
+            normal[q, None, :, 1] * py[plot[q]][:, :, None]               # (q, S, J)
+        tol = 1e-9 * (np.abs(offset[q]) + 1.0)[:, None, :]
+        np.logical_or.at(inside, plot[q], np.all(lhs <= offset[q, None, :] + tol, axis=2))
     inside[~inside.any(axis=1)] = True        # a sliver between the samples: use them all
-    step = np.maximum(span / (2.0 * samples), 1e-9)
-    sx = np.broadcast_to(step[:, 0, None], px.shape)
-    sy = np.broadcast_to(step[:, 1, None], py.shape)
+    half = np.maximum(span / (2.0 * samples), 1e-9)
+    sx = np.broadcast_to(half[:, 0, None], px.shape)
+    sy = np.broadcast_to(half[:, 1, None], py.shape)
     gx = (terrain((px + sx).ravel(), py.ravel()) - terrain((px - sx).ravel(), py.ravel())
           ).reshape(px.shape) / (2.0 * sx)
     gy = (terrain(px.ravel(), (py + sy).ravel()) - terrain(px.ravel(), (py - sy).ravel())

@@ -13,7 +13,7 @@ import numpy as np
 from ..geometry import bbox_pairs, polygon_halfplanes, roll_next
 from ..region import points_in_edges, ring_area
 
-__all__ = ["lot_footprint", "lot_footprints"]
+__all__ = ["lot_footprint", "lot_footprints", "pieces_outline", "lot_outlines"]
 
 
 def _crossing_t(a: np.ndarray, b: np.ndarray, normal: np.ndarray, offset: np.ndarray) -> np.ndarray:
@@ -408,3 +408,202 @@ def _chain_rings(seg: np.ndarray) -> list[list[np.ndarray]]:
                 break
     order = sorted(range(len(polys)), key=lambda k: -ring_area(polys[k][0]))
     return [polys[k] for k in order]
+
+
+def _point_ids(lot: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Id of each point ``(lot, x, y)``, equal exactly where all three are equal."""
+    o = np.lexsort((y, x, lot))
+    new = np.ones(len(o), dtype=bool)
+    if len(o) > 1:
+        new[1:] = (lot[o][1:] != lot[o][:-1]) | (x[o][1:] != x[o][:-1]) | \
+            (y[o][1:] != y[o][:-1])
+    ids = np.empty(len(o), dtype=np.intp)
+    ids[o] = np.cumsum(new) - 1
+    return ids
+
+
+def _outline_segments(pieces: np.ndarray, count: np.ndarray, lot: np.ndarray):
+    """The directed boundary segments of each lot's union of pieces, in the order
+    :func:`pieces_outline` makes them (lot by lot).
+
+    ``pieces`` are sorted by lot (each lot's pieces in their own order). Returns start and
+    end points ``(S, 2)`` each and the lot of each segment.
+    """
+    q_n, k = pieces.shape[:2]
+    slot = np.arange(k)
+    valid = (slot[None, :] < count[:, None]) & (count[:, None] >= 3)
+    nxt = (slot[None, :] + 1) % np.maximum(count, 1)[:, None]
+    b = pieces[np.arange(q_n)[:, None], nxt]
+    keep = valid & np.any(pieces != b, axis=2)
+    qi, si = np.nonzero(keep)                 # piece by piece, vertex slot order
+    ea, eb, elot = pieces[qi, si], b[qi, si], lot[qi]
+    pos = np.arange(len(qi))
+    vert = ea[:, 0] == eb[:, 0]
+    # non-vertical edges: as they are, first in their lot
+    nv = ~vert
+    parts = [(ea[nv], eb[nv], elot[nv], np.zeros(nv.sum(), dtype=np.intp), pos[nv],
+              np.zeros(nv.sum(), dtype=np.intp), np.zeros(nv.sum(), dtype=np.intp))]
+    # vertical edges: per line (lot, x), the stretches covered from one side only
+    va, vb, vl, vp = ea[vert], eb[vert], elot[vert], pos[vert]
+    if len(va):
+        x = va[:, 0]
+        up = vb[:, 1] > va[:, 1]               # the piece lies west of the line
+        lo = np.minimum(va[:, 1], vb[:, 1])
+        hi = np.maximum(va[:, 1], vb[:, 1])
+        o = np.lexsort((vp, x, vl))
+        newg = np.ones(len(o), dtype=bool)
+        newg[1:] = (vl[o][1:] != vl[o][:-1]) | (x[o][1:] != x[o][:-1])
+        grp = np.empty(len(o), dtype=np.intp)
+        grp[o] = np.cumsum(newg) - 1
+        g_first = vp[o][newg]                  # the line's first appearance in its lot
+        g_x, g_lot = x[o][newg], vl[o][newg]
+        # the distinct heights on each line; stretch u runs from height u to u + 1
+        hg = np.concatenate([grp, grp])
+        hy = np.concatenate([lo, hi])
+        ho = np.lexsort((hy, hg))
+        hnew = np.ones(len(ho), dtype=bool)
+        hnew[1:] = (hg[ho][1:] != hg[ho][:-1]) | (hy[ho][1:] != hy[ho][:-1])
+        hid = np.empty(len(ho), dtype=np.intp)
+        hid[ho] = np.cumsum(hnew) - 1
+        u_y, u_g = hy[ho][hnew], hg[ho][hnew]
+        n_u = len(u_y)
+        ulo, uhi = hid[:len(lo)], hid[len(lo):]
+
+        def cover(sel):
+            d = np.bincount(ulo[sel], minlength=n_u + 1) - np.bincount(uhi[sel], minlength=n_u + 1)
+            return np.cumsum(d)[:n_u - 1] > 0
+
+        stretch = u_g[:-1] == u_g[1:]
+        cu, cd = cover(up), cover(~up)
+        for sub, sel in ((0, stretch & cu & ~cd), (1, stretch & cd & ~cu)):
+            kk = np.nonzero(sel)[0]
+            g = u_g[kk]
+            p0 = np.column_stack([g_x[g], u_y[kk]])
+            p1 = np.column_stack([g_x[g], u_y[kk + 1]])
+            parts.append((p0, p1, g_lot[g], np.ones(len(kk), dtype=np.intp), g_first[g],
+                          np.full(len(kk), sub), kk) if sub == 0 else
+                         (p1, p0, g_lot[g], np.ones(len(kk), dtype=np.intp), g_first[g],
+                          np.full(len(kk), sub), kk))
+    s0, s1, sl, phase, key, sub, kk = (np.concatenate(c) for c in zip(*parts))
+    o = np.lexsort((kk, sub, key, phase, sl))
+    return s0[o], s1[o], sl[o]
+
+
+def lot_outlines(pieces: np.ndarray, count: np.ndarray, piece_lot: np.ndarray, n_lots: int
+                 ) -> tuple[list, np.ndarray]:
+    """:func:`pieces_outline` of every lot at once: the same rings, vertex for vertex.
+
+    Segments of all lots are made together (:func:`_outline_segments`) and chained by
+    following each segment to the one that starts where it ends; each ring starts at its
+    first segment (pointer doubling finds it), as :func:`_chain_rings` walks them. A lot whose
+    chain is not simple (a vertex where two rings touch) or that is not one outer ring (holes,
+    several parts) is handed to :func:`pieces_outline` itself.
+
+    Parameters
+    ----------
+    pieces : (Q, K, 2) ndarray
+    count : (Q,) ndarray of int
+    piece_lot : (Q,) ndarray of int
+    n_lots : int
+
+    Returns
+    -------
+    polys : list
+        Per lot, as :func:`pieces_outline` (``[[outer, hole, ...], ...]``).
+    area : (L,) ndarray
+        Area of each lot's rings (holes negative).
+    """
+    order = np.argsort(piece_lot, kind="stable")
+    pieces, count, piece_lot = pieces[order], count[order], piece_lot[order]
+    s0, s1, slot_ = _outline_segments(pieces, count, piece_lot)
+    n = len(s0)
+    ids = _point_ids(np.concatenate([slot_, slot_]), np.concatenate([s0[:, 0], s1[:, 0]]),
+                     np.concatenate([s0[:, 1], s1[:, 1]]))
+    start, end = ids[:n], ids[n:]
+    n_nodes = int(ids.max()) + 1 if n else 0
+    out_deg = np.bincount(start, minlength=n_nodes)
+    in_deg = np.bincount(end, minlength=n_nodes)
+    bad_node = (out_deg != 1) | (in_deg != 1)
+    bad_lot = np.zeros(n_lots, dtype=bool)
+    bad_lot[slot_[bad_node[start] | bad_node[end]]] = True
+    by_start = np.zeros(n_nodes, dtype=np.intp)
+    by_start[start] = np.arange(n)
+    nxt = np.where(bad_lot[slot_], np.arange(n), by_start[end])
+    # each ring's first segment (the lowest index on its cycle), by pointer doubling
+    lab = np.arange(n)
+    p = nxt
+    while True:
+        new = np.minimum(lab, lab[p])
+        if np.array_equal(new, lab):
+            break
+        lab, p = new, p[p]
+    ring_len = np.bincount(lab, minlength=n)
+    rank = _ring_rank(nxt, lab)
+    o = np.lexsort((rank, lab))
+    ring = lab[o]
+    pts = s0[o]
+    lot = slot_[o]
+    first = np.r_[True, ring[1:] != ring[:-1]] if n else np.zeros(0, dtype=bool)
+    r_start = np.nonzero(first)[0]
+    r_len = ring_len[ring[r_start]]
+    # drop vertices on the straight line through their neighbours (_drop_collinear)
+    r_id = np.cumsum(first) - 1
+    i = np.arange(n)
+    prev = np.where(first, i + r_len[r_id] - 1, i - 1)
+    last = i == (r_start + r_len - 1)[r_id]
+    nx = np.where(last, r_start[r_id], i + 1)
+    d = pts[nx] - pts[prev]
+    cross = (pts[:, 0] - pts[prev, 0]) * d[:, 1] - (pts[:, 1] - pts[prev, 1]) * d[:, 0]
+    scale = np.hypot(d[:, 0], d[:, 1]) ** 2
+    keep = (np.abs(cross) > 1e-12 * np.maximum(scale, 1e-300)) & (r_len[r_id] >= 3)
+    pts, r_id, lot = pts[keep], r_id[keep], lot[keep]
+    kept = np.bincount(r_id, minlength=len(r_start))
+    # ring areas about each ring's first vertex (as region.ring_area)
+    k_first = np.r_[True, r_id[1:] != r_id[:-1]] if len(r_id) else np.zeros(0, dtype=bool)
+    k_start = np.nonzero(k_first)[0]
+    k_ring = r_id[k_start]
+    k_len = kept[k_ring]
+    kid = np.cumsum(k_first) - 1
+    j = np.arange(len(pts))
+    j_next = np.where(j == (k_start + k_len - 1)[kid], k_start[kid], j + 1)
+    rel = pts - pts[k_start][kid]
+    area = 0.5 * (np.bincount(kid, rel[:, 0] * rel[j_next, 1], minlength=len(k_start))
+                  - np.bincount(kid, rel[j_next, 0] * rel[:, 1], minlength=len(k_start)))
+    good = (k_len >= 3) & (area != 0)
+    k_lot = lot[k_start]
+    rings_per_lot = np.bincount(k_lot[good], minlength=n_lots)
+    pos_per_lot = np.bincount(k_lot[good & (area > 0)], minlength=n_lots)
+    simple = ~bad_lot & (rings_per_lot == 1) & (pos_per_lot == 1)
+    lot_area = np.bincount(k_lot[good], area[good], minlength=n_lots)
+    # the simple lots' rings, split into arrays
+    use = good & simple[k_lot]
+    take = use[kid]
+    flat = pts[take]
+    bounds = np.cumsum(k_len[use])[:-1]
+    rings = np.split(flat, bounds) if len(flat) else []
+    polys: list = [None] * n_lots
+    for lot_i, r in zip(k_lot[use], rings):
+        polys[lot_i] = [[r]]
+    p_first = np.searchsorted(piece_lot, np.arange(n_lots + 1))
+    # the few lots that are not one simple outer ring (holes, several parts, touching rings)
+    for lot_i in np.nonzero(~simple)[0]:
+        sel = slice(p_first[lot_i], p_first[lot_i + 1])
+        polys[lot_i] = pieces_outline(pieces[sel], count[sel])
+        lot_area[lot_i] = sum(ring_area(r) for poly in polys[lot_i] for r in poly)
+    return polys, lot_area
+
+
+def _ring_rank(nxt: np.ndarray, lab: np.ndarray) -> np.ndarray:
+    """Steps from each ring's first segment ``lab`` along ``nxt`` (list ranking by doubling)."""
+    n = len(nxt)
+    idx = np.arange(n)
+    # cut each cycle before its first segment: the segment leading to it ends the list
+    succ = np.where(nxt == lab, idx, nxt)
+    dist = (succ != idx).astype(np.intp)      # steps to the end of the list
+    while True:
+        ns = succ[succ]
+        if np.array_equal(ns, succ):          # every list points at its end
+            break
+        dist, succ = dist + dist[succ], ns
+    length = np.bincount(lab, minlength=n)
+    return length[lab] - 1 - dist

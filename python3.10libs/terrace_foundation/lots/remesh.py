@@ -126,12 +126,11 @@ def remesh_lots(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarr
     # vertices are never shared between lots, and the triangles are sorted by lot: merge them
     # a batch of whole lots at a time (the same numbering as one merge over all of them, in a
     # fraction of the memory: the merge keys of 10 M triangles alone take 0.7 GB)
-    cut = np.searchsorted(tlot, np.unique(tlot), side="left") if len(tlot) else np.zeros(0, int)
-    edges = [0]
-    for c in cut[1:]:
-        if c - edges[-1] >= MERGE_BATCH:
-            edges.append(int(c))
-    edges.append(len(tlot))
+    # batches end at the first lot boundary past each multiple of MERGE_BATCH triangles
+    cut = np.nonzero(np.r_[True, tlot[1:] != tlot[:-1]])[0] if len(tlot) else \
+        np.zeros(0, dtype=np.intp)
+    at = np.searchsorted(cut, np.arange(MERGE_BATCH, len(tlot), MERGE_BATCH))
+    edges = [0] + [int(c) for c in np.unique(cut[at[at < len(cut)]]) if c > 0] + [len(tlot)]
     verts, vlots, vids = [], [], []
     n_done = 0
     for t0, t1 in zip(edges[:-1], edges[1:]):
@@ -140,11 +139,17 @@ def remesh_lots(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarr
         rel = flat - np.array([ax, ay])
         quantum = np.maximum(np.minimum(size, lot_thin[flat_lot]) * 1e-7, floor)[:, None]
         q = np.round(rel / quantum).astype(np.int64)
-        keys = np.column_stack([flat_lot.astype(np.int64), q])
-        del rel, quantum, q
-        _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-        del keys
-        inverse = inverse.reshape(-1)
+        del rel, quantum
+        # coincident vertices of a lot: equal keys (lot, quantised x, y), grouped by a
+        # stable sort (first = each group's first occurrence)
+        srt = np.lexsort((q[:, 1], q[:, 0], flat_lot))
+        new = np.ones(len(srt), dtype=bool)
+        new[1:] = (flat_lot[srt][1:] != flat_lot[srt][:-1]) | \
+            np.any(q[srt][1:] != q[srt][:-1], axis=1)
+        first = srt[new]
+        inverse = np.empty(len(srt), dtype=np.intp)
+        inverse[srt] = np.cumsum(new) - 1
+        del q, srt, new
         # number vertices in order of first appearance (deterministic and local per lot)
         rank = np.empty(len(first), dtype=np.int64)
         appearance = np.argsort(first, kind="stable")

@@ -208,10 +208,11 @@ class GradingPreset(Preset):
         run.stage("grade", 0.7)
         job = self.raster_job(run)
         lot_area = np.array([m[2] for m in run.lots_meta])
-        figs, plan = run_grading_tiles(job, tile_source(hf.heights, None), sink,
+        scheduler = opt.get("scheduler")
+        figs, plan = run_grading_tiles(job, tile_source(hf.heights, scheduler), sink,
                                        opt.get("tile_size"),
                                        (run.pads, run.lot_region, lot_area, hf.cell_area),
-                                       progress=opt.get("tile_progress"))
+                                       progress=opt.get("tile_progress"), scheduler=scheduler)
         sink.close()
         warn_empty(plan["cells"], run.warn)
         pads = plan["pad"][1:]
@@ -303,6 +304,7 @@ def tile_grading_figures(figs, cell_size: float, n: int, lot_cells: int):
         "volume_moved_on_lots": total_on,
         "earthwork_ratio": total_earth / total_on if total_on > 0 else None,
         "limit_breach_cells": figs.counts["breach"],
+        "capped_cells": figs.counts.get("capped", 0),
         "pad_share": float(figs.counts["pad_cells"] / max(lot_cells, 1)),
     }
     return per_lot, totals

@@ -1,36 +1,40 @@
 """Grading with wall and embankment limits, on exact Euclidean distances.
 
 The grading preset's terrace heightfield when walls and embankments are bounded, the way a
-grading engineer lays out a terraced site:
+grading engineer lays out a terraced site. The rules, in the order they apply:
 
-* **Walls up to ``max_wall_height``.** Where neighbouring pads differ by more than the wall
-  limit, a wall of exactly that height stands on their shared edge and the rest of the step
-  is split evenly between the two lots: a cut slope rising from the wall's top into the
-  higher lot and a fill slope falling from its foot into the lower lot, each at
-  ``max_slope``; a side that needs more than ``max_embankment_height`` continues in tiers
-  (another wall of up to the limit, another embankment, ...: :func:`tier_drop`). The pads are
-  the lot cells left flat (their share of the lots is reported).
-* **Embankments up to ``max_embankment_height``.** Outside the region the embankment starts
-  from the lot's edge, or from the top or foot of an outline wall of up to
-  ``max_wall_height`` where the terrain at the band's outer edge is farther from the pad than
-  an embankment can reach. The band is at most ``max_embankment_height / tan(max_slope)``
-  wide (plus a fade where the limits cannot be met, see below).
-* **Pads moved towards the terrain (the stated rule).** Where even a full wall plus a full
-  embankment cannot reach the terrain around a lot on the region's outline, its pad is
-  clamped into ``[h_rim_max - H, h_rim_min + H]`` (``H = max_wall_height +
-  max_embankment_height``, ``h_rim`` the terrain on the band's outer edge nearest to the
-  lot). The lots whose pads moved are flagged; where the rim spans more than ``2 H`` (the
-  interval is empty) the pad goes to its middle, the lot is flagged as a conflict and the
-  band fades into the terrain over ``band / 2`` beyond its edge; the cells of that fade are
-  counted as limit breaches.
-* **Smooth embankments.** Distances are exact Euclidean (:mod:`terrace_foundation.terrain.edt`); each
-  outside cell takes the envelopes of its nearest lot cell, ``L = s - w_fill - t d`` and
-  ``U = s + w_cut + t d`` (``s`` the graded height of that lot cell, ``d`` the distance from
-  the first cell outside). Terrain between the envelopes keeps its height and detail; terrain
-  outside them is moved onto them through a soft clip (a quadratic blend of half-width
-  ``min(max_embankment_height / 6, tan(max_slope) * cell)`` around the toe), so the embankment meets the terrain without a
-  crease and its gradient is a convex combination of the terrain's and the envelope's: never
-  steeper than ``max_slope`` unless the terrain itself is.
+* **Pads (the stated rule, :func:`limit_pads`).** Pads move towards the terrain, to a fixed
+  point of two clamps: each pad into ``[p_b - C, p_b + C]`` of every lot ``b`` it touches
+  (``C = max_wall_height + 2 max_embankment_height``: a wall on the shared edge and one
+  embankment into each lot), and each lot on the region's outline into
+  ``[h_rim_max - C, h_rim_min + C]`` (``h_rim`` the terrain on the band's outer edge
+  nearest to the lot: an embankment inside the lot, an outline wall and an embankment
+  outside). Lots whose pad moved are flagged; where the clamps cannot all hold (the
+  intervals are empty) the lot is flagged as a conflict and the rules below share the rest.
+* **Walls between lots.** Where neighbouring pads differ by more than the wall limit, each
+  lot takes half the excess at the shared edge (a wall of exactly the limit between them)
+  and returns to its pad in tiers (:func:`tier_drop`: an embankment of up to
+  ``max_embankment_height`` at ``max_slope``, a tier wall, ...). A lot on the outline also
+  comes within a wall and an embankment of the terrain at the rim by at most one embankment
+  of its own. Cones run inside their own lot (:func:`local_cones`, exact Euclidean); a lot's
+  cut and fill add. The pads are the lot cells left flat (their share is reported).
+* **Embankments outside.** From every lot edge cell, after an outline wall of up to
+  ``max_wall_height`` where the terrain at the rim needs it: the lower envelope
+  ``max_b g_b - w_b - fall(d)`` and the upper one ``min_b g_b + w_b + fall(d)`` (exact
+  Euclidean maxima over all edge cells, ``fall`` at ``max_slope`` for
+  ``max_embankment_height``, then in tiers, out to :data:`OUTSIDE_TIERS` band widths).
+  Terrain between them keeps its height and detail; terrain outside them is moved onto them
+  through a soft clip (a quadratic blend of half-width ``min(max_embankment_height / 6,
+  tan(max_slope) * cell)``), so the embankment meets the terrain without a crease and is never
+  steeper than ``max_slope`` unless the terrain is. Where two lots' envelopes cross (a wing)
+  each cell takes the nearer lot's. The band is ``max_embankment_height / tan(max_slope)``
+  wide where the limits are met in it.
+* **The cap (:func:`cap_steps`).** What the rules above leave above the wall limit (lots in
+  conflict, narrow lots whose cut and fill meet, the tiers' cut-off) is shared out over the
+  cells around it in steps of at most ``max_wall_height``: the heightfield nearest to the
+  graded one in the largest change, by at most a wall and an embankment on each side. The
+  cells it moved are counted (``capped_cells``) and leave the pads; on coarse grids a step
+  beyond that stays (a limit breach, the lots flagged as conflicts).
 """
 
 from __future__ import annotations
@@ -42,11 +46,12 @@ import numpy as np
 
 from ..report import _num
 from ..terrain.edt import distance_transform
-from ..terrain.kernels import cell_sides, cone_envelope
+from ..terrain.kernels import cell_sides
 from ..wall import Wall
 from . import Band
 
-__all__ = ["limit_pads", "rim_bounds", "clamp_pads", "grade_limited", "GradeInfo",
+__all__ = ["limit_pads", "rim_bounds", "clamp_pads", "pull_pads", "grade_limited", "GradeInfo",
+           "local_cones", "tier_drop", "cap_steps", "terrain_step",
            "GradingLotFigures", "lot_figures", "step_wall_sides", "walls_from_sides"]
 
 
@@ -98,11 +103,12 @@ def rim_bounds(lot: np.ndarray, h: np.ndarray, n: int, max_wall: float, max_emb:
     Returns
     -------
     lo, hi : (n,) ndarray
-        ``max(h_rim) - H`` and ``min(h_rim) + H`` per lot (``H = max_wall + max_emb``;
+        ``max(h_rim) - H`` and ``min(h_rim) + H`` per lot (``H = max_wall + 2 max_emb``: an
+        embankment inside the lot, an outline wall and an embankment outside;
         -inf / inf for a lot without rim cells). Only the rim's extreme heights enter, so a
         tiled run gives them from per-tile minima and maxima, exactly.
     """
-    reach = max_wall + max_emb
+    reach = max_wall + 2 * max_emb
     lo = np.full(n, -np.inf)
     hi = np.full(n, np.inf)
     np.maximum.at(lo, lot, h - reach)
@@ -128,10 +134,54 @@ def clamp_pads(pad: np.ndarray, lo: np.ndarray, hi: np.ndarray
     return p, moved, conflict
 
 
+def pull_pads(pad: np.ndarray, a: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+              gap: float, iterations: int = 200) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pad rule's fixed point: alternately every touching pair ``(a, b)`` within ``gap`` of
+    each other (both move halfway towards each other) and every pad into ``[lo, hi]``
+    (:func:`rim_bounds`; the middle where it is empty), until nothing moves.
+
+    Returns ``(pad, moved, conflict)`` as :func:`limit_pads` (a conflict: a lot still outside
+    its rim interval, or in a pair still farther apart than ``gap``).
+    """
+    n = len(pad)
+    p, _, _ = clamp_pads(pad, lo, hi)
+    ok = np.isfinite(p)
+    feasible = lo <= hi
+    for _ in range(iterations):
+        moved_any = False
+        if len(a):
+            diff = p[a] - p[b]
+            over = np.abs(diff) - gap
+            bad = over > 1e-9
+            if bad.any():
+                moved_any = True
+                shift = np.zeros(n)
+                cnt = np.zeros(n)
+                half = 0.5 * over[bad] * np.sign(diff[bad])
+                np.add.at(shift, a[bad], -half)
+                np.add.at(shift, b[bad], half)
+                np.add.at(cnt, a[bad], 1)
+                np.add.at(cnt, b[bad], 1)
+                p = p + np.where(cnt > 0, shift / np.maximum(cnt, 1), 0.0)
+        q = np.where(ok & feasible, np.clip(p, lo, hi), p)
+        moved_any |= bool(np.any(np.abs(q - p) > 1e-9))
+        p = q
+        if not moved_any:
+            break
+    conflict = ok & ~feasible
+    if len(a):
+        over = np.abs(p[a] - p[b]) - gap > 1e-6
+        conflict[a[over]] = True
+        conflict[b[over]] = True
+    conflict |= ok & ((p < lo - 1e-6) | (p > hi + 1e-6))
+    moved = ok & (np.abs(p - pad) > 1e-9)
+    return p, moved, conflict
+
+
 def limit_pads(pad: np.ndarray, heights: np.ndarray, lot_mask: np.ndarray, cell_size: float,
                max_slope: float, max_wall: float, max_emb: float,
                iterations: int = 200,
-               pull_together: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               pull_together: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Move pads towards the terrain where a wall plus an embankment cannot take the step.
 
     Parameters
@@ -175,42 +225,7 @@ def limit_pads(pad: np.ndarray, heights: np.ndarray, lot_mask: np.ndarray, cell_
     if len(a):
         ab = np.unique(np.column_stack([np.minimum(a, b), np.maximum(a, b)]), axis=0)
         a, b = ab[:, 0], ab[:, 1]
-    gap = max_wall + 2 * max_emb
-    p = pad.astype(np.float64).copy()
-    ok = np.isfinite(p)
-    feasible = lo <= hi
-    with np.errstate(invalid="ignore"):
-        mid = np.where(feasible, p, 0.5 * (lo + hi))
-    p = np.where(ok & feasible, np.clip(p, lo, hi), np.where(ok, mid, p))
-    for _ in range(iterations if pull_together else 0):
-        moved_any = False
-        if len(a):
-            diff = p[a] - p[b]
-            over = np.abs(diff) - gap
-            bad = over > 1e-9
-            if bad.any():
-                moved_any = True
-                shift = np.zeros(n)
-                cnt = np.zeros(n)
-                half = 0.5 * over[bad] * np.sign(diff[bad])
-                np.add.at(shift, a[bad], -half)
-                np.add.at(shift, b[bad], half)
-                np.add.at(cnt, a[bad], 1)
-                np.add.at(cnt, b[bad], 1)
-                p = p + np.where(cnt > 0, shift / np.maximum(cnt, 1), 0.0)
-        q = np.where(ok & feasible, np.clip(p, lo, hi), p)
-        moved_any |= bool(np.any(np.abs(q - p) > 1e-9))
-        p = q
-        if not moved_any:
-            break
-    conflict = ok & ~feasible
-    if len(a) and pull_together:
-        over = np.abs(p[a] - p[b]) - gap > 1e-6
-        conflict[a[over]] = True
-        conflict[b[over]] = True
-    conflict |= ok & ((p < lo - 1e-6) | (p > hi + 1e-6))
-    moved = ok & (np.abs(p - pad) > 1e-9)
-    return p, moved, conflict
+    return pull_pads(pad, a, b, lo, hi, max_wall + 2 * max_emb, iterations)
 
 
 def tier_drop(e: np.ndarray, d: np.ndarray, t: float, max_wall: float,
@@ -264,12 +279,173 @@ def outline_wall_allowance(pad: np.ndarray, rim_min: np.ndarray, rim_max: np.nda
     return np.clip(need_fill, 0.0, max_wall), np.clip(need_cut, 0.0, max_wall)
 
 
+def local_cones(seed: np.ndarray, fall, radius: float, cell_size: float,
+                label: np.ndarray | None = None, lowest: bool = False,
+                block: int = 48) -> tuple[np.ndarray, np.ndarray]:
+    """Exact Euclidean envelope of cones within ``radius``: ``max_b seed_b - fall(|x - b|)``.
+
+    Every seed cell ``b`` (finite ``seed``) within ``radius`` of a cell ``x`` is visited once
+    per offset (one vectorised step per offset of the disc, over blocks of rows that stay in
+    cache), so the distance is the exact Euclidean distance between cell centres and the
+    envelope is as steep as ``fall`` and no steeper: the maximum of functions whose neighbour
+    differences are bounded keeps that bound.
+
+    Parameters
+    ----------
+    seed : (M, N) ndarray
+        Cone apex heights, ``-inf`` (``inf`` with ``lowest``) where there is none.
+    fall : callable(ndarray) -> ndarray
+        How far a cone has fallen at a distance (world units), 0 at 0, non-decreasing.
+    radius : float
+        Farthest seed considered, world units. Beyond :data:`MAX_CONE_CELLS` cells each cell
+        takes its nearest seed instead (the envelope's cost grows with the square of the
+        reach).
+    cell_size : float
+    label : (M, N) ndarray of int, optional
+        Only seeds with the cell's own label count (cones inside one lot).
+    lowest : bool
+        The lower envelope of upward cones instead: ``min_b seed_b + fall(|x - b|)``.
+    block : int
+        Rows per block.
+
+    Returns
+    -------
+    value : (M, N) ndarray
+        ``-inf`` (``inf``) where no seed is within reach.
+    distance : (M, N) ndarray
+        Distance to the winning seed in cells (``inf`` where none; the nearest among equals).
+    """
+    sign = -1.0 if lowest else 1.0
+    s = sign * np.asarray(seed, dtype=np.float64)
+    m, n = s.shape
+    best = np.full((m, n), -np.inf)
+    dist = np.full((m, n), np.inf)
+    rows = np.nonzero(np.isfinite(s).any(axis=1))[0]
+    if len(rows) == 0:
+        return sign * best, dist
+    k = int(np.floor(radius / cell_size + 1e-9))
+    if k > MAX_CONE_CELLS:
+        # a reach of many cells (limits far out of reach): each cell takes its nearest seed
+        # (exact distance, Felzenszwalb-Huttenlocher), not the envelope of all seeds
+        d, (nr, nc) = distance_transform(np.isfinite(s), cell_size)
+        ok = d <= radius + 1e-9 * cell_size
+        if label is not None:
+            ok &= label[nr, nc] == label
+        best = np.where(ok, s[nr, nc] - fall(d), -np.inf)
+        return sign * best, np.where(ok, d / cell_size, np.inf)
+    offsets = [(dr, dc) for dr in range(-k, k + 1) for dc in range(-k, k + 1)
+               if np.hypot(dr, dc) * cell_size <= radius + 1e-9 * cell_size
+               and abs(dr) < m and abs(dc) < n]
+    offsets.sort(key=lambda o: (np.hypot(*o), o))      # nearest first: ties go to the nearest
+    drops = [(dr, dc, float(np.hypot(dr, dc)), float(fall(float(np.hypot(dr, dc)) * cell_size)))
+             for dr, dc in offsets]
+    lo_r, hi_r = max(rows[0] - k, 0), min(rows[-1] + k + 1, m)
+    for r0 in range(lo_r, hi_r, block):
+        r1 = min(r0 + block, hi_r)
+        b = best[r0:r1]
+        dd = dist[r0:r1]
+        cand = np.empty((r1 - r0, n))
+        better = np.empty((r1 - r0, n), dtype=bool)
+        for dr, dc, d, f in drops:
+            # target rows t0..t1 of the block whose source rows t + dr lie on the grid
+            t0, t1 = max(r0, -dr), min(r1, m - dr)
+            if t0 >= t1:
+                continue
+            c0, c1 = max(-dc, 0), n - max(dc, 0)
+            tgt = (slice(t0 - r0, t1 - r0), slice(c0, c1))
+            src = (slice(t0 + dr, t1 + dr), slice(c0 + dc, c1 + dc))
+            cv = cand[tgt]
+            np.subtract(s[src], f, out=cv)
+            if label is not None:
+                np.copyto(cv, -np.inf, where=label[src] != label[t0:t1, c0:c1])
+            bt = better[tgt]
+            np.greater(cv, b[tgt], out=bt)
+            np.copyto(b[tgt], cv, where=bt)
+            np.copyto(dd[tgt], d, where=bt)
+    return sign * best, dist
+
+
+def tier_fall(t: float, max_wall: float, max_emb: float):
+    """The fall of a tiered embankment with distance: embankments of ``max_emb`` at slope
+    ``t`` with a wall of ``max_wall`` after each (:func:`tier_drop`'s profile).
+    """
+    period = max_emb / t
+
+    def fall(d):
+        k = np.floor(np.asarray(d) / period + 1e-12)
+        return k * (max_emb + max_wall) + t * (d - k * period)
+    return fall
+
+
+def _reach_of(fall, height: float, cell_size: float, cells: int) -> float:
+    """Smallest distance (whole cells, at most ``cells``) at which ``fall`` reaches
+    ``height``.
+    """
+    d = np.arange(cells + 1) * cell_size
+    hit = np.nonzero(fall(d) >= height)[0]
+    return float(d[hit[0]] if len(hit) else d[-1])
+
+
+#: Reach (cells) up to which :func:`local_cones` is the exact envelope of all seeds.
+MAX_CONE_CELLS = 16
+#: Cells of margin the window keeps for :func:`cap_steps` beyond the band and its fade.
+CAP_MARGIN = 40
+#: How far the embankments outside the lots may go on in tiers, in band widths
+#: (``max_embankment_height / tan(max_slope)``).
+OUTSIDE_TIERS = 2.0
+
+
+def _cap(out, heights, lot_mask, win, max_wall, info, band, max_step, rise) -> None:
+    """:func:`cap_steps` on the window, in place; cells it moved leave the pads (lot cells)
+    or join the band (outside), and are counted in ``info["capped_cells"]``.
+    """
+    before = out[win].copy()
+    capped = cap_steps(before, heights[win].astype(np.float64), max_wall, max_step,
+                       lot_mask[win], rise)
+    # a cell moves by at most a wall and an embankment on each side (on coarse grids a step
+    # can be far beyond what the cells around it can share out: it stays, a limit breach)
+    reach = max_wall + 2 * info["max_emb"]
+    info["cap_max_change"] = float(np.abs(capped - before).max())
+    capped = np.clip(capped, before - reach, before + reach)
+    moved = capped != before
+    info["capped_cells"] = int(moved.sum())
+    info["capped"][win] = moved
+    if not moved.any():
+        return
+    out[win] = capped
+    lots = lot_mask[win] > 0
+    info["lot_embankment"][win] |= moved & lots
+    info["pad_cells"][win] &= ~moved
+    b = band[win]
+    # (a cell the cap moved outside the lots lies on a face of steps up to the wall limit)
+    b[moved & ~lots & (b != Band.FADE)] = Band.WING
+
+
 def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
                   cell_size: float, max_slope: float, max_wall: float, max_emb: float,
-                  boundary: str = "embankment", walls: tuple[np.ndarray, np.ndarray] | None = None,
-                  col_offset: int = 0
+                  boundary: str = "embankment",
+                  walls: tuple[np.ndarray, np.ndarray] | None = None,
+                  col_offset: int = 0, max_step: float = 0.5
                   ) -> tuple[np.ndarray, np.ndarray, tuple[slice, slice], GradeInfo]:
     """The grading preset's terrace heightfield with wall and embankment limits.
+
+    Every cone is an exact Euclidean envelope (:func:`local_cones`), so the heightfield is
+    never steeper than ``max_slope`` except at the walls, and no wall is higher than
+    ``max_wall`` (a maximum or minimum of fields whose neighbour steps are bounded keeps the
+    bound):
+
+    1. *Between lots*: where neighbouring pads differ by more than ``max_wall``, each of the
+       two lots takes half the excess at the shared edge (the wall between them is exactly
+       ``max_wall``) and falls back to its pad in tiers (:func:`tier_drop`: an embankment of up
+       to ``max_emb`` at ``max_slope``, a tier wall, ...). Cones run inside their own lot only;
+       a lot's cut (towards lower neighbours) and fill (towards higher ones) add.
+    2. *Outside the lots*: the lower envelope ``max_b g_b - w_b - t d`` and the upper envelope
+       ``min_b g_b + w_b + t d`` over every lot cell ``b`` within the band (``g`` its graded
+       height, ``w`` its lot's outline wall, ``d`` the distance from the first cell outside);
+       terrain between them keeps its height, terrain outside them is moved onto them through
+       a soft clip. Where two lots' envelopes cross (lower above upper: a *wing*, the wall
+       between two lots continued outside), a cell takes the envelope of the nearer lot: a
+       face no higher than the wall it continues.
 
     Parameters
     ----------
@@ -289,24 +465,27 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
         The outline wall allowance per lot id, if known (a tiled run finds it from the rims
         of all tiles, :func:`rim_bounds`); default: from the rim inside ``heights``.
     col_offset : int
-        Global column of ``heights[:, 0]`` (a window of a larger grid): the cone sweeps are
-        anchored on the global grid (:func:`~terrace_foundation.terrain.kernels.cone_envelope`).
+        Global column of ``heights[:, 0]`` (unused: every cone here is an exact Euclidean
+        envelope, the same on any window that holds its reach).
+    max_step : float
+        Largest step that is no wall (a terrain cliff the grading changed by less is left).
 
     Returns
     -------
     graded : (M, N) ndarray
     band : (M, N) ndarray of int8
-        1 embankment cells outside the lots, 2 wall-face cells (outside cells with a step
-        steeper than the slope limit to a neighbour: a wing where two lots' embankments meet,
-        or the foot or top of an outline wall), 3
-        cells of the fade where the limits could not be met, 0 elsewhere.
+        :class:`~terrace_foundation.presets.Band` codes: ``EMBANKMENT`` cells outside the lots
+        the grading changed, ``WING`` those on the far side of a wing face, ``FADE`` the fade
+        beyond the band where the limits could not be met, ``NONE`` elsewhere.
     window : (slice, slice)
         Where the result may differ from ``heights``.
     info : GradeInfo
         ``pad_cells`` (bool (M, N): lot cells at their pad height), ``lot_embankment`` (bool:
         lot cells on an embankment between pads), ``wall_fill``, ``wall_cut`` ((L + 1,) outline
         wall allowance per lot), ``nearest_lot`` ((M, N) nearest lot id in the window, 0
-        inside no window), ``band_width`` (world units).
+        inside no window), ``band_width`` (world units), ``embankment_height`` ((M, N) height
+        of the embankment each cell lies on, from its top: at most ``max_emb`` inside the
+        band).
     """
     out = heights.astype(np.float64, copy=True)
     lots = lot_mask > 0
@@ -314,26 +493,23 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     info = GradeInfo(pad_cells=lots.copy(), lot_embankment=np.zeros_like(lots),
                      wall_fill=np.zeros(len(pad)), wall_cut=np.zeros(len(pad)),
                      nearest_lot=np.zeros(lot_mask.shape, dtype=np.int32), band_width=0.0,
-                     embankment_height=np.zeros(lot_mask.shape))
+                     embankment_height=np.zeros(lot_mask.shape), capped_cells=0,
+                     cap_max_change=0.0, max_emb=max_emb,
+                     capped=np.zeros(lot_mask.shape, dtype=bool))
     if not lots.any():
         return out, band, (slice(0, 0), slice(0, 0)), info
     t = np.tan(np.radians(max_slope))
     width = max_emb / t
-    fade = 0.5 * width
     m, n = heights.shape
     rows, cols = np.nonzero(lots)
-    k = int(np.ceil((width + fade) / cell_size)) + 2
+    k = int(np.ceil(OUTSIDE_TIERS * width / cell_size)) + 2 + CAP_MARGIN
     win = (slice(max(rows.min() - k, 0), min(rows.max() + 1 + k, m)),
            slice(max(cols.min() - k, 0), min(cols.max() + 1 + k, n)))
     h = heights[win].astype(np.float64)
     lm = lot_mask[win]
     cov = lm > 0
     g = np.where(cov, pad[lm], h)
-    # 1. steps between pads above the wall limit: wall on the edge, the rest as embankments
-    #    inside the two lots (half each; tiered beyond max_emb). Cut into a lot from the
-    #    edges where its neighbour is lower and fill from those where it is higher are two
-    #    fields, each from its own nearest edge, added: so a lot with a higher neighbour on
-    #    one side and a lower one on the other rises and falls continuously between them.
+    # 1. steps between pads above the wall limit: half the excess on each side of the edge
     e_down = np.zeros(lm.shape)
     e_up = np.zeros(lm.shape)
     for sa, sb in (((slice(None), slice(None, -1)), (slice(None), slice(1, None))),
@@ -345,34 +521,41 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
             share = np.maximum(np.abs(step) - max_wall, 0.0) / 2.0
             np.maximum(e_down[p_], np.where(step > 0, share, 0.0), out=e_down[p_])
             np.maximum(e_up[p_], np.where(step < 0, share, 0.0), out=e_up[p_])
+    # and towards the outline: each lot cell nearest to a cell on the band's outer edge (the
+    # rim) comes within a wall and an embankment of the terrain there
+    if boundary != "wall":
+        dist0, (nr0, nc0) = distance_transform(cov, cell_size)
+        d0 = np.maximum(dist0 - cell_size, 0.0)
+        rim0 = ~cov & (d0 > width - cell_size) & (d0 <= width)
+        flat0 = nr0[rim0] * lm.shape[1] + nc0[rim0]
+        hi0 = np.full(lm.size, -np.inf)
+        lo0 = np.full(lm.size, np.inf)
+        np.maximum.at(hi0, flat0, h[rim0])
+        np.minimum.at(lo0, flat0, h[rim0])
+        reach_out = max_wall + max_emb
+        cut_o = (g.ravel() - (lo0 + reach_out)).reshape(lm.shape)
+        fill_o = ((hi0 - reach_out) - g.ravel()).reshape(lm.shape)
+        # (one embankment inside the lot at most: beyond that the pad moves, limit_pads)
+        e_down = np.maximum(e_down, np.where(cov & np.isfinite(cut_o),
+                                             np.clip(cut_o, 0.0, max_emb), 0.0))
+        e_up = np.maximum(e_up, np.where(cov & np.isfinite(fill_o),
+                                         np.clip(fill_o, 0.0, max_emb), 0.0))
+    # tier walls one cell's rise lower: a tier wall plus the embankment's rise over the cell
+    # side stays within the wall limit
     tier_wall = max(max_wall - t * cell_size, 0.0)
-    # (tier walls one cell's rise lower: the step between two cell centres, wall plus the
-    # embankment's rise over the cell, stays within the wall limit)
+    fall_in = tier_fall(t, tier_wall, max_emb)
     offset = np.zeros(lm.shape)
     emb_h = np.zeros(lm.shape)
-    rows_i, cols_i = np.indices(lm.shape)
-    flat_i = rows_i * lm.shape[1] + cols_i
     for e_edge, sign in ((e_down, -1.0), (e_up, 1.0)):
         if not (e_edge > 0).any():
             continue
-        feat = e_edge > 0
-        # the edge each cell takes: the one whose plain embankment reaches highest there
-        # (upper envelope of the cones e_b - t d, octagonal sweep with labels), so the offset
-        # is continuous where two edges' embankments meet; a cell whose winner lies in
-        # another lot takes its own lot's nearest edge (Euclidean distance transform)
-        _, win_idx = cone_envelope(np.where(feat, e_edge, -np.inf), flat_i, t, cell_size,
-                                   col_offset=col_offset + win[1].start)
-        br, bc = np.divmod(win_idx, lm.shape[1])
-        own = feat[br, bc] & (lm[br, bc] == lm)
-        d_n, (nr, nc) = distance_transform(feat, cell_size)
-        br = np.where(own, br, nr)
-        bc = np.where(own, bc, nc)
-        d = np.hypot(br - rows_i, bc - cols_i) * cell_size
-        same = cov & (lm[br, bc] == lm)
-        e = np.where(same, e_edge[br, bc], 0.0)
-        part = tier_drop(e, d, t, tier_wall, max_emb)
+        reach = _reach_of(fall_in, float(e_edge.max()), cell_size, sum(lm.shape))
+        part, _ = local_cones(np.where(e_edge > 0, e_edge, -np.inf), fall_in, reach,
+                              cell_size, label=lm)
+        part = np.where(cov, np.maximum(part, 0.0), 0.0)
         offset += sign * part
-        emb_h = np.maximum(emb_h, np.where(part > 0, np.minimum(e, max_emb), 0.0))
+        # the embankment a cell lies on: the rest of its tier, at most max_emb
+        emb_h = np.maximum(emb_h, np.where(part > 0, np.minimum(part, max_emb), 0.0))
     lot_emb = cov & (offset != 0)
     g = np.where(lot_emb, g + offset, g)
     info["lot_embankment"] = np.zeros_like(lots)
@@ -381,52 +564,85 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     info["embankment_height"] = np.zeros(lot_mask.shape)
     info["embankment_height"][win] = emb_h
     out[win] = g
-    if boundary == "wall":
+    if boundary == "wall":     # the terrain outside stays: its outline walls take the step
         return out, band, win, info
-    # 2. outside: envelopes of the nearest lot cell, wall allowance per lot from the rim
+    # 2. outside: the envelopes of every lot cell within the band, wall allowance per lot
     dist, (nr, nc) = distance_transform(cov, cell_size)
     near = lm[nr, nc]
     seed = g[nr, nc]
     d_edge = np.maximum(dist - cell_size, 0.0)
     rim = ~cov & (d_edge > width - cell_size) & (d_edge <= width)
-    if walls is None:
-        nl = len(pad)
-        h_lo = np.full(nl, np.inf)
-        h_hi = np.full(nl, -np.inf)
-        np.minimum.at(h_lo, near[rim], h[rim])
-        np.maximum.at(h_hi, near[rim], h[rim])
-        w_fill, w_cut = outline_wall_allowance(pad, h_lo, h_hi, max_wall, max_emb)
-    else:
+    nl = len(pad)
+    need_fill = np.zeros(nl)
+    need_cut = np.zeros(nl)
+    np.maximum.at(need_fill, near[rim], (seed[rim] - max_emb) - h[rim])
+    np.maximum.at(need_cut, near[rim], h[rim] - (seed[rim] + max_emb))
+    w_fill = np.clip(need_fill, 0.0, max_wall)
+    w_cut = np.clip(need_cut, 0.0, max_wall)
+    if walls is not None:
         w_fill, w_cut = walls
-    lower = seed - w_fill[near] - t * d_edge
-    upper = seed + w_cut[near] + t * d_edge
+    # only lot cells next to a cell outside can win (an inner cell is farther from every
+    # outside cell than the edge cell between them, and no higher after its wall)
+    edge = cov.copy()
+    edge[1:-1, 1:-1] = cov[1:-1, 1:-1] & cov[:-2, 1:-1] & cov[2:, 1:-1] & cov[1:-1, :-2] & \
+        cov[1:-1, 2:] & cov[:-2, :-2] & cov[:-2, 2:] & cov[2:, :-2] & cov[2:, 2:]
+    edge = cov & ~edge
+
+    # beyond a wall of up to max_wall at the lot's edge the embankment falls at max_slope;
+    # where it has not met the terrain after max_emb it goes on in tiers (a tier wall, another
+    # embankment: every wall and embankment within its limit), out to OUTSIDE_TIERS band widths
+    fall_tier = tier_fall(t, tier_wall, max_emb)
+
+    def fall_out(d):
+        return fall_tier(np.maximum(d - cell_size, 0.0))
+
+    reach = OUTSIDE_TIERS * width + cell_size
+    lower, d_lo = local_cones(np.where(edge, g - w_fill[lm], -np.inf), fall_out, reach,
+                              cell_size)
+    upper, d_up = local_cones(np.where(edge, g + w_cut[lm], np.inf), fall_out, reach,
+                              cell_size, lowest=True)
+    # a wing: two lots' envelopes cross; each cell takes the nearer lot's envelope
+    cross = np.isfinite(lower) & np.isfinite(upper) & (lower > upper)
+    lower_side = cross & (d_lo <= d_up)
+    upper_side = cross & ~lower_side
+    lower = np.where(upper_side, -np.inf, lower)
+    upper = np.where(lower_side, np.inf, upper)
+    lo_f = np.where(np.isfinite(lower), lower, -np.inf)      # (no cone: no constraint)
+    up_f = np.where(np.isfinite(upper), upper, np.inf)
     # half-width of the soft toe: a sixth of the embankment limit, at most a cell's rise
     r = min(max_emb / 6.0, t * cell_size)
-    graded = h + _soft(lower - h, r) - _soft(h - upper, r)
-    # beyond the band (where the limits could not be met) fade into the terrain
-    lam = np.clip((width + fade - d_edge) / fade, 0.0, 1.0)
-    graded = h + np.where(d_edge <= width, 1.0, lam) * (graded - h)
+    graded = h + _soft(lo_f - h, r) - _soft(h - up_f, r)
+    graded = np.where(lower_side, lower, np.where(upper_side, upper, graded))
     graded = np.where(cov, g, graded)
     changed = ~cov & (graded != h)
     bw = changed.astype(np.int8)
     bw[changed & (d_edge > width)] = Band.FADE
-    # wings: steps steeper than the slope between cells of different lots' embankments
-    for sa, sb, dist in _pairs8(lm.shape):
-        # (and the foot or top of an outline wall: a face, not an embankment)
-        lim = t * cell_size * dist * (1 + 1e-9)
-        wing = (np.abs(graded[sa] - graded[sb]) > lim) & \
-            (changed[sa] | changed[sb]) & ~(cov[sa] & cov[sb])
+    bw[changed & cross & (d_edge <= width)] = Band.WING
+    # faces: cells outside the lots with a step steeper than the slope to a neighbour (a
+    # wing, the foot or top of an outline or tier wall) are walls, not embankment
+    for sa, sb, dist_ in _pairs8(lm.shape):
+        lim = t * cell_size * dist_ * (1 + 1e-9)
+        face = (np.abs(graded[sa] - graded[sb]) > lim) & (changed[sa] | changed[sb])
         for s_ in (sa, sb):
             sub = bw[s_]
-            sub[wing & ~cov[s_] & (sub == Band.EMBANKMENT)] = Band.WING
-    # embankment height: vertical distance from the embankment's top (the pad edge, or the top
-    # or foot of the outline wall) to each of its cells
-    top_f = seed - w_fill[near]
-    top_c = seed + w_cut[near]
-    eh = np.where(graded < top_f, top_f - graded, np.where(graded > top_c, graded - top_c, 0.0))
+            sub[face & changed[s_] & (sub == Band.EMBANKMENT)] = Band.WING
+    # embankment height: vertical distance from the embankment's top (the lot edge after its
+    # outline wall, or the foot or top of the tier wall above it) to each of its cells
+    period = max_emb / t
+
+    def on_tier(d_cells):
+        dd = np.maximum(np.where(np.isfinite(d_cells), d_cells, 0.0) * cell_size - cell_size, 0.0)
+        return t * (dd - np.floor(dd / period + 1e-12) * period)
+
+    top_f = np.where(np.isfinite(lower), lower + on_tier(d_lo), -np.inf)
+    top_c = np.where(np.isfinite(upper), upper - on_tier(d_up), np.inf)
+    eh = np.where(graded < top_f, top_f - graded,
+                  np.where(graded > top_c, graded - top_c, 0.0))
     info["embankment_height"][win] = np.where(changed, eh, emb_h)
     out[win] = graded
     band[win] = bw
+    _cap(out, heights, lot_mask, win, max_wall, info, band, max_step,
+             t * cell_size * (1 + 1e-9))
     info["wall_fill"] = w_fill
     info["wall_cut"] = w_cut
     nearest = np.zeros(lot_mask.shape, dtype=np.int32)
@@ -497,8 +713,9 @@ def step_wall_sides(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarra
         sel = (step > min_height) & (~two_lots | (lot_mask[a] == lot_mask[b])) & \
             ((owner[a] > 0) | (owner[b] > 0))
         if terrain is not None:
-            # a step the grading made: a cliff of the terrain itself is no wall
-            sel &= np.abs((graded[a] - graded[b]) - (terrain[a] - terrain[b])) > min_change
+            # a cliff of the terrain itself is no wall
+            sel &= ~terrain_step(graded[a] - graded[b], terrain[a] - terrain[b],
+                                 (lot_mask[a] == 0) & (lot_mask[b] == 0), min_change)
         if own is not None:
             keep = np.zeros(sel.shape, dtype=bool)
             keep[own[0]:own[1], own[2]:own[3]] = True
@@ -690,8 +907,11 @@ def grading_figures(before: np.ndarray, after: np.ndarray, lot_mask: np.ndarray,
         la, lb = lot_mask[a], lot_mask[b]
         step = np.abs(after[a] - after[b])
         between = (la > 0) & (lb > 0) & (la != lb) & (step > max_step)
+        # (a cliff of the terrain itself is no wall: terrain_step)
         outside = (~((la > 0) & (lb > 0)) | (la == lb)) & (step > max(max_step, rise)) & \
-            ((owner[a] > 0) | (owner[b] > 0)) & ((after[a] != before[a]) | (after[b] != before[b]))
+            ((owner[a] > 0) | (owner[b] > 0)) & \
+            ~terrain_step(after[a] - after[b], before[a] - before[b], (la == 0) & (lb == 0),
+                          max_step)
         for lots_, w in ((la[between], 0.5), (lb[between], 0.5)):
             face_lot.append(lots_)
             face_h.append(step[between])
@@ -744,3 +964,105 @@ def grading_figures(before: np.ndarray, after: np.ndarray, lot_mask: np.ndarray,
         "earthwork_ratio": total_earth / total_on if total_on > 0 else None,
     }
     return per_lot, totals
+
+
+def _min_plus(v: np.ndarray, cost_h: np.ndarray, cost_v: np.ndarray,
+              sweeps: int = 50) -> np.ndarray:
+    """``min_y v[y] + D(x, y)`` on the 4-neighbour grid, ``D`` the path length with the
+    costs of the cell sides (``cost_h`` (M, N - 1) between columns, ``cost_v`` (M - 1, N)
+    between rows): raster sweeps down and up, each row finished both ways by a cumulative
+    minimum, repeated until nothing changes (every step a vectorised row operation).
+    """
+    u = v.copy()
+    m = u.shape[0]
+    s = np.zeros(cost_h.shape[:1] + (cost_h.shape[1] + 1,))
+    np.cumsum(cost_h, axis=1, out=s[:, 1:])
+
+    def row(r):
+        x = u[r]
+        np.minimum(x, s[r] + np.minimum.accumulate(x - s[r]), out=x)
+        np.minimum(x, -s[r] + np.minimum.accumulate((x + s[r])[::-1])[::-1], out=x)
+
+    for _ in range(sweeps):
+        before = u.copy()
+        row(0)
+        for r in range(1, m):
+            np.minimum(u[r], u[r - 1] + cost_v[r - 1], out=u[r])
+            row(r)
+        for r in range(m - 2, -1, -1):
+            np.minimum(u[r], u[r + 1] + cost_v[r], out=u[r])
+            row(r)
+        if np.array_equal(u, before):
+            break
+    return u
+
+
+def terrain_step(d_graded: np.ndarray, d_terrain: np.ndarray, outside: np.ndarray,
+                 max_step: float, tol: float = 1e-6) -> np.ndarray:
+    """Which cell sides carry the terrain's own step, not a wall: both cells outside the lots
+    and the step no taller than the terrain's there plus ``max_step``.
+
+    Parameters
+    ----------
+    d_graded, d_terrain : ndarray
+        Steps across the sides in the terrace heightfield and in the terrain.
+    outside : ndarray of bool
+        Both cells of the side lie outside the lots.
+    max_step : float
+    tol : float
+        Rounding allowance (world units), as :func:`cap_steps`'.
+    """
+    return outside & (np.abs(d_graded) <= np.abs(d_terrain) + max_step + tol)
+
+
+def cap_steps(graded: np.ndarray, terrain: np.ndarray, max_wall: float, max_step: float,
+              lots: np.ndarray, rise: float = 0.0, tol: float = 1e-6) -> np.ndarray:
+    """The nearest heightfield (in the largest change) with no wall above ``max_wall``: every
+    step across a cell side between two lots at most ``max_wall``; elsewhere at most
+    ``max_wall`` or ``rise`` (what an embankment rises over a cell side, no wall), and between
+    two cells outside the lots the terrain's own step there plus ``max_step`` where that is
+    more (a cliff of the terrain, :func:`terrain_step`).
+
+    The midpoint of the smallest and the largest such fields that bound ``graded`` from below
+    and above (the McShane and Whitney extensions in the path metric whose cell sides cost
+    those limits): it equals ``graded`` wherever ``graded`` keeps the limits near it, and no
+    step exceeds its limit (each extension keeps them, so does their mean). The stated rule
+    for what the pad, wall and embankment rules cannot reach (conflicting lots, cut-offs of the
+    band): the step is shared out over the cells around it, in steps of at most
+    ``max_wall``.
+
+    Parameters
+    ----------
+    graded, terrain : (M, N) ndarray
+    max_wall, max_step : float
+    lots : (M, N) ndarray of int
+        Lot id per cell, 0 outside.
+    rise : float
+        ``tan(max_slope) * cell_size``.
+    tol : float
+        Steps within ``tol`` of the limit count as within it (world units).
+
+    Returns
+    -------
+    (M, N) ndarray
+        ``graded`` itself when nothing exceeds a limit.
+    """
+    costs, over = [], False
+    for axis in (1, 0):
+        dh = np.diff(terrain, axis=axis)
+        a, b = ((slice(None), slice(1, None)), (slice(None), slice(None, -1))) if axis == 1 \
+            else ((slice(1, None), slice(None)), (slice(None, -1), slice(None)))
+        both = (lots[a] == 0) & (lots[b] == 0)
+        two = (lots[a] > 0) & (lots[b] > 0) & (lots[a] != lots[b])
+        cost = np.where(two, max_wall, max(max_wall, rise))
+        cost = np.where(both, np.maximum(cost, np.abs(dh) + max_step), cost)
+        over = over or bool((np.abs(np.diff(graded, axis=axis)) > cost + tol).any())
+        costs.append(cost)
+    if not over:
+        return graded
+    cost_h, cost_v = costs
+    upper = _min_plus(graded, cost_h, cost_v)
+    lower = -_min_plus(-graded, cost_h, cost_v)
+    # (a field at the limit within rounding stays as it is)
+    mid = 0.5 * (upper + lower)
+    return np.where(np.abs(mid - graded) <= tol, graded, mid)

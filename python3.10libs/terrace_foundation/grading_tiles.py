@@ -55,6 +55,7 @@ from .presets.limits import (
     OUTSIDE_TIERS,
     grade_limited,
     outline_wall_allowance,
+    pad_gap,
     pull_pads,
     rim_bounds,
     step_wall_sides,
@@ -304,9 +305,9 @@ def plan_pads(job: GradingJob, surveys: list[Survey], vertex_pads: np.ndarray,
                     job.max_wall, job.max_emb)[0]
     hi = rim_bounds(lots[np.isfinite(rim_min)], rim_min[np.isfinite(rim_min)], n,
                     job.max_wall, job.max_emb)[1]
-    # touching pads within a wall and an embankment each side, rims within reach (limits)
+    # touching pads within PAD_GAP, rims within reach (the limits' pad rule)
     pad, moved, conflict = pull_pads(rule_pad, pairs[:, 0], pairs[:, 1], lo, hi,
-                                     job.max_wall + 2 * job.max_emb)
+                                     pad_gap(job.max_wall, job.max_emb))
     job.pad = pad
     job.walls = outline_wall_allowance(pad, rim_min, rim_max, job.max_wall, job.max_emb)
     # the step halo: how far a cone of another lot's step embankment can win

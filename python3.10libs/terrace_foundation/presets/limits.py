@@ -5,11 +5,11 @@ grading engineer lays out a terraced site. The rules, in the order they apply:
 
 * **Pads (the stated rule, :func:`limit_pads`).** Pads move towards the terrain, to a fixed
   point of two clamps: each pad into ``[p_b - C, p_b + C]`` of every lot ``b`` it touches
-  (``C = max_wall_height + 2 max_embankment_height``: a wall on the shared edge and one
-  embankment into each lot), and each lot on the region's outline into
-  ``[h_rim_max - C, h_rim_min + C]`` (``h_rim`` the terrain on the band's outer edge
-  nearest to the lot: an embankment inside the lot, an outline wall and an embankment
-  outside). Lots whose pad moved are flagged; where the clamps cannot all hold (the
+  (``C = 2 (max_wall_height + 2 max_embankment_height)``, :func:`pad_gap`: a wall on the
+  shared edge and two tiers into each lot), and each lot on the region's outline into
+  ``[h_rim_max - H, h_rim_min + H]`` (``H = max_wall_height + 2 max_embankment_height``,
+  ``h_rim`` the terrain on the band's outer edge nearest to the lot: an embankment inside the
+  lot, an outline wall and an embankment outside). Lots whose pad moved are flagged; where the clamps cannot all hold (the
   intervals are empty) the lot is flagged as a conflict and the rules below share the rest.
 * **Walls between lots.** Where neighbouring pads differ by more than the wall limit, each
   lot takes half the excess at the shared edge (a wall of exactly the limit between them)
@@ -50,7 +50,7 @@ from ..terrain.kernels import cell_sides
 from ..wall import Wall
 from . import Band
 
-__all__ = ["limit_pads", "rim_bounds", "clamp_pads", "pull_pads", "grade_limited", "GradeInfo",
+__all__ = ["limit_pads", "rim_bounds", "clamp_pads", "pull_pads", "pad_gap", "grade_limited", "GradeInfo",
            "local_cones", "tier_drop", "cap_steps", "terrain_step",
            "GradingLotFigures", "lot_figures", "step_wall_sides", "walls_from_sides"]
 
@@ -132,6 +132,15 @@ def clamp_pads(pad: np.ndarray, lo: np.ndarray, hi: np.ndarray
     conflict |= ok & ((p < lo - 1e-6) | (p > hi + 1e-6))
     moved = ok & (np.abs(p - pad) > 1e-9)
     return p, moved, conflict
+
+
+def pad_gap(max_wall: float, max_emb: float) -> float:
+    """How far two touching pads may differ under the pad rule: ``2 (max_wall + 2
+    max_embankment_height)``, a wall on the shared edge and, in each lot, an embankment, a
+    tier wall and another embankment (measured: one wall and one embankment each side
+    dragged the plain below the Harder up by 4-7x the earthworks on Interlaken).
+    """
+    return 2.0 * (max_wall + 2.0 * max_emb)
 
 
 def pull_pads(pad: np.ndarray, a: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray,
@@ -225,7 +234,7 @@ def limit_pads(pad: np.ndarray, heights: np.ndarray, lot_mask: np.ndarray, cell_
     if len(a):
         ab = np.unique(np.column_stack([np.minimum(a, b), np.maximum(a, b)]), axis=0)
         a, b = ab[:, 0], ab[:, 1]
-    return pull_pads(pad, a, b, lo, hi, max_wall + 2 * max_emb, iterations)
+    return pull_pads(pad, a, b, lo, hi, pad_gap(max_wall, max_emb), iterations)
 
 
 def tier_drop(e: np.ndarray, d: np.ndarray, t: float, max_wall: float,

@@ -51,8 +51,8 @@ import numpy as np
 from .presets import Band
 from .presets.grading import balanced_pads, cell_pad_heights
 from .presets.limits import (
-    CAP_MARGIN,
     OUTSIDE_TIERS,
+    cap_margin,
     grade_limited,
     outline_wall_allowance,
     pad_gap,
@@ -136,8 +136,8 @@ class GradingJob:
     def halos(self) -> dict[str, int]:
         """Halo of each pass in cells (see the module docstring)."""
         cs = self.cell_size
-        # (the band's tiers reach OUTSIDE_TIERS band widths; the cap, CAP_MARGIN cells more)
-        band = int(math.ceil(OUTSIDE_TIERS * self.width / cs)) + 2 + CAP_MARGIN
+        # (the band's tiers reach OUTSIDE_TIERS band widths; the cap, cap_margin cells more)
+        band = int(math.ceil(OUTSIDE_TIERS * self.width / cs)) + 2 + cap_margin(cs)
         attribution = int(math.ceil(math.sqrt(2.0) * band)) + 3
         return {"survey": int(math.ceil(self.width / cs)) + 4, "band": band,
                 "steps": self.step_reach, "attribution": attribution,

@@ -34,7 +34,9 @@ grading engineer lays out a terraced site. The rules, in the order they apply:
   cells around it in steps of at most ``max_wall_height``: the heightfield nearest to the
   graded one in the largest change, by at most a wall and an embankment on each side. The
   cells it moved are counted (``capped_cells``) and leave the pads; on coarse grids a step
-  beyond that stays (a limit breach, the lots flagged as conflicts).
+  beyond that stays (a limit breach, the lots flagged as conflicts). It runs only on cells
+  finer than ``max_wall_height / tan(max_slope)`` (6 m with the defaults), where a wall is
+  taller than an embankment's rise over one cell.
 """
 
 from __future__ import annotations
@@ -399,6 +401,13 @@ def _reach_of(fall, height: float, cell_size: float, cells: int) -> float:
 MAX_CONE_CELLS = 16
 #: Cells of margin the window keeps for :func:`cap_steps` beyond the band and its fade.
 CAP_MARGIN = 40
+
+
+def cap_margin(cell_size: float) -> int:
+    """Cells of margin for :func:`cap_steps`: :data:`CAP_MARGIN` cells, at most 80 world
+    units (on coarse grids the cap would otherwise carry a step far up a slope).
+    """
+    return int(min(CAP_MARGIN, np.ceil(80.0 / cell_size)))
 #: How far the embankments outside the lots may go on in tiers, in band widths
 #: (``max_embankment_height / tan(max_slope)``).
 OUTSIDE_TIERS = 2.0
@@ -511,7 +520,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     width = max_emb / t
     m, n = heights.shape
     rows, cols = np.nonzero(lots)
-    k = int(np.ceil(OUTSIDE_TIERS * width / cell_size)) + 2 + CAP_MARGIN
+    k = int(np.ceil(OUTSIDE_TIERS * width / cell_size)) + 2 + cap_margin(cell_size)
     win = (slice(max(rows.min() - k, 0), min(rows.max() + 1 + k, m)),
            slice(max(cols.min() - k, 0), min(cols.max() + 1 + k, n)))
     h = heights[win].astype(np.float64)
@@ -650,7 +659,11 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     info["embankment_height"][win] = np.where(changed, eh, emb_h)
     out[win] = graded
     band[win] = bw
-    _cap(out, heights, lot_mask, win, max_wall, info, band, max_step,
+    if t * cell_size < max_wall:
+        # (on cells coarser than max_wall / tan(max_slope) an embankment rises more than a
+        # wall over one cell side: the cap would carry steps far up the slopes; skipped, the
+        # steps above the limit stay and are reported)
+        _cap(out, heights, lot_mask, win, max_wall, info, band, max_step,
              t * cell_size * (1 + 1e-9))
     info["wall_fill"] = w_fill
     info["wall_cut"] = w_cut

@@ -10,6 +10,7 @@ Usage::
     python scripts/bench.py --sizes 2049 4097 --outputs   # + preview.png / preview.html
     python scripts/bench.py --lots 1000 5000 20000 # many small regions on 4097², growth exponent
     python scripts/bench.py --town                 # 1000 buildings, 48 000 lots, CLI end to end
+    python scripts/bench.py --town-on 2049 16385   # one town on a small and a large map
     python scripts/bench.py --read-geojson 300000  # read (check, repair) one 300k-vertex ring
 
 The terrain is a fractal-ish mountain (sum of sines plus ridges) with 1 m cells; the regions are
@@ -136,6 +137,56 @@ def town_case(rows: int = 300, cols: int = 330, n_buildings: int = 1000, cell: f
         rings.append(np.column_stack([cx + c * corners[:, 0] - s * corners[:, 1],
                                       cy + s * corners[:, 0] + c * corners[:, 1]]))
     return hf, rings
+
+
+def town_on_map(size: int, cell: float = 1.0, scale: int = 2049):
+    """One town on a ``size`` x ``size`` map whose terrain does not depend on the map's size.
+
+    The terrain is :func:`synthetic_case`'s for a ``scale``² map, evaluated at absolute cell
+    positions (so a larger map extends it), and the town one outline of radius
+    ``0.16 * scale`` cells at the same place from the north-west corner: the same town on the
+    same ground whatever ``size`` is (built band by band: no map-sized temporaries).
+    """
+    import numpy as np
+
+    from terrace_foundation import Heightfield, Region
+
+    h = np.empty((size, size))
+    xs = np.arange(size) / float(scale)
+    for r0 in range(0, size, 1024):
+        y = (np.arange(r0, min(r0 + 1024, size)) / float(scale))[:, None]
+        x = xs[None, :]
+        b = 400.0 * np.exp(-((x - 0.5) ** 2 + (y - 0.5) ** 2) / 0.08)
+        for k, (fx, fy, amp) in enumerate([(3, 2, 40), (7, 5, 15), (17, 13, 5), (41, 37, 1.5)]):
+            b = b + amp * np.sin(2 * np.pi * fx * x + k) * np.cos(2 * np.pi * fy * y + 2 * k)
+        h[r0:r0 + len(b)] = b
+    x0, y1 = 500000.0, 4200000.0 + size * cell
+    hf = Heightfield(h, cell, (x0, y1))
+    t = np.linspace(0, 2 * np.pi, 64, endpoint=False)
+    cx, cy, r = x0 + 0.5 * scale * cell, y1 - 0.45 * scale * cell, 0.16 * scale * cell
+    rr = r * (1 + 0.15 * np.sin(5 * t))
+    town = Region.from_rings(np.column_stack([cx + rr * np.cos(t), cy + rr * np.sin(t)]),
+                             region_id=0)
+    return hf, [town]
+
+
+def run_town_on(size: int, repeat: int) -> dict:
+    """The engine on :func:`town_on_map`: minimum wall time of ``repeat`` runs, CPU seconds."""
+    import terrace_foundation as tf
+
+    hf, regions = town_on_map(size)
+    best = None
+    for _ in range(repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        res = tf.generate(hf, regions, seed=1, scatter_count=120)
+        row = {"size": size, "lots": len(res.lots), "seconds": time.perf_counter() - t0,
+               "cpu_seconds": time.process_time() - c0, "stages": res.timings}
+        del res
+        if best is None or row["seconds"] < best["seconds"]:
+            best = row
+    assert best is not None
+    best["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    return best
 
 
 #: the picture outputs ``--outputs`` times (registered writer names)
@@ -307,9 +358,27 @@ def main(argv=None) -> int:
                     help="large-map mode: the terrain as a memory-mapped float64 .npy in FOLDER, "
                     "tiles streamed to GeoTIFF windows there (deleted afterwards); reference "
                     "preset")
+    ap.add_argument("--town-on", type=int, nargs="+", metavar="SIZE",
+                    help="one town on maps of these sizes, engine only: the cost "
+                    "should be set by the town, not the map (each size in its own process)")
+    ap.add_argument("--one-town", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--one-lots", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.one_town:
+        print(json.dumps(run_town_on(args.one_town, args.repeat)))
+        return 0
+    if args.town_on:
+        for size in args.town_on:
+            out = subprocess.run([sys.executable, os.path.abspath(__file__), "--one-town",
+                                  str(size), "--repeat", str(args.repeat)], check=True,
+                                 capture_output=True, text=True).stdout
+            row = json.loads(out.strip().splitlines()[-1])
+            stages = ", ".join(f"{k} {v:.2f}" for k, v in row["stages"].items())
+            print(f"one town on {size}^2: {row['lots']} lots, {row['seconds']:.2f} s "
+                  f"(cpu {row['cpu_seconds']:.2f} s), peak {row['peak_mb']:.0f} MB  [{stages}]",
+                  flush=True)
+        return 0
     if args.one_lots:
         print(json.dumps(run_lots(args.sizes[0], args.one_lots, args.preset)))
         return 0

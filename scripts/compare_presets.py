@@ -40,6 +40,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "python3.10libs"))
 
 import terrace_foundation as tf
 from terrace_foundation.demo import town_outline
+from terrace_foundation.presets import get_preset
 from terrace_foundation.report import inner_cells
 from terrace_foundation.terrain.kernels import cone_envelope, lot_adjacency, neighbour_pairs
 
@@ -259,7 +260,8 @@ def measure(res: tf.TerraceResult, seconds: float) -> dict:
     # leaving out (grading) the embankments between pads: the cells within
     # max_embankment_height / tan(max_slope) (plus a cell) of another lot
     inner = inner_cells(res.lot_mask)
-    if res.params.preset == "grading":
+    grading = get_preset(res.params.preset).has_walls    # flat pads, walls, embankments
+    if grading:
         inner &= ~_near_other_lot(res.lot_mask, cell, res.params.max_embankment_height
                                   / np.tan(np.radians(res.params.max_slope)) + 1.5 * cell)
     lab = res.lot_mask[inner]
@@ -278,7 +280,6 @@ def measure(res: tf.TerraceResult, seconds: float) -> dict:
     # the grading preset's wing cells (where the envelopes of two pads cross: walls that
     # continue outside the region, recomputed here the way limits.grade_limited finds them)
     band = changed & ~lots
-    grading = res.params.preset == "grading"
     if grading:
         lower, upper = _envelopes(res)
         wing = ~lots & (lower > upper)

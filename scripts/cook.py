@@ -27,25 +27,15 @@ sys.path.insert(0, os.path.join(_ROOT, "python3.10libs"))
 
 import hou  # noqa: E402
 
-from terrace_foundation.cli import add_parameter, add_run_options  # noqa: E402
+from terrace_foundation.cli import cook_parser  # noqa: E402
 from terrace_foundation.houdini.network import ASSETS, NATIVE, NUMPY  # noqa: E402
-from terrace_foundation.params import METHOD_PARAMETERS, run_options  # noqa: E402
 
 OUTPUT_FILES = ("terrace_slices.bgeo.sc", "terrace_heightfield.bgeo.sc")
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="hython scripts/cook.py", description=__doc__.split("\n")[0])
-    ap.add_argument("regions", help="geometry file with the range polygons")
-    ap.add_argument("heightfield", help="geometry file with a 'height' volume")
-    # --out, --asset, --warnings-as-errors: the registry's run options of "cook"
-    add_run_options(ap, run_options("cook"))
-    # one flag per method parameter (the numpy asset has them all, the native asset those the
-    # registry marks native); unset flags leave the asset's value alone
-    for info in METHOD_PARAMETERS.values():
-        add_parameter(ap, info, default=None,
-                      help=info.help + ("" if info.native else " (numpy asset only)"))
-    return ap.parse_args(argv)
+    # every flag from the registry (command "cook"): terrace_foundation.cli.cook_parser
+    return cook_parser(__doc__.split("\n")[0]).parse_args(argv)
 
 
 def _install_libraries() -> None:

@@ -77,6 +77,24 @@ def test_cli_flags_are_the_registry():
                 assert a.type is (str if p.options else p.kind) and a.metavar == p.metavar
 
 
+def test_cook_flags_are_the_registry():
+    """hython scripts/cook.py: its run options and a flag per method parameter (default None:
+    an unset flag leaves the asset alone), all from the registry."""
+    from terrace_foundation.cli import cook_parser
+
+    flags = _flags_of(cook_parser())
+    expected = [*METHOD_PARAMETERS.values(), *run_options("cook")]
+    assert sorted(flags) == sorted([p.flag for p in expected] + ["--help"])
+    for p in expected:
+        a = flags[p.flag]
+        assert a.dest == p.name and a.help.startswith(p.help)
+        assert a.default == (p.default if p.scope == "run" else None)
+        assert (list(a.choices) if a.choices else []) == list(p.choices)
+    assert flags["--preset"].help.endswith("(numpy asset only)")
+    args = cook_parser().parse_args(["r.bgeo.sc", "h.bgeo.sc", "--out", "o", "--seed", "3"])
+    assert (args.cook_out, args.asset, args.seed, args.blend) == ("o", "native", 3, None)
+
+
 def test_a_declared_run_option_reaches_the_namespace():
     """The parsing function a run option declares is what argparse calls (an int for
     --tile-size, a pair for --height-range, a name list for --export)."""

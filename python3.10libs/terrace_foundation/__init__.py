@@ -11,7 +11,9 @@ Layout (``pipeline.generate`` runs the stages in order):
 * ``lots``: ``overlap`` (regions) -> ``scatter`` -> ``fracture`` -> ``subdivide`` ->
   ``footprint`` -> ``remesh``;
 * ``terrain``: ``heights`` -> ``project`` -> ``blend``, and the shared grid ``kernels``;
-* ``presets``: ``grading`` and its ``walls``;
+* ``presets``: one :class:`~.presets.base.Preset` per module (``reference``, ``grading`` with
+  its ``limits`` and ``walls``), registered in ``presets.PRESETS``: pads, the terrace
+  heightfield, walls and the report band;
 * ``report``; front ends ``io``, ``cli``, ``demo`` and ``houdini`` on top.
 """
 

@@ -96,9 +96,10 @@ def check_budget(hf: Heightfield, regions: list[Region], p: TerraceParams,
         the grid's extent by bounding box).
     p : TerraceParams
     tile_cells : int, optional
-        Cells of the largest tile window of a tiled run (reference preset): the per-cell
-        working arrays are held for one window at a time, only the input, the terrace
-        heightfield and the lot mask for the whole map.
+        Cells of the largest tile window of a tiled run (None for a preset whose working
+        arrays span the grid, :meth:`~terrace_foundation.presets.Preset.tile_window_cells`):
+        the per-cell working arrays are held for one window at a time, only the input, the
+        terrace heightfield and the lot mask for the whole map.
     streamed : bool
         The map stays on disk (memory-mapped input, outputs written window by window): only
         the tile window counts.
@@ -114,7 +115,7 @@ def check_budget(hf: Heightfield, regions: list[Region], p: TerraceParams,
     rows, cols = hf.shape
     cells = rows * cols
     grid_bytes = cells * BYTES_PER_CELL
-    if tile_cells is not None and p.preset != "grading":
+    if tile_cells is not None:
         grid_bytes = (0 if streamed else cells * BYTES_PER_MAP_CELL) \
             + min(tile_cells, cells) * BYTES_PER_CELL
     if grid_bytes > budget:

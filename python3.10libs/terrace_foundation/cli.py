@@ -23,7 +23,8 @@ from . import TerraceParams, __version__, generate
 from .errors import TerraceError, TerraceInputError, WarningLog
 from .params import METHOD_PARAMETERS, Parameter, run_options
 
-__all__ = ["main", "build_parser", "COMMANDS", "add_parameter", "add_run_options"]
+__all__ = ["main", "build_parser", "cook_parser", "COMMANDS", "add_parameter",
+           "add_run_options"]
 
 PROG = "terrace-foundation"
 
@@ -94,6 +95,24 @@ def output_parent() -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False)
     add_run_options(parent, _shared_options())
     return parent
+
+
+def cook_parser(description: str = "") -> argparse.ArgumentParser:
+    """The parser of ``hython scripts/cook.py`` (built here, without ``hou``, so it is tested).
+
+    REGIONS and HEIGHTFIELD geometry files, the registry's run options of ``cook``
+    (``--out``, ``--asset``, ``--warnings-as-errors``) and one flag per method parameter whose
+    default is None (an unset flag leaves the asset's value alone; the native asset takes
+    the parameters the registry marks ``native``).
+    """
+    ap = argparse.ArgumentParser(prog="hython scripts/cook.py", description=description)
+    ap.add_argument("regions", help="geometry file with the range polygons")
+    ap.add_argument("heightfield", help="geometry file with a 'height' volume")
+    add_run_options(ap, run_options("cook"))
+    for info in METHOD_PARAMETERS.values():
+        add_parameter(ap, info, default=None,
+                      help=info.help + ("" if info.native else " (numpy asset only)"))
+    return ap
 
 
 def _shared_options() -> list[Parameter]:

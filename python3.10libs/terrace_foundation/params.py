@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from .errors import TerraceInputError
 
 __all__ = ["Parameter", "PARAMETERS", "METHOD_PARAMETERS", "RUN_OPTIONS", "run_options",
-           "TerraceParams", "MAX_SEED", "PRESET_NAMES", "COMMANDS", "TABLES",
+           "set_preset_choices", "TerraceParams", "MAX_SEED", "PRESET_NAMES", "COMMANDS", "TABLES",
            "markdown_table", "ParamInfo"]
 
 #: Largest seed (the random streams are seeded with 32-bit words).
@@ -551,6 +551,19 @@ METHOD_PARAMETERS: dict[str, Parameter] = {p.name: p for p in _METHOD}
 RUN_OPTIONS: dict[str, Parameter] = {p.name: p for p in _RUN}
 
 
+def set_preset_choices(presets: list[tuple[str, str]]) -> None:
+    """Offer ``presets`` (``(name, label)`` pairs, in menu order; an empty label keeps the
+    current one) as the ``preset`` parameter's choices: called by
+    :func:`terrace_foundation.presets.register_preset`, so a new preset is accepted by
+    :class:`TerraceParams` without an edit here.
+    """
+    old = PARAMETERS["preset"]
+    known = dict(old.options)
+    new = replace(old, options=tuple((name, label or known.get(name, name))
+                                     for name, label in presets))
+    PARAMETERS["preset"] = METHOD_PARAMETERS["preset"] = new
+
+
 def run_options(command: str) -> list[Parameter]:
     """The run options ``command`` takes (one of :data:`COMMANDS`), in registry order."""
     if command not in COMMANDS:
@@ -580,7 +593,9 @@ def _layout(self) -> str:
     """The lot layout in effect (``auto`` resolved by the preset)."""
     if self.lot_layout != "auto":
         return self.lot_layout
-    return "contour" if self.preset == "grading" else "voronoi"
+    from .presets import get_preset
+
+    return get_preset(self.preset).layout
 
 
 def _replace(self, **changes):

@@ -9,15 +9,23 @@ blend band around the lots. Everything is grouped sums, minima and maxima over s
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 import numpy as np
 
+from .errors import WarningLog
+from .terrain.blend import box_blur
 from .terrain.kernels import cone_envelope, neighbour_pairs, slope_tangent
 from .wall import Wall
 
+if TYPE_CHECKING:
+    from .heightfield import Heightfield
+    from .params import TerraceParams
+
 __all__ = ["label_order", "lot_statistics", "lot_extras", "inner_cells", "edge_slopes",
-           "edge_tangents", "LotRow", "LotWall", "LotFigures", "lot_rows", "build_report"]
+           "edge_tangents", "LotRow", "LotWall", "LotFigures", "lot_rows", "build_report",
+           "window_report", "tile_report", "wall_totals", "fit_and_absurd", "CREATED_SLOPE_MARGIN",
+           "CREATED_SLOPE_LIMIT"]
 
 
 def _deg(tangent: np.ndarray) -> np.ndarray:
@@ -399,3 +407,292 @@ def build_report(rows: Sequence[LotRow], walls: Sequence[Wall], totals: dict[str
                    for k, v in totals.items()},
         "warnings": list(warnings),
     }
+
+
+# --------------------------------------------------------------------------- a run's report
+
+#: A slope counts as created where the run made it steeper by more than this, degrees.
+CREATED_SLOPE_MARGIN = 1.0
+#: Slopes a blending preset creates above this are flagged, degrees.
+CREATED_SLOPE_LIMIT = 60.0
+
+#: ``more(win, before, after, mask, band_w) -> (totals, figures)``: a preset's own figures.
+MoreFigures = Callable[..., "tuple[dict[str, Any], Sequence[LotFigures]]"]
+
+
+def _max_step_at(heights: np.ndarray, cells: np.ndarray) -> float:
+    """Largest height difference between a marked cell and any of its 4 neighbours."""
+    best = 0.0
+    for a, b, _ in neighbour_pairs(heights.shape, diagonals=False):
+        sel = cells[a] | cells[b]
+        if sel.any():
+            best = max(best, float(np.abs(heights[a] - heights[b])[sel].max()))
+    return best
+
+
+def window_report(hf: Heightfield, terrace: np.ndarray, lot_mask: np.ndarray, *, window,
+                  lots: list, walls: Sequence[Wall], params: TerraceParams, preset,
+                  warn: WarningLog, n_lots: int, band: np.ndarray | None = None,
+                  wing: np.ndarray | None = None, reach: tuple[float, int] | None = None,
+                  pad_cells: np.ndarray | None = None, more: MoreFigures | None = None
+                  ) -> dict[str, Any]:
+    """The report of a run whose raster stages ran on the whole grid (one window).
+
+    Per-lot figures and totals are computed on ``window`` (where anything changed) plus one
+    cell of margin; everything outside it is bit-identical by construction.
+
+    Parameters
+    ----------
+    hf : Heightfield
+        The terrain.
+    terrace, lot_mask : (M, N) ndarray
+        Terrace heightfield and lot id per cell.
+    window : (slice, slice)
+        Rows and columns holding every change.
+    lots : list of Lot
+    walls : sequence of Wall
+    params : TerraceParams
+    preset : Preset
+        The run's preset (:mod:`terrace_foundation.presets`): which flags apply.
+    warn : WarningLog
+    n_lots : int
+    band : (M, N) ndarray of bool, optional
+        Cells outside the lots the preset changed (embankments). Default: every cell within
+        ``reach[1]`` cells of a lot (the blur's support), or none without ``reach``.
+    wing : (M, N) ndarray of bool, optional
+        Cells of the band that are walls rather than embankment (reported on their own).
+    reach : (radius, cells), optional
+        The blend blur's radius (world units) and reach (cells), for a blurring preset.
+    pad_cells : (M, N) ndarray of bool, optional
+        Lot cells on their pad (see :func:`lot_extras`).
+    more : callable, optional
+        ``more(win, before, after, mask, band_w) -> (totals, figures)``: the preset's own
+        totals (added to ``totals``) and per-lot :class:`LotFigures` (in ``lots`` order).
+
+    Returns
+    -------
+    dict
+        The JSON-ready report (:func:`build_report`) with its ``flags``.
+    """
+    # one cell of margin so the slopes at the window's edge see their neighbours
+    win = (slice(max(window[0].start - 1, 0), min(window[0].stop + 1, hf.shape[0])),
+           slice(max(window[1].start - 1, 0), min(window[1].stop + 1, hf.shape[1])))
+    before = hf.heights[win]
+    after = terrace[win]
+    mask = lot_mask[win]
+    lots_in = mask > 0
+    if band is None:
+        # the band is every cell within the blur's reach of a lot (one box pass of
+        # half-width 3k has the same support as the blur's three of k)
+        band_w = box_blur(lots_in.astype(np.float64), reach[1], passes=1) > 0 \
+            if reach is not None and reach[1] else np.zeros_like(lots_in)
+        band_w &= ~lots_in
+    else:
+        band_w = band[win]
+    wing_w = np.zeros_like(lots_in) if wing is None else wing[win]
+    slopes = (slope_tangent(before, hf.cell_size), slope_tangent(after, hf.cell_size))
+    stats = lot_statistics(before, after, mask, hf.cell_size, n_lots, slopes)
+    # embankment slopes are measured off the wings (a wing is a wall, reported as such)
+    extra = lot_extras(after, mask, band_w & ~wing_w, hf.cell_size, n_lots, slope=slopes[1],
+                       pad_cells=None if pad_cells is None else pad_cells[win])
+    diff = after - before
+    area = hf.cell_area
+    outside = ~(band_w | lots_in)
+    totals = {
+        "regions": len({lot.region_id for lot in lots}),
+        "lots": len(lots),
+        "lot_area": float(sum(lot.area for lot in lots)),
+        "cut_volume": float(np.maximum(-diff, 0).sum() * area),
+        "fill_volume": float(np.maximum(diff, 0).sum() * area),
+        "net_volume": float(diff.sum() * area),
+        "cut_volume_lots": float(stats["cut"].sum()),
+        "fill_volume_lots": float(stats["fill"].sum()),
+        "changed_cells": int((diff != 0).sum()),
+        "band_cells": int(band_w.sum()),
+        "wing_cells": int(wing_w.sum()),
+        "max_wing_step": _max_step_at(after, wing_w),
+        "max_change_outside_band": float(np.abs(diff[outside]).max()) if outside.any() else 0.0,
+        "buildable_share": float(extra["buildable_cells"].sum() / max(lots_in.sum(), 1)),
+        "max_embankment_slope_deg": float(np.nanmax(extra["embankment_slope_max"]))
+        if np.isfinite(extra["embankment_slope_max"]).any() else None,
+        **wall_totals(walls),
+    }
+    sel = (lots_in | band_w) & (diff != 0)
+    deg_after = np.degrees(np.arctan(slopes[1][sel]))
+    made = deg_after > np.degrees(np.arctan(slopes[0][sel])) + CREATED_SLOPE_MARGIN
+    created = float(deg_after[made].max()) if made.any() else None
+    n_steep = int((deg_after[made] > CREATED_SLOPE_LIMIT).sum())
+    flags = fit_and_absurd(hf, created, n_steep, lots, walls, totals, reach, params, preset,
+                           warn)
+    figures = None
+    if more is not None:
+        own, figures = more(win, before, after, mask, band_w)
+        totals.update(own)
+    report = build_report(lot_rows(lots, stats, extra, walls, figures), walls, totals,
+                          params.to_dict(), list(warn), hf.shape, hf.cell_size)
+    report["flags"] = flags
+    return report
+
+
+def tile_report(hf: Heightfield, figs, *, lots: list, walls: Sequence[Wall],
+                params: TerraceParams, preset, warn: WarningLog, n_lots: int,
+                reach: tuple[float, int] | None = None, wings: tuple[int, float] = (0, 0.0),
+                more: Callable[[], tuple[dict[str, Any], Sequence[LotFigures]]] | None = None
+                ) -> dict[str, Any]:
+    """The report of a tiled run, from the tiles' combined figures
+    (:class:`~terrace_foundation.tiling.TileFigures` or a preset's subclass).
+
+    Minima, maxima and counts combine exactly; sums come from partial sums per row chunk
+    (:class:`~terrace_foundation.terrain.tiles.PartialSums`), so the figures do not depend on
+    the tiling.
+
+    Parameters
+    ----------
+    hf : Heightfield
+    figs : TileFigures
+    lots, walls, params, preset, warn, n_lots
+        As :func:`window_report`.
+    reach : (radius, cells), optional
+        The blend blur's radius and reach, for a blurring preset.
+    wings : (int, float)
+        Wing cells and the tallest step at them, m (a preset with wings).
+    more : callable, optional
+        ``more() -> (totals, figures)``: the preset's own totals and per-lot figures.
+    """
+    area = hf.cell_area
+    n = n_lots + 1
+    stats = {
+        "cells": figs.lot_count["cells"],
+        "before_min": figs.lot_min["before"], "before_max": figs.lot_max["before"],
+        "after_min": figs.lot_min["after"], "after_max": figs.lot_max["after"],
+        "slope_before_max": figs.lot_max["slope_before"],
+        "slope_after_max": figs.lot_max["slope_after"],
+        "cut": figs.sums["cut"].totals(n), "fill": figs.sums["fill"].totals(n),
+    }
+    extra = {"pad_range": figs.lot_max["pad_h"] - figs.lot_min["pad_h"],
+             "pad_slope_max": figs.lot_max["pad_s"],
+             "buildable_cells": figs.lot_count["buildable"],
+             "embankment_slope_max": figs.lot_max["embankment"]}
+    lot_cells = figs.counts["lot_cells"]
+    emb = extra["embankment_slope_max"]
+    outside = figs.maxima["change_outside_band"]
+    totals = {
+        "regions": len({lot.region_id for lot in lots}),
+        "lots": len(lots),
+        "lot_area": float(sum(lot.area for lot in lots)),
+        "cut_volume": figs.sums["cut_total"].total() * area,
+        "fill_volume": figs.sums["fill_total"].total() * area,
+        "net_volume": figs.sums["net_total"].total() * area,
+        "cut_volume_lots": float(stats["cut"].sum()),
+        "fill_volume_lots": float(stats["fill"].sum()),
+        "changed_cells": figs.counts["changed"],
+        "band_cells": figs.counts["band"],
+        "wing_cells": wings[0],
+        "max_wing_step": wings[1],
+        "max_change_outside_band": float(outside) if np.isfinite(outside) else 0.0,
+        "buildable_share": float(extra["buildable_cells"].sum() / max(lot_cells, 1)),
+        "max_embankment_slope_deg": float(np.nanmax(emb)) if np.isfinite(emb).any() else None,
+        **wall_totals(walls),
+    }
+    created = figs.maxima["slope_created"]
+    created = float(created) if np.isfinite(created) else None
+    flags = fit_and_absurd(hf, created, figs.counts["steep_created"], lots, walls, totals,
+                           reach, params, preset, warn)
+    figures = None
+    if more is not None:
+        own, figures = more()
+        totals.update(own)
+    report = build_report(lot_rows(lots, stats, extra, walls, figures), walls, totals,
+                          params.to_dict(), list(warn), hf.shape, hf.cell_size)
+    report["flags"] = flags
+    return report
+
+
+def wall_totals(walls: Sequence[Wall]) -> dict[str, Any]:
+    """``walls`` (count), ``wall_length`` (m) and ``tallest_wall`` (m) of a run."""
+    return {"walls": len(walls), "wall_length": float(sum(w.length for w in walls)),
+            "tallest_wall": float(max((w.height for w in walls), default=0.0))}
+
+
+#: Grid fit: lots smaller than this many cells are blocky and their figures coarse.
+MIN_LOT_CELLS = 16.0
+#: Absurd results: earthworks (lots and band) above this multiple of the lots' own.
+EARTHWORK_RATIO_LIMIT = 5.0
+#: Absurd results: retaining walls above this height, world units (metres).
+WALL_HEIGHT_LIMIT = 10.0
+
+
+def fit_and_absurd(hf, created, n_steep, lots, walls, totals, reach, p, preset, warn) -> dict:
+    """Grid-fit and absurd-result figures (into ``totals``), warnings and flags.
+
+    ``created`` is the steepest slope the run made steeper (degrees, None if none) and
+    ``n_steep`` the number of such cells above :data:`CREATED_SLOPE_LIMIT`. Figures that
+    cannot be measured are None, and so is their flag. The preset says which flags apply:
+    steep slopes for a preset that blends (:attr:`Preset.blends`), tall walls for one with
+    walls (:attr:`Preset.has_walls`).
+    """
+    cell = hf.cell_size
+    areas = np.array([lot.area for lot in lots])
+    median_cells = float(np.median(areas)) / hf.cell_area if len(areas) else None
+    totals["median_lot_cells"] = median_cells
+    flags: dict = {"small_lots": None, "blur_below_cell": None, "earthworks": None,
+                   "steep_slopes_created": None, "tall_walls": None}
+    if median_cells is not None:
+        flags["small_lots"] = median_cells < MIN_LOT_CELLS
+        if flags["small_lots"]:
+            # lots come out a little smaller than min_lot_size predicts (cuts halve pieces):
+            # a 25 % margin lands the median above the limit (real DEMs: 15.4-17.2 without)
+            fit = 1.25 * p.min_lot_size * MIN_LOT_CELLS / max(median_cells, 1e-9)
+            warn.add(f"the median lot covers {median_cells:.1f} cells of {cell:g} (fewer than"
+                  f" {MIN_LOT_CELLS:g}): lots this small are blocky on this grid and their "
+                  f"figures coarse; min_lot_size {_round2(fit):g} ({MIN_LOT_CELLS:g} cells a "
+                  "lot or more) would fit it")
+    if reach is not None:
+        radius, support = reach
+        totals["blur_radius_used"] = float(radius)
+        totals["blur_radius_cells"] = float(radius / cell)
+        totals["blur_reach_cells"] = int(support)
+        if radius > 0:
+            flags["blur_below_cell"] = radius < cell
+            if flags["blur_below_cell"]:
+                warn.add(f"the blend blur radius {radius:g} is {radius / cell:.2f} cells of "
+                      f"{cell:g}: the terraces meet the terrain as steps; blur_radius "
+                      f"{_round2(2 * cell):g} (2 cells) or min_blur_cells 2 would fit this grid")
+    lots_vol = totals["cut_volume_lots"] + totals["fill_volume_lots"]
+    all_vol = totals["cut_volume"] + totals["fill_volume"]
+    ratio = all_vol / lots_vol if lots_vol > 0 else None
+    totals["earthwork_ratio"] = ratio
+    if ratio is not None:
+        flags["earthworks"] = ratio > EARTHWORK_RATIO_LIMIT
+        if flags["earthworks"]:
+            warn.add(f"earthworks of {all_vol:.4g} are {ratio:.1f}x the {lots_vol:.4g} moved "
+                  f"on the lots themselves (more than {EARTHWORK_RATIO_LIMIT:g}x): the "
+                  "transition around the lots moves most of the ground")
+    totals["max_slope_created_deg"] = created
+    if preset.blends:
+        flags["steep_slopes_created"] = bool(created is not None
+                                             and created > CREATED_SLOPE_LIMIT)
+        if flags["steep_slopes_created"]:
+            radius = reach[0] if reach is not None else 0.0
+            cure = (f"blur_radius {_round2(2 * radius):g} (twice the {radius:g} used)"
+                    if radius > 0 else
+                    f"a blur (blur_radius {_round2(3 * hf.cell_size):g}; it is off now)")
+            warn.add(f"the terraces create slopes up to {created:.1f} degrees ({n_steep} cells "
+                  f"steeper than {CREATED_SLOPE_LIMIT:g}) at the lots' edges: "
+                  f"{cure} or a smaller min_lot_size softens them")
+    if preset.has_walls:
+        tallest = totals["tallest_wall"]
+        flags["tall_walls"] = tallest > WALL_HEIGHT_LIMIT
+        if flags["tall_walls"]:
+            n = sum(1 for w in walls if w.height > WALL_HEIGHT_LIMIT)
+            warn.add(f"{n} retaining walls are higher than {WALL_HEIGHT_LIMIT:g} (up to "
+                  f"{tallest:.1f}): the balanced pad rule or smaller lots (min_lot_size) lower them")
+    return flags
+
+
+def _round2(x: float) -> float:
+    """``x`` rounded up to two significant digits (a setting to suggest)."""
+    if x <= 0:
+        return 0.0
+    e = 10.0 ** (np.floor(np.log10(x)) - 1)
+    return float(np.ceil(x / e) * e)

@@ -29,7 +29,14 @@ import numpy as np
 
 from .errors import TerraceInputError
 from .heightfield import Heightfield, release_pages
-from .report import _grouped, edge_tangents, inner_cells, label_order
+from .report import (
+    CREATED_SLOPE_LIMIT,
+    CREATED_SLOPE_MARGIN,
+    _grouped,
+    edge_tangents,
+    inner_cells,
+    label_order,
+)
 from .terrain.blend import box_blur
 from .terrain.kernels import cone_envelope, slope_tangent
 from .terrain.project import rasterize_window
@@ -40,10 +47,6 @@ __all__ = ["ReferenceJob", "TileFigures", "ArraySource", "ArraySink", "TeeSink",
 
 #: Slopes up to this many degrees count as buildable (as :func:`report.lot_extras`).
 BUILDABLE_DEG = 5.0
-#: A slope counts as created where the run made it steeper by more than this, degrees.
-CREATED_SLOPE_MARGIN = 1.0
-#: Slopes the reference preset creates above this are flagged, degrees.
-CREATED_SLOPE_LIMIT = 60.0
 
 
 class ArraySource:

@@ -103,6 +103,12 @@ def d9_crs_code_not_a_number(tmp, npy, regions, out):
     return _gen(npy, write_json(tmp / "c.geojson", fc), out)
 
 
+def d9_crs_properties_a_string(tmp, npy, regions, out):
+    fc = feature_collection([[SMALL_SQUARE]])
+    fc["crs"] = {"type": "name", "properties": "EPSG:2056"}
+    return _gen(npy, write_json(tmp / "cs.geojson", fc), out)
+
+
 def d9_json_nested_too_deep(tmp, npy, regions, out):
     path = tmp / "deep.geojson"
     path.write_text('{"type": "FeatureCollection", "features": ' + "[" * 100_000 + "]" * 100_000
@@ -165,6 +171,11 @@ def d11_non_square_geotransform(tmp, npy, regions, out):
 
 def d12_out_name_too_long(tmp, npy, regions, out):
     return _gen(npy, regions, tmp / ("x" * 300))
+
+
+def d12_out_name_of_250_bytes(tmp, npy, regions, out):
+    # the hidden temporary folder's name must not grow past the limit with it
+    return _gen(npy, regions, tmp / ("x" * 250))
 
 
 def d12_out_parent_is_a_file(tmp, npy, regions, out):
@@ -242,6 +253,7 @@ ROWS = [
     (8, d8_dense_outline, "warning", "simplified from 20000"),
     (9, d9_properties_a_list, "error", "'properties' must be an object"),
     (9, d9_crs_code_not_a_number, "error", "EPSG code must be a whole number"),
+    (9, d9_crs_properties_a_string, "error", "'properties' must be an object"),
     (9, d9_json_nested_too_deep, "error", "nested too deeply"),
     (9, d9_sidecar_shape_a_number, "error", "'shape' must be [rows, cols]"),
     (9, d9_cell_size_overflows, "error", "beyond +-1e+15"),
@@ -257,6 +269,7 @@ ROWS = [
     (11, d11_south_up_geotransform, "error", "south-up"),
     (11, d11_non_square_geotransform, "error", "cells must be square"),
     (12, d12_out_name_too_long, "error", "File name too long"),
+    (12, d12_out_name_of_250_bytes, "ok", ""),
     (12, d12_out_parent_is_a_file, "error", "is a file, not a folder"),
     (12, d12_jpeg_compressed_input, "ok", ""),
     (12, d12_out_where_no_folder_can_be_made, "error", "cannot make a folder in /proc"),

@@ -391,3 +391,117 @@ def test_sliver_on_the_grid_edge_at_lv95():
     assert abs(lot.area - ground.area) <= 2 * ground.length * ulp
     outline = MultiPolygon([Polygon(p[0], p[1:]) for p in lot.footprint])
     assert outline.is_valid and outline.area == pytest.approx(lot.area, rel=1e-6, abs=0)
+
+
+_CELL_34 = 3.408913202298443
+_SLOT = [[1030.680218820686, 1011.9311962080445], [1044.3158716298797, 1011.9311962080445],
+         [1044.3158716298797, 1011.9346051212468], [1030.680218820686, 1011.9346051212468]]
+_SLOT_CASES = {
+    # the sliver's slot ends in a lot; a slab 9e-14 wide closes it, which the world
+    # coordinates (an ulp of 2.3e-13 at 1044) cannot hold: the outline crossed itself
+    "slot ending in a lot (outline crossing itself)": (5.810344610402312, [
+        [[1039.2025018264321, 1010.2267396068953], [1046.020328231029, 1010.2267396068953],
+         [1046.020328231029, 1015.340109410343], [1039.2025018264321, 1015.340109410343]]]),
+    # the same with a wider rectangle and a third sliver: a lot's outline came out empty
+    "slot through a wide rectangle (empty outline)": (46.4827568832185, [
+        [[1027.2713056183875, 1010.2267396068953], [1046.020328231029, 1010.2267396068953],
+         [1046.020328231029, 1015.340109410343], [1027.2713056183875, 1015.340109410343]],
+        [[1000.0, 1000.0], [1013.6356528091937, 1000.0], [1013.6356528091937,
+                                                           1000.0034089132023],
+         [1000.0, 1000.0034089132023]]]),
+    # the sliver stops 2.3e-13 short of the rectangle's right edge: their boxes were apart,
+    # the end points were not found on that edge and the overlap rule kept the whole
+    # rectangle (lot areas 1e-3 more than the ground)
+    "slot stopping 2.3e-13 short of an edge (overlap missed)": (5.810344610402312, [
+        [[1039.2025018264321, 1010.2267396068953], [1044.31587162988, 1010.2267396068953],
+         [1044.31587162988, 1015.340109410343], [1039.2025018264321, 1015.340109410343]]]),
+}
+
+
+@pytest.mark.parametrize("name", list(_SLOT_CASES))
+def test_sliver_slot_through_a_later_region(name):
+    """Found by the long campaign: a sliver 1e-3 of a cell high (region 0) through a later
+    rectangle, which loses the overlap and keeps a slot 0.0034 wide."""
+    min_lot, others = _SLOT_CASES[name]
+    hf = _slope(4, 13, _CELL_34, (1000.0, 1013.6356528091937))
+    params = dict(_SMALL, min_lot_size=min_lot, remesh_size=0.3 * _CELL_34)
+    regs = [(np.array(_SLOT), [])] + [(np.array(r), []) for r in others]
+    regions, res = _run(hf, regs, params)
+    assert res is not None
+    ox, oy = hf.origin
+    ulp = float(np.spacing(max(abs(ox), abs(oy))))
+    grid = translate(box(*hf.extent), -ox, -oy)
+    ground = unary_union([translate(_shape(r), -ox, -oy) for r in regions]).intersection(grid)
+    tol = 8 * ground.length * ulp
+    assert sum(lot.area for lot in res.lots) == pytest.approx(ground.area, rel=1e-9, abs=tol)
+    shapes = []
+    for lot in res.lots:
+        shape = MultiPolygon([Polygon(p[0], p[1:]) for p in lot.footprint])
+        assert lot.footprint and shape.is_valid, f"lot {lot.lot_id}: {explain_validity(shape)}"
+        assert shape.area == pytest.approx(lot.area, rel=1e-9, abs=8 * shape.length * ulp)
+        shapes.append(translate(shape, -ox, -oy))
+    union = unary_union(shapes)
+    tol = 8 * sum(s.length for s in shapes) * ulp
+    assert sum(s.area for s in shapes) == pytest.approx(union.area, abs=tol)
+    assert union.symmetric_difference(ground).area <= tol
+
+
+def test_hole_touching_the_grid_edge_gives_a_valid_outline():
+    """Found by the long campaign: a hole with a vertex on the grid's edge (y = 0) touches the
+    clipped region's boundary there; the outline was traced as one ring through that point
+    twice (invalid); it is now a shell and a hole touching at the point."""
+    hf = _slope(3, 3, 0.5, (0.0, 1.5))
+    sliver = np.array([[1.0, 0.0], [3.0, 0.0], [3.0, 0.0005], [1.0, 0.0005]])
+    outer = np.array([[0.5625, 0.0], [0.6078400941016573, 0.9466548579088836],
+                      [0.4850735813984995, 1.015051043361482],
+                      [0.35473765769467724, 1.0676076967750345],
+                      [0.07957935187616577, 1.1221818599295612],
+                      [-0.2005268126056786, 1.106984190233179],
+                      [-0.46816519111553523, 1.0229596051788918],
+                      [-0.2253216418725751, 0.16832029052923778],
+                      [-1.113741558675501, 0.1587600090673506],
+                      [-0.7353490734715634, -0.8514028072214193]])
+    hole = np.array([[0.18984374999999998, 0.0], [0.2511500345174239, 0.03155829188813576],
+                     [0.13676402117287287, 0.2129973430294988]])
+    regions, res = _run(hf, [(sliver, []), (outer, [hole])], dict(_SMALL))
+    assert res is not None
+    _assert_outlines_are_the_lots(hf, regions, res)
+
+
+# Still open (found by the last long run, 1 December; not fixed before the session ended):
+# non-strict xfail so that the lead sees them run and a fix does not turn the suite red.
+_HALF_SLOPE = [[4.0, 0.0], [2.161209223472559, 3.365883939231586],
+               [1.7247060671946648, 3.6090703763963807], [1.2612894495810747, 3.795938477422345],
+               [0.2829488066708116, 3.989979946416218], [-0.7129842225979683, 3.9359437874957477],
+               [-1.6645873461885696, 3.637189707302727], [-3.204574462187735, 2.393888576415826],
+               [-3.9599699864017817, 0.5644800322394689], [-0.6536436208636119, -0.7568024953079282]]
+_OPEN = {
+    # a hole with a vertex on the grid's edge, and a sliver (region 0) across the hole's
+    # region: the overlap rule's difference is 0.147 short (25.384 for 25.531) and an outline
+    # touches itself at (0.9, 0)
+    "hole on the grid edge under an earlier sliver": (
+        [[0.25, 0.75], [2.25, 0.75], [2.25, 0.7505], [0.25, 0.7505]], _HALF_SLOPE,
+        [[0.9, 0.0], [0.3949121528506678, 0.21574149237189136],
+         [0.4862720752813258, 0.7573238863271069]]),
+    # a sliver wholly inside a later region, ending on the x of that region's lowest vertex:
+    # the difference is right (a hole), the lots' areas are 2 % over the ground
+    "sliver inside a later region, ending on the x of its corner": (
+        [[1.0, 0.5], [3.0, 0.5], [3.0, 0.5005], [1.0, 0.5005]],
+        [[3.0, 0.0], [3.2418138352088386, 5.048825908847379],
+         [2.587059100791997, 5.413605564594571], [1.891934174371612, 5.693907716133517],
+         [0.4244232100062174, 5.9849699196243265], [-1.0694763338969526, 5.903915681243621],
+         [-2.4968810192828546, 5.45578456095409], [-1.2017154233204006, 0.8977082161559349],
+         [-5.939954979602673, 0.8467200483592032], [-3.921861725181672, -4.540814971847569]],
+        None),
+}
+
+
+@pytest.mark.xfail(strict=False, reason="issue 15: open cases of the last long run")
+@pytest.mark.parametrize("name", list(_OPEN))
+def test_open_campaign_cases(name):
+    sliver, outer, hole = _OPEN[name]
+    hf = _slope(3, 16, 0.5, (0.0, 1.5))
+    regs = [(np.array(sliver), []), (np.array(outer), [np.array(hole)] if hole else [])]
+    regions, res = _run(hf, regs, dict(_SMALL))
+    assert res is not None
+    _assert_outlines_are_the_lots(hf, regions, res)

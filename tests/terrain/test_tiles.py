@@ -89,7 +89,7 @@ def test_grading_tiled_equals_untiled_bit_for_bit(params):
 
 def test_grading_halos_come_from_the_parameters():
     from terrace_foundation.grading_tiles import GradingJob
-    from terrace_foundation.presets.limits import CAP_MARGIN, OUTSIDE_TIERS
+    from terrace_foundation.presets.limits import OUTSIDE_TIERS, cap_margin
     from terrace_foundation.tiling import ReferenceJob
 
     tri = np.array([[[0.0, 0.0], [40.0, 0.0], [0.0, -40.0]]])
@@ -98,7 +98,7 @@ def test_grading_halos_come_from_the_parameters():
     width = 6.0 / np.tan(np.radians(33.7))              # 9.0 m: 4.5 cells
     halos = job.halos()
     assert halos["survey"] == int(np.ceil(width / 2.0)) + 4
-    assert halos["band"] == int(np.ceil(OUTSIDE_TIERS * width / 2.0)) + 2 + CAP_MARGIN
+    assert halos["band"] == int(np.ceil(OUTSIDE_TIERS * width / 2.0)) + 2 + cap_margin(2.0)
     assert halos["grade"] >= 1 + halos["band"] + halos["steps"] + 2
     steeper = GradingJob(raster, 33.7, 4.0, 12.0, 0.5, "embankment", "mean")
     assert steeper.halos()["band"] > halos["band"]

@@ -41,6 +41,7 @@ from ..errors import TerraceError, WarningLog
 from ..heightfield import Heightfield
 from ..params import METHOD_PARAMETERS
 from ..pipeline import as_regions
+from ..presets import get_preset
 from ..region import Region, nest_rings
 from ..result import TerraceResult
 from .convert import (
@@ -167,12 +168,13 @@ def read_params(asset: hou.OpNode) -> dict[str, int | float | str]:
 
 
 def write_walls(geo: hou.Geometry, res: TerraceResult, frame: VolumeFrame) -> None:
-    """Grading preset: the retaining walls as the detail attribute ``retaining_walls``.
+    """A preset with walls (grading): the walls as the detail attribute ``retaining_walls``.
 
     A string holding the GeoJSON FeatureCollection of ``retaining_walls.geojson`` in world
-    coordinates (``x = X``, ``y = -Z``, heights as world Y); nothing for the reference preset.
+    coordinates (``x = X``, ``y = -Z``, heights as world Y); nothing for a preset without
+    walls (reference).
     """
-    if res.params.preset != "grading":
+    if not get_preset(res.params.preset).has_walls:
         return
     from ..io.writers.walls_geojson import walls_feature_collection
 

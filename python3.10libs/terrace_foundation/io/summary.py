@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TerraceInputError
+from ..presets import PRESETS, Preset
 
 __all__ = ["read_report", "limit_breaches", "region_rows", "report_summary",
            "PAD_RANGE_LIMIT", "PAD_SLOPE_LIMIT", "SLOPE_TOLERANCE", "WALL_ENGINEERING_HEIGHT"]
@@ -97,9 +98,9 @@ def limit_breaches(report: dict) -> dict[str, Any]:
         ``max_step``), each sorted, and the limits used: ``max_slope``, ``max_step``.
     """
     p = _params(report)
-    grading = p.get("preset") == "grading"
+    preset = _preset(p)
     max_slope = float(p["max_slope"])           # _params fills in the defaults
-    flat: list[int] | None = [] if grading else None
+    flat: list[int] | None = [] if preset is not None and preset.flat_pads else None
     unmeasured: list[int] = []
     steep, tall, walled = [], [], []
     for lot in report["lots"]:
@@ -226,7 +227,13 @@ def _verdict(flag: Any, bad: str) -> str:
     return bad if flag else "ok"
 
 
-def _checks(report: dict, grading: bool) -> list[str]:
+def _preset(params: dict) -> Preset | None:
+    """The preset a report names (None for one this version does not know)."""
+    name = params.get("preset")
+    return PRESETS.get(name) if isinstance(name, str) else None
+
+
+def _checks(report: dict, preset: Preset | None) -> list[str]:
     """Grid fit and absurd-result lines from ``totals`` and ``flags`` (older reports: none)."""
     t, flags = report.get("totals") or {}, report.get("flags")
     if not isinstance(flags, dict):
@@ -235,7 +242,8 @@ def _checks(report: dict, grading: bool) -> list[str]:
     cells = _f(t.get("median_lot_cells"))
     out.append(f"  median lot: {_num(cells, 1)} cells (at least 16 fit the grid): "
                + _verdict(flags.get("small_lots"), "too small, see the warning"))
-    if not grading:
+    blends = preset is None or preset.blends          # an unknown preset: as the reference
+    if blends:
         r, rc = _f(t.get("blur_radius_used")), _f(t.get("blur_radius_cells"))
         out.append(f"  blend blur: radius {_num(r, 1)} m = {_num(rc, 2)} cells, reach "
                    f"{t.get('blur_reach_cells', '-')} cells (at least 1 cell): "
@@ -244,12 +252,12 @@ def _checks(report: dict, grading: bool) -> list[str]:
     ratio = _f(t.get("earthwork_ratio"))
     out.append(f"  earthworks: {_num(ratio, 2)} x the volume moved on the lots (at most 5): "
                + _verdict(flags.get("earthworks"), "out of proportion"))
-    if not grading:
+    if blends:
         created = _f(t.get("max_slope_created_deg"))
         out.append(f"  steepest slope created: {_num(created, 1)} deg (at most 60): " + (
             "none created" if created is None else
             _verdict(flags.get("steep_slopes_created"), "too steep")))
-    else:
+    elif preset is not None and preset.has_walls:
         out.append(f"  tallest wall: {_num(_f(t.get('tallest_wall')), 2)} m (at most 10): "
                    + _verdict(flags.get("tall_walls"), "too tall"))
     return out
@@ -311,15 +319,11 @@ def report_summary(report: dict, *, all_lots: bool = False, per_lot: bool = Fals
         Shown on the first line (the folder).
     """
     p = _params(report)
-    grading = p.get("preset") == "grading"
+    preset = _preset(p)
     lines = [f"Terrace Foundation report{': ' + title if title else ''}"]
     settings = f"preset {p.get('preset')}"
-    if grading:
-        settings += (f" (pad rule {p.get('pad_rule')}, max step {_num(_f(p.get('max_step')), 2)} m,"
-                     f" max slope {_num(_f(p.get('max_slope')), 1)} deg, boundary "
-                     f"{p.get('boundary')})")
-    else:
-        settings += f" (blend {p.get('blend')}, blur radius {p.get('blur_radius')})"
+    if preset is not None:
+        settings += preset.describe(p, lambda v, digits: _num(_f(v), digits))
     grid = report.get("grid") or {}
     if grid:
         settings += (f"; grid {grid.get('rows')} x {grid.get('cols')} cells of "
@@ -363,8 +367,9 @@ def report_summary(report: dict, *, all_lots: bool = False, per_lot: bool = Fals
     b = limit_breaches(report)
     lines += ["", "Limits:"]
     if b["pad_not_flat"] is None:
-        lines.append("  pads flat: not checked; the reference preset's pads are not flat by "
-                     "design (lerp(max(pad, h), pad, blend), then blurred)")
+        lines.append(f"  pads flat: not checked; the {p.get('preset')} preset's pads are not "
+                     "flat by design" + (" (lerp(max(pad, h), pad, blend), then blurred)"
+                                         if preset is None or preset.blends else ""))
     else:
         unmeasured = b["pad_not_measured"]
         if len(unmeasured) == len(report["lots"]):
@@ -386,8 +391,10 @@ def report_summary(report: dict, *, all_lots: bool = False, per_lot: bool = Fals
         lines.append(f"  embankments <= {_num(lim, 1)} deg (+{SLOPE_TOLERANCE}): " + (
             f"{len(b['steep_embankment'])} lots steeper: "
             f"{_ids(b['steep_embankment'], all_lots)}" if b["steep_embankment"] else "ok"))
-    if not grading:
-        lines.append("  walls: none (the reference preset blends steps into slopes)")
+    if preset is None or not preset.has_walls:
+        lines.append(f"  walls: none (the {p.get('preset')} preset "
+                     + ("blends steps into slopes)" if preset is None or preset.blends
+                        else "makes none)"))
     else:
         lines.append(f"  steps above max step {_num(b['max_step'], 2)} m (retaining walls, in "
                      "retaining_walls.geojson): " + (
@@ -396,7 +403,7 @@ def report_summary(report: dict, *, all_lots: bool = False, per_lot: bool = Fals
         lines.append(f"  walls above {WALL_ENGINEERING_HEIGHT} m (need engineering): " + (
             f"{len(b['tall_walls'])} lots: {_ids(b['tall_walls'], all_lots)}"
             if b["tall_walls"] else "none"))
-    lines += _checks(report, grading)
+    lines += _checks(report, preset)
     lines += _earthworks(report)
     if per_lot:
         for r in rows:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import bbox_pairs, polygon_halfplanes, roll_next
-from ..region import points_in_edges, ring_area
+from ..geometry import bbox_pairs, polygon_area, polygon_halfplanes, roll_next
+from ..region import point_ids, points_in_edges, ring_area
 
 __all__ = ["lot_footprint", "lot_footprints", "pieces_outline", "lot_outlines"]
 
@@ -288,6 +288,36 @@ def _drop_collinear(ring: np.ndarray) -> np.ndarray:
     return ring[keep]
 
 
+def _simple_loops(ring: np.ndarray) -> list[np.ndarray]:
+    """Split a ring at the vertices it passes more than once into simple loops.
+
+    A hole touching the lot's edge at one point (a region's hole with a vertex on the grid's
+    edge) is traced as one ring through that point twice, which is not a valid ring; its
+    loops are the shell (counter-clockwise) and the hole (clockwise).
+    """
+    if len(ring) < 4:
+        return [ring]
+    inverse, counts = point_ids(ring)
+    if counts.max() < 2:
+        return [ring]
+    loops: list[np.ndarray] = []
+    stack: list[int] = []
+    seen: dict[int, int] = {}
+    for i, key in enumerate(inverse.tolist()):
+        if key in seen:
+            start = seen[key]
+            loop = stack[start:]
+            for j in loop[1:]:
+                seen.pop(int(inverse[j]), None)
+            del stack[start + 1:]
+            loops.append(ring[loop])
+        else:
+            seen[key] = len(stack)
+            stack.append(i)
+    loops.append(ring[stack])
+    return loops
+
+
 def pieces_outline(pieces: np.ndarray, count: np.ndarray) -> list[list[np.ndarray]]:
     """Polygons of the union of one lot's convex pieces: the lot outline, exact.
 
@@ -312,9 +342,11 @@ def pieces_outline(pieces: np.ndarray, count: np.ndarray) -> list[list[np.ndarra
     """
     segs = []
     vertical: dict[float, list[tuple[float, float, int]]] = {}
-    for poly, n in zip(pieces, count):
+    # pieces collapsed by rounding (a slab an ulp wide, moved to world coordinates) are left out
+    solid = polygon_area(pieces, relative=True) > 0 if len(pieces) else np.zeros(0, bool)
+    for poly, n, ok in zip(pieces, count, solid):
         n = int(n)
-        if n < 3:
+        if n < 3 or not ok:
             continue
         a = poly[:n]
         b = roll_next(a)
@@ -388,9 +420,9 @@ def _chain_rings(seg: np.ndarray) -> list[list[np.ndarray]]:
                 cand.sort(key=clockwise_from_back)
             i = cand[0]
         if len(ring) >= 3:
-            r = _drop_collinear(np.array(ring))
-            if len(r) >= 3 and ring_area(r) != 0:
-                rings.append(r)
+            for r in _simple_loops(_drop_collinear(np.array(ring))):
+                if len(r) >= 3 and ring_area(r) != 0:
+                    rings.append(r)
     outers = sorted((r for r in rings if ring_area(r) > 0), key=ring_area)
     holes = [r for r in rings if ring_area(r) < 0]
     polys: list[list[np.ndarray]] = [[o] for o in outers]

@@ -41,7 +41,11 @@ def _split_points(a: np.ndarray, b: np.ndarray) -> list[list[np.ndarray]]:
     """
     n = len(a)
     pts: list[list[np.ndarray]] = [[] for _ in range(n)]
-    gi, gj = overlapping_boxes(np.minimum(a, b), np.maximum(a, b))
+    # boxes grown by the tolerance of the end-point test below: an end point 2e-13 beside an
+    # edge (a sliver ending just short of a region's edge) is on it, though their boxes are
+    # apart (the difference then missed the sliver's slot and kept the whole region)
+    tol = 1e-12 * max(float(np.abs(a).max()) if len(a) else 1.0, 1.0)
+    gi, gj = overlapping_boxes(np.minimum(a, b) - tol, np.maximum(a, b) + tol)
     if len(gi) == 0:
         return [[] for _ in range(n)]
     ea, eb, fa, fb = a[gi], b[gi], a[gj], b[gj]

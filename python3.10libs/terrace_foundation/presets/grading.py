@@ -17,9 +17,21 @@ blurs the result into the terrain), the grading preset builds what a civil gradi
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
 import numpy as np
 
-__all__ = ["cell_pad_heights", "balanced_pads"]
+from ..report import tile_report
+from ..tiling import ReferenceJob
+from ..wall import Wall
+from .base import Preset, Run, warn_empty
+from .limits import lot_figures, walls_from_sides
+from .reference import TiledTerrace, open_sink, tile_source
+from .walls import find_walls, grid_steps_from_sides, outline_walls, touching_lots
+
+__all__ = ["cell_pad_heights", "balanced_pads", "GradingPreset", "GRADING",
+           "GradedTerrace", "tile_grading_figures"]
 
 
 def cell_pad_heights(heights: np.ndarray, lot_mask: np.ndarray, n_lots: int,
@@ -140,3 +152,168 @@ def balanced_pads(mean: np.ndarray, area: np.ndarray, a: np.ndarray, b: np.ndarr
     cvec = np.array([(area * (group == g)) @ base for g in groups])
     lam = np.linalg.solve(cmat, cvec)
     return mean + base - basis @ lam
+
+
+# --------------------------------------------------------------------------- the preset
+
+@dataclass
+class GradedTerrace(TiledTerrace):
+    """The grading preset's raster stages: the tiles' figures and the pads' plan.
+
+    Attributes
+    ----------
+    plan : dict
+        :func:`~terrace_foundation.grading_tiles.plan_pads`: per lot id the pad (``pad``),
+        the pad rule's pad (``rule_pad``), ``moved`` and ``conflict`` flags, ``cells``.
+    """
+
+    plan: dict = field(default_factory=dict)
+
+
+class GradingPreset(Preset):
+    """Flat pads by a pad rule, retaining walls, slope-limited embankments; two passes over
+    the tiles (:mod:`terrace_foundation.grading_tiles`).
+    """
+
+    name = "grading"
+    has_walls = True
+    flat_pads = True
+    layout = "contour"
+
+    def describe(self, params: dict[str, Any], number: Callable[[Any, int], str]) -> str:
+        return (f" (pad rule {params.get('pad_rule')}, max step "
+                f"{number(params.get('max_step'), 2)} m, max slope "
+                f"{number(params.get('max_slope'), 1)} deg, boundary {params.get('boundary')})")
+
+    def raster_job(self, run: Run) -> Any:
+        """Rasterise, survey, plan the pads and grade as a tile job
+        (:class:`~terrace_foundation.grading_tiles.GradingJob`, run by
+        :func:`~terrace_foundation.grading_tiles.run_grading_tiles`).
+        """
+        from ..grading_tiles import GradingJob  # it imports the pad rules above
+
+        hf, mesh, p = run.heightfield, run.mesh, run.params
+        tri_xy = mesh.vertices[mesh.triangles]
+        raster = ReferenceJob(hf.shape, hf.cell_size, tri_xy,
+                              np.broadcast_to(np.float64(0.0), (len(tri_xy), 3)),
+                              mesh.triangle_lot + 1, 0.0, 0, run.n_lots)
+        return GradingJob(raster, p.max_slope, p.max_wall_height, p.max_embankment_height,
+                          p.max_step, p.boundary, p.pad_rule)
+
+    def terrace(self, run: Run) -> GradedTerrace:
+        from ..grading_tiles import run_grading_tiles
+
+        hf, mesh, opt = run.heightfield, run.mesh, run.options
+        terrace, lot_mask, sink = open_sink(hf.shape, opt)
+        run.stage("grade", 0.7)
+        job = self.raster_job(run)
+        lot_area = np.array([m[2] for m in run.lots_meta])
+        scheduler = opt.get("scheduler")
+        figs, plan = run_grading_tiles(job, tile_source(hf.heights, scheduler), sink,
+                                       opt.get("tile_size"),
+                                       (run.pads, run.lot_region, lot_area, hf.cell_area),
+                                       progress=opt.get("tile_progress"), scheduler=scheduler)
+        sink.close()
+        warn_empty(plan["cells"], run.warn)
+        pads = plan["pad"][1:]
+        return GradedTerrace(terrace, lot_mask, pads, pads[mesh.vertex_lot], figs, None, plan)
+
+    def walls(self, run, lots, terraced) -> list[Wall]:
+        assert isinstance(terraced, GradedTerrace) and terraced.figures is not None
+        hf, p, shift, figs = run.heightfield, run.params, run.shift, terraced.figures
+        # walls between lots where the terrace heightfield has a step above max_step across
+        # the cell sides the two lots share (a pair whose step the grading took entirely in
+        # embankments, or that shares no cell side, has no wall), at the height of that step
+        # (the tallest step of each pair, gathered from the tiles)
+        steps = {k: np.array([v]) for k, v in figs.pair_max.items()}
+        walls = find_walls(lots, touching_lots(lots, 1e-6), p.max_step, 1e-6, origin=shift,
+                           grid_sides=grid_steps_from_sides(_joined(figs.grid_sides),
+                                                            hf.origin, hf.cell_size)
+                           if figs.grid_sides else {}, steps=steps)
+        for k, w in enumerate(walls):
+            new = float(steps[w.pair].max())
+            half = 0.5 * (w.height - new)
+            walls[k] = w.replace(base_height=w.base_height + half,
+                                 top_height=w.top_height - half, height=new)
+        # outline walls, wings and tier walls inside the lots, read off the heightfield
+        off_edges = walls_from_sides(_joined(figs.wall_sides), hf.origin, hf.cell_size) \
+            if figs.wall_sides else []
+        walls += [w for w in off_edges if p.boundary != "wall" or w.on == "tier"]
+        if p.boundary == "wall":
+            walls += outline_walls(lots, [r.translated(shift) for r in run.regions], hf.sample,
+                                   p.max_step, 1e-6, origin=shift, spacing=hf.cell_size)
+        return walls
+
+    def report(self, run, lots, walls, terraced) -> dict[str, Any]:
+        """The tiled report (:func:`~terrace_foundation.report.tile_report`) with the
+        wings, and the walls, embankments and earthworks per lot (:class:`GradingLotFigures`).
+        """
+        assert isinstance(terraced, GradedTerrace) and terraced.figures is not None
+        hf, figs, plan = run.heightfield, terraced.figures, terraced.plan
+        n = run.n_lots + 1
+
+        def more():
+            per_lot, own = tile_grading_figures(figs, hf.cell_size, n,
+                                                figs.counts["lot_cells"])
+            own["lots_pad_moved"] = int(plan["moved"].sum())
+            own["lots_limit_conflict"] = int(plan["conflict"].sum())
+            return own, lot_figures(per_lot, plan["moved"], plan["conflict"],
+                                    plan["rule_pad"], [lot.lot_id for lot in lots])
+
+        return tile_report(hf, figs, lots=lots, walls=walls, params=run.params, preset=self,
+                           warn=run.warn, n_lots=run.n_lots,
+                           wings=(figs.counts["wing"], max(figs.maxima["wing_step"], 0.0)),
+                           more=more)
+
+
+def tile_grading_figures(figs, cell_size: float, n: int, lot_cells: int):
+    """Walls, embankments and earthwork per lot and in total, from a grading run's tiles
+    (the figures of :func:`~terrace_foundation.presets.limits.grading_figures`).
+    """
+    ca = cell_size * cell_size
+    fl = np.concatenate(figs.faces_lot) if figs.faces_lot else np.zeros(0, dtype=np.int64)
+    fh = np.concatenate(figs.faces_h) if figs.faces_h else np.zeros(0)
+    area_faces = figs.sums["face_area"].totals(n)
+    tallest = np.fmax(np.zeros(n), figs.lot_max["wall_tallest"])
+    p95 = np.zeros(n)
+    if len(fl):
+        order = np.lexsort((fh, fl))
+        fl_s, fh_s = fl[order], fh[order]
+        starts = np.searchsorted(fl_s, np.arange(n))
+        stops = np.searchsorted(fl_s, np.arange(n), side="right")
+        has = stops > starts
+        idx = starts + np.floor(0.95 * (stops - starts - 1)).astype(np.int64)
+        p95[has] = fh_s[np.minimum(idx[has], len(fh_s) - 1)]
+    emb_area = figs.lot_count["emb_cells"] * ca
+    tallest_emb = np.fmax(np.zeros(n), figs.lot_max["emb_tallest"])
+    earth = figs.sums["earth"].totals(n) * ca
+    on_lot = figs.sums["on_lot"].totals(n) * ca
+    per_lot = {"wall_face_area": area_faces, "tallest_wall": tallest, "wall_height_p95": p95,
+               "embankment_area": emb_area, "tallest_embankment": tallest_emb,
+               "earthwork_volume": earth, "volume_on_lot": on_lot}
+    total_earth = figs.sums["earth_total"].total() * ca
+    total_on = float(on_lot.sum())
+    emb_top = figs.maxima["emb_tallest_total"]
+    totals = {
+        "wall_face_area": float(area_faces.sum()),
+        "tallest_wall_face": float(fh.max()) if len(fh) else 0.0,
+        "wall_height_p95": float(np.percentile(fh, 95)) if len(fh) else 0.0,
+        "embankment_area": float(emb_area.sum()),
+        "tallest_embankment": float(emb_top) if np.isfinite(emb_top) else 0.0,
+        "earthwork_volume": total_earth,
+        "volume_moved_on_lots": total_on,
+        "earthwork_ratio": total_earth / total_on if total_on > 0 else None,
+        "limit_breach_cells": figs.counts["breach"],
+        "capped_cells": figs.counts.get("capped", 0),
+        "pad_share": float(figs.counts["pad_cells"] / max(lot_cells, 1)),
+    }
+    return per_lot, totals
+
+
+def _joined(parts: list[dict]) -> dict:
+    """Per-tile side arrays (dicts of equal keys) joined into one dict."""
+    return {k: np.concatenate([p_[k] for p_ in parts]) for k in parts[0]}
+
+
+#: The grading preset (registered in :data:`terrace_foundation.presets.PRESETS`).
+GRADING = GradingPreset()

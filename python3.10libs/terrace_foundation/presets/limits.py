@@ -5,11 +5,11 @@ grading engineer lays out a terraced site. The rules, in the order they apply:
 
 * **Pads (the stated rule, :func:`limit_pads`).** Pads move towards the terrain, to a fixed
   point of two clamps: each pad into ``[p_b - C, p_b + C]`` of every lot ``b`` it touches
-  (``C = max_wall_height + 2 max_embankment_height``: a wall on the shared edge and one
-  embankment into each lot), and each lot on the region's outline into
-  ``[h_rim_max - C, h_rim_min + C]`` (``h_rim`` the terrain on the band's outer edge
-  nearest to the lot: an embankment inside the lot, an outline wall and an embankment
-  outside). Lots whose pad moved are flagged; where the clamps cannot all hold (the
+  (``C = 2 (max_wall_height + 2 max_embankment_height)``, :func:`pad_gap`: a wall on the
+  shared edge and two tiers into each lot), and each lot on the region's outline into
+  ``[h_rim_max - H, h_rim_min + H]`` (``H = max_wall_height + 2 max_embankment_height``,
+  ``h_rim`` the terrain on the band's outer edge nearest to the lot: an embankment inside the
+  lot, an outline wall and an embankment outside). Lots whose pad moved are flagged; where the clamps cannot all hold (the
   intervals are empty) the lot is flagged as a conflict and the rules below share the rest.
 * **Walls between lots.** Where neighbouring pads differ by more than the wall limit, each
   lot takes half the excess at the shared edge (a wall of exactly the limit between them)
@@ -34,7 +34,9 @@ grading engineer lays out a terraced site. The rules, in the order they apply:
   cells around it in steps of at most ``max_wall_height``: the heightfield nearest to the
   graded one in the largest change, by at most a wall and an embankment on each side. The
   cells it moved are counted (``capped_cells``) and leave the pads; on coarse grids a step
-  beyond that stays (a limit breach, the lots flagged as conflicts).
+  beyond that stays (a limit breach, the lots flagged as conflicts). It runs only on cells
+  finer than ``max_wall_height / tan(max_slope)`` (6 m with the defaults), where a wall is
+  taller than an embankment's rise over one cell.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ from ..terrain.kernels import cell_sides
 from ..wall import Wall
 from . import Band
 
-__all__ = ["limit_pads", "rim_bounds", "clamp_pads", "pull_pads", "grade_limited", "GradeInfo",
+__all__ = ["limit_pads", "rim_bounds", "clamp_pads", "pull_pads", "pad_gap", "grade_limited", "GradeInfo",
            "local_cones", "tier_drop", "cap_steps", "terrain_step",
            "GradingLotFigures", "lot_figures", "step_wall_sides", "walls_from_sides"]
 
@@ -132,6 +134,15 @@ def clamp_pads(pad: np.ndarray, lo: np.ndarray, hi: np.ndarray
     conflict |= ok & ((p < lo - 1e-6) | (p > hi + 1e-6))
     moved = ok & (np.abs(p - pad) > 1e-9)
     return p, moved, conflict
+
+
+def pad_gap(max_wall: float, max_emb: float) -> float:
+    """How far two touching pads may differ under the pad rule: ``2 (max_wall + 2
+    max_embankment_height)``, a wall on the shared edge and, in each lot, an embankment, a
+    tier wall and another embankment (measured: one wall and one embankment each side
+    dragged the plain below the Harder up by 4-7x the earthworks on Interlaken).
+    """
+    return 2.0 * (max_wall + 2.0 * max_emb)
 
 
 def pull_pads(pad: np.ndarray, a: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray,
@@ -225,7 +236,7 @@ def limit_pads(pad: np.ndarray, heights: np.ndarray, lot_mask: np.ndarray, cell_
     if len(a):
         ab = np.unique(np.column_stack([np.minimum(a, b), np.maximum(a, b)]), axis=0)
         a, b = ab[:, 0], ab[:, 1]
-    return pull_pads(pad, a, b, lo, hi, max_wall + 2 * max_emb, iterations)
+    return pull_pads(pad, a, b, lo, hi, pad_gap(max_wall, max_emb), iterations)
 
 
 def tier_drop(e: np.ndarray, d: np.ndarray, t: float, max_wall: float,
@@ -390,6 +401,13 @@ def _reach_of(fall, height: float, cell_size: float, cells: int) -> float:
 MAX_CONE_CELLS = 16
 #: Cells of margin the window keeps for :func:`cap_steps` beyond the band and its fade.
 CAP_MARGIN = 40
+
+
+def cap_margin(cell_size: float) -> int:
+    """Cells of margin for :func:`cap_steps`: :data:`CAP_MARGIN` cells, at most 80 world
+    units (on coarse grids the cap would otherwise carry a step far up a slope).
+    """
+    return int(min(CAP_MARGIN, np.ceil(80.0 / cell_size)))
 #: How far the embankments outside the lots may go on in tiers, in band widths
 #: (``max_embankment_height / tan(max_slope)``).
 OUTSIDE_TIERS = 2.0
@@ -502,7 +520,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     width = max_emb / t
     m, n = heights.shape
     rows, cols = np.nonzero(lots)
-    k = int(np.ceil(OUTSIDE_TIERS * width / cell_size)) + 2 + CAP_MARGIN
+    k = int(np.ceil(OUTSIDE_TIERS * width / cell_size)) + 2 + cap_margin(cell_size)
     win = (slice(max(rows.min() - k, 0), min(rows.max() + 1 + k, m)),
            slice(max(cols.min() - k, 0), min(cols.max() + 1 + k, n)))
     h = heights[win].astype(np.float64)
@@ -641,7 +659,11 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     info["embankment_height"][win] = np.where(changed, eh, emb_h)
     out[win] = graded
     band[win] = bw
-    _cap(out, heights, lot_mask, win, max_wall, info, band, max_step,
+    if t * cell_size < max_wall:
+        # (on cells coarser than max_wall / tan(max_slope) an embankment rises more than a
+        # wall over one cell side: the cap would carry steps far up the slopes; skipped, the
+        # steps above the limit stay and are reported)
+        _cap(out, heights, lot_mask, win, max_wall, info, band, max_step,
              t * cell_size * (1 + 1e-9))
     info["wall_fill"] = w_fill
     info["wall_cut"] = w_cut

@@ -51,10 +51,10 @@ def _crs_of(obj: dict, source: str) -> str | None:
     props = crs.get("properties")
     if props is None:
         props = {}
-    if crs.get("type") == "name" and isinstance(props.get("name"), str):
-        return normalise_crs(props["name"])
     if not isinstance(props, dict):
         raise TerraceInputError("'crs' member's 'properties' must be an object", source)
+    if crs.get("type") == "name" and isinstance(props.get("name"), str):
+        return normalise_crs(props["name"])
     if crs.get("type") == "EPSG" and "code" in props:  # pre-2008 drafts
         code = props["code"]
         if isinstance(code, bool) or not isinstance(code, (int, str)) \

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 
 from ...errors import TerraceError, TerraceInputError, WarningLog
+from ...presets import get_preset
 from ...result import TerraceResult
 from .._deps import MissingDependencyError
 
@@ -508,9 +509,9 @@ def _write_slices_obj(result: TerraceResult, folder: Path, context: OutputContex
                  " wall (grading preset only)", order=35)
 def _write_walls_geojson(result: TerraceResult, folder: Path,
                          context: OutputContext) -> list[Path]:
-    # The reference method has no walls: nothing is written for it (an empty file would suggest
-    # walls were looked for). The grading preset always writes the file, empty if no wall.
-    if result.params.preset != "grading":
+    # A preset without walls (reference): nothing is written (an empty file would suggest
+    # walls were looked for). A preset with walls always writes the file, empty if no wall.
+    if not get_preset(result.params.preset).has_walls:
         return []
     from .walls_geojson import write_walls_geojson
 

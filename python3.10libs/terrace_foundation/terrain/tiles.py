@@ -175,12 +175,14 @@ class PartialSums:
 
     Each tile adds its non-zero values as partial sums per ``(key, row, column chunk)``
     (:data:`CHUNK` columns anchored on the global grid; each partial sums the values of one
-    chunk of one row in column order); :meth:`totals` combines all partials of a key in
-    ``(row, chunk)`` order. Zeros are skipped, so a tile window's extent does not matter.
+    chunk of one row in column order), then sums those per block of :data:`CHUNK` rows in row
+    order (blocks of ``CHUNK x CHUNK`` cells, which no tile edge cuts); :meth:`totals`
+    combines all block partials of a key in ``(row block, chunk)`` order. Zeros are skipped,
+    so a tile window's extent does not matter.
     """
 
     def __init__(self) -> None:
-        self.parts: list[np.ndarray] = []   # (K, 4) float64: key, row, chunk, sum
+        self.parts: list[np.ndarray] = []   # (K, 4) float64: key, row block, chunk, sum
 
     def add(self, values: np.ndarray, keys: np.ndarray | int, row0: int, col0: int) -> None:
         """Add the cells of a tile.
@@ -224,7 +226,18 @@ class PartialSums:
         new = np.r_[True, (k[1:] != k[:-1]) | (rows[1:] != rows[:-1]) | (chunk[1:] != chunk[:-1])]
         starts = np.nonzero(new)[0]
         sums = np.add.reduceat(v, starts)
-        self.parts.append(np.column_stack([k[starts], rows[starts], chunk[starts], sums]))
+        k, rows, chunk = k[starts], rows[starts], chunk[starts]
+        # the row partials of each block of CHUNK x CHUNK cells, summed in row order: a block
+        # never straddles two tiles (tile edges are multiples of CHUNK), so these sums are
+        # the same whatever the tiling, and a map's partials take 1/CHUNK of the memory
+        block = rows // CHUNK
+        order = np.lexsort((rows, chunk, block, k))
+        k, block, chunk, sums = k[order], block[order], chunk[order], sums[order]
+        new = np.r_[True, (k[1:] != k[:-1]) | (block[1:] != block[:-1])
+                    | (chunk[1:] != chunk[:-1])]
+        starts = np.nonzero(new)[0]
+        self.parts.append(np.column_stack([k[starts], block[starts], chunk[starts],
+                                           np.add.reduceat(sums, starts)]))
 
     def merge(self, other: "PartialSums") -> None:
         """Take the partials of another accumulator (a tile computed elsewhere)."""

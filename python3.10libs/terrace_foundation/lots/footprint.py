@@ -277,14 +277,21 @@ def _chain(seg: np.ndarray) -> list[list[np.ndarray]]:
     return polys
 
 
-def _drop_collinear(ring: np.ndarray) -> np.ndarray:
-    """Remove vertices that lie on the straight line through their neighbours."""
+def _drop_collinear(ring: np.ndarray, keep_repeated: bool = False) -> np.ndarray:
+    """Remove vertices that lie on the straight line through their neighbours.
+
+    With ``keep_repeated`` a point the ring passes more than once is kept each time, even on
+    a straight stretch, so that :func:`_simple_loops` still finds where to split the ring.
+    """
     prev = np.concatenate((ring[-1:], ring[:-1]))
     nxt = roll_next(ring)
     cross = (ring[:, 0] - prev[:, 0]) * (nxt[:, 1] - prev[:, 1]) - \
             (ring[:, 1] - prev[:, 1]) * (nxt[:, 0] - prev[:, 0])
     scale = np.hypot(*(nxt - prev).T) ** 2
     keep = np.abs(cross) > 1e-12 * np.maximum(scale, 1e-300)
+    if keep_repeated and len(ring):
+        inverse, counts = point_ids(ring)
+        keep |= counts[inverse] > 1
     return ring[keep]
 
 
@@ -420,7 +427,9 @@ def _chain_rings(seg: np.ndarray) -> list[list[np.ndarray]]:
                 cand.sort(key=clockwise_from_back)
             i = cand[0]
         if len(ring) >= 3:
-            for r in _simple_loops(_drop_collinear(np.array(ring))):
+            # a walk back through its first point on a straight stretch (a hole's vertex on
+            # the grid's edge between two parts of a lot) keeps that point, then splits there
+            for r in _simple_loops(_drop_collinear(np.array(ring), keep_repeated=True)):
                 if len(r) >= 3 and ring_area(r) != 0:
                     rings.append(r)
     outers = sorted((r for r in rings if ring_area(r) > 0), key=ring_area)

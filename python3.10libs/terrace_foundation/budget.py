@@ -132,19 +132,19 @@ def check_budget(hf: Heightfield, regions: list[Region], p: TerraceParams,
     # Voronoi: a (points x points) distance table per region
     vor = 8.0 * p.scatter_count ** 2 * 3
     if vor > budget:
-        fit = int(np.sqrt(budget / 24.0))
+        fit_points = int(np.sqrt(budget / 24.0))
         raise TerraceInputError(
             f"{p.scatter_count} points per region need about {_gib(vor)} for the Voronoi"
-            f" fracture, more than the {_gib(budget)} budget; at most about {fit} fit",
+            f" fracture, more than the {_gib(budget)} budget; at most about {fit_points} fit",
             "scatter_count")
     # lots: each piece larger than min_lot_size is split, at most lot_iterations times
-    lots = n_regions * p.scatter_count * 2.0 ** min(p.lot_iterations, 60)
+    lots: float = n_regions * p.scatter_count * 2.0 ** min(p.lot_iterations, 60)
     lots = min(lots, max(area / p.min_lot_size * 1.5, n_regions * p.scatter_count))
     if lots > MAX_LOTS:
-        fit = area * 1.5 / MAX_LOTS
+        fit_size = area * 1.5 / MAX_LOTS
         raise TerraceInputError(
             f"{p.min_lot_size:g} would make about {lots:.3g} lots (more than {MAX_LOTS});"
-            f" raise it to at least {fit:.3g}", "min_lot_size")
+            f" raise it to at least {fit_size:.3g}", "min_lot_size")
     # triangles: two per remesh square, plus the cut along every lot outline
     tris = 2.0 * area / p.remesh_size ** 2 + 8.0 * lots
     tri_bytes = tris * BYTES_PER_TRIANGLE

@@ -97,11 +97,10 @@ def bbox_pairs(alo: np.ndarray, ahi: np.ndarray, blo: np.ndarray, bhi: np.ndarra
     out_i, out_j = [empty], [empty]
     # b starting inside a: for each a, the run of b sorted by start in [alo, ahi]
     # a starting inside b: for each b, the run of a sorted by start in (blo, bhi]
-    for lo1, hi1, lo2, first, swap in ((alo, ahi, blo, "left", False),
-                                       (blo, bhi, alo, "right", True)):
+    for lo1, hi1, lo2, swap in ((alo, ahi, blo, False), (blo, bhi, alo, True)):
         order = np.argsort(lo2[:, 0], kind="stable")
         starts = lo2[order, 0]
-        s = np.searchsorted(starts, lo1[:, 0], side=first)
+        s = np.searchsorted(starts, lo1[:, 0], side="right" if swap else "left")
         e = np.searchsorted(starts, hi1[:, 0], side="right")
         n = np.maximum(e - s, 0)
         # ragged runs in bounded chunks of pairs

@@ -511,8 +511,8 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
             best = np.full(len(pairs), -np.inf)
             np.maximum.at(best, inv.ravel(), st)
             for (p, q), v in zip(pairs, best):
-                k = (int(p), int(q))
-                fig.pair_max[k] = max(fig.pair_max.get(k, -np.inf), float(v))
+                pair = (int(p), int(q))
+                fig.pair_max[pair] = max(fig.pair_max.get(pair, -np.inf), float(v))
     fig.seconds = time.perf_counter() - t_start
     return fig
 

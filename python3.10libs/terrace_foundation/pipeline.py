@@ -418,8 +418,9 @@ def _subdivide(regs: list[Region], p: TerraceParams, local: Heightfield,
     lot_set = fracture_regions(regs, p, local.extent, local.sample)
     if lot_set.n_lots == 0:
         raise TerraceInputError("no part of any region lies on the heightfield", "regions")
-    if progress is not None and getattr(progress, "count", None) is not None:
-        progress.count("subdivide", len(regs), len(regs), "regions")
+    count = getattr(progress, "count", None)
+    if count is not None:
+        count("subdivide", len(regs), len(regs), "regions")
     return lot_set
 
 
@@ -435,6 +436,7 @@ def _footprints(regs: list[Region], lot_set: LotSet, shift: np.ndarray,
     n_lots = lot_set.n_lots
     areas = lot_set.areas()
     lot_region = lot_set.lot_region
+    assert lot_region is not None, "fracture_regions labels every lot with its region"
     # each lot's outline is the union of its pieces: exact, and its area is the lot's
     outlines, got = lot_outlines(lot_set.pieces, lot_set.piece_count, lot_set.piece_lot,
                                  n_lots)

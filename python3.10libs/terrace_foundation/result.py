@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .errors import TerraceError
 from .heightfield import Heightfield
 from .lot import Lot
 from .params import TerraceParams
@@ -21,14 +22,17 @@ class TerraceResult:
 
     Attributes
     ----------
-    terrace_heightfield : Heightfield
-        The terrain with the terraces in it (same grid and georeference as the input).
+    terrace_heightfield : Heightfield or None
+        The terrain with the terraces in it (same grid and georeference as the input);
+        None when the raster went to sinks only (a streamed run) or to a tile store (a farm
+        work item).
     source : Heightfield
         The input terrain (validated, float64).
     lots : list of Lot
         The terrace slices, ordered by ``lot_id``.
-    lot_mask : (M, N) ndarray of int32
-        ``lot_id`` of the slice covering each cell centre, 0 where no slice is.
+    lot_mask : (M, N) ndarray of int32 or None
+        ``lot_id`` of the slice covering each cell centre, 0 where no slice is; None as
+        ``terrace_heightfield``.
     params : TerraceParams
         The parameters used.
     report : dict
@@ -41,12 +45,25 @@ class TerraceResult:
         Retaining walls (grading preset; :class:`~terrace_foundation.wall.Wall`).
     """
 
-    terrace_heightfield: Heightfield
+    terrace_heightfield: Heightfield | None
     source: Heightfield
     lots: list[Lot]
-    lot_mask: np.ndarray
+    lot_mask: np.ndarray | None
     params: TerraceParams
     report: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     walls: list[Wall] = field(default_factory=list)
+
+    def raster(self) -> tuple[Heightfield, np.ndarray]:
+        """The terrace heightfield and the lot mask, held in memory.
+
+        Raises
+        ------
+        TerraceError
+            When the run streamed its raster to sinks or to a tile store instead.
+        """
+        if self.terrace_heightfield is None or self.lot_mask is None:
+            raise TerraceError("this result holds no terrace heightfield: the run wrote it to"
+                               " sinks (a streamed run) or to a tile store (a farm work item)")
+        return self.terrace_heightfield, self.lot_mask

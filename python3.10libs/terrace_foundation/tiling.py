@@ -280,18 +280,18 @@ class TileFigures:
 
     def combine(self, other: "TileFigures") -> "TileFigures":
         """Add another tile's figures (order does not change the result)."""
-        for k, v in other.lot_min.items():
-            self.lot_min[k] = np.fmin(self.lot_min[k], v)
-        for k, v in other.lot_max.items():
-            self.lot_max[k] = np.fmax(self.lot_max[k], v)
-        for k, v in other.lot_count.items():
-            self.lot_count[k] = self.lot_count[k] + v
-        for k, v in other.sums.items():
-            self.sums[k].merge(v)
-        for k, v in other.counts.items():
-            self.counts[k] += v
-        for k, v in other.maxima.items():
-            self.maxima[k] = max(self.maxima[k], v)
+        for k, lo in other.lot_min.items():
+            self.lot_min[k] = np.fmin(self.lot_min[k], lo)
+        for k, hi in other.lot_max.items():
+            self.lot_max[k] = np.fmax(self.lot_max[k], hi)
+        for k, n in other.lot_count.items():
+            self.lot_count[k] = self.lot_count[k] + n
+        for k, part in other.sums.items():
+            self.sums[k].merge(part)
+        for k, c in other.counts.items():
+            self.counts[k] += c
+        for k, top in other.maxima.items():
+            self.maxima[k] = max(self.maxima[k], top)
         self.cells += other.cells
         self.seconds += other.seconds
         return self
@@ -487,6 +487,7 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
         lm_c = lm[_box(win, cw)]
         _, near = cone_envelope(np.where(lm_c > 0, 0.0, -np.inf), lm_c, 1.0, cs,
                                 col_offset=cw[2])
+        assert near is not None                  # labelled: the nearest lot's cells
         del lm_c
         br, bc = np.nonzero(band)                  # tile cells (row-major)
         near_band = near[br + (r0 - cw[0]), bc + (c0 - cw[2])]
@@ -590,14 +591,17 @@ def run_tiles(job: ReferenceJob, shape: tuple[int, int], source, sink,
                               progress)
         if len(missing) == len(todo):
             return done
-        figs = [f for f in figs if f is not None] + [done]
+        kept: list[TileFigures | None] = [f for f in figs if f is not None]
+        figs = kept + [done]
         missing = []
     t0 = time.perf_counter()
+    cells_done = 0
     for n, k in enumerate(missing):
-        figs[k] = terrace_tile(job, todo[k], source, sink)
+        fig = terrace_tile(job, todo[k], source, sink)
+        figs[k] = fig
+        cells_done += fig.cells
         if progress is not None and len(missing) > 1:
-            progress(n + 1, len(missing), sum(figs[j].cells for j in missing[:n + 1]),
-                     time.perf_counter() - t0)
+            progress(n + 1, len(missing), cells_done, time.perf_counter() - t0)
     total = TileFigures.empty(job.n_lots)
     for f in figs:                  # in tile order (the figures combine order-free anyway)
         assert f is not None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,5 +23,8 @@ def test_mypy_passes_on_houdini_modules():
            "python3.10libs/terrace_foundation/houdini", "scripts/build_hda.py", "scripts/cook.py",
            # the hython tests too: every hou call they make is checked against the stubs
            "tests/conftest.py", "tests/houdini_scenes.py", "tests/houdini/test_assets.py"]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    # without PYTHONPATH: a package on PYTHONPATH is read as installed and its errors are not
+    # reported, so a worktree run would pass where CI (package found through mypy_path) fails
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -216,8 +216,9 @@ def write_result(geo: hou.Geometry, res: TerraceResult, frame: VolumeFrame) -> N
     template = find_volume(geo, HEIGHT)
     if template is None:
         raise TerraceError("heightfield: no volume named 'height'")
-    _set_layer(geo, HEIGHT, res.terrace_heightfield.heights, template, frame)
-    _set_layer(geo, MASK, (res.lot_mask > 0).astype(np.float32), template, frame)
+    terrace, lot_mask = res.raster()
+    _set_layer(geo, HEIGHT, terrace.heights, template, frame)
+    _set_layer(geo, MASK, (lot_mask > 0).astype(np.float32), template, frame)
 
     lots = res.lots
     for name, default in (("lot_id", 0), ("region_id", 0), ("pad_height", 0.0),

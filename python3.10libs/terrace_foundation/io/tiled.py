@@ -13,9 +13,13 @@ Scheduler strings: ``threads``, ``processes`` (Dask's local schedulers), or the 
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from ..errors import TerraceInputError
 from ..tiling import ReferenceJob, TileFigures, terrace_tile
+
+if TYPE_CHECKING:                   # for the annotation only (grading_tiles imports this module)
+    from ..grading_tiles import GradingJob
 
 __all__ = ["run_tiles_dask", "map_tiles_dask", "require_dask"]
 
@@ -34,7 +38,7 @@ class _Collect:
     """A sink that keeps the tile (returned to the caller from a worker)."""
 
     def __init__(self) -> None:
-        self.tile = None
+        self.tile: tuple | None = None
 
     def write(self, win, terrace, lot_mask) -> None:
         self.tile = (win, terrace.copy(), lot_mask.copy())
@@ -83,7 +87,7 @@ def map_tiles_dask(func, job, tiles, source, scheduler) -> list:
             client.close()
 
 
-def run_tiles_dask(job: ReferenceJob, tiles, source, sink, scheduler, progress=None,
+def run_tiles_dask(job: ReferenceJob | GradingJob, tiles, source, sink, scheduler, progress=None,
                    func=terrace_tile, total: TileFigures | None = None) -> TileFigures:
     """Run the tiles as Dask tasks; write them to ``sink`` and combine their figures in order.
 
@@ -116,7 +120,7 @@ def run_tiles_dask(job: ReferenceJob, tiles, source, sink, scheduler, progress=N
         job_f, src_f = client.scatter([job, source], broadcast=True)
         futures = [client.submit(_task, job_f, t, src_f, func, pure=False) for t in tiles]
         index = {f.key: k for k, f in enumerate(futures)}
-        done: dict[int, tuple] = {}
+        done: dict[int, TileFigures] = {}
         for n, fut in enumerate(as_completed(futures), 1):
             piece, fig = fut.result()
             sink.write(*piece)

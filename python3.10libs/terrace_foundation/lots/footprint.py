@@ -213,9 +213,9 @@ def lot_footprints(ra: np.ndarray, rb: np.ndarray, outline: np.ndarray, count: n
             rings = np.split(ring[sel] + shift, np.cumsum(kept[ok])[:-1])
             for i, r in zip(idx[ok], rings):
                 out[i] = [[r]]
-    for i in np.nonzero(~fast)[0]:
-        out[i] = [[r + shift for r in poly]
-                  for poly in lot_footprint(ra, rb, outline[i], int(count[i]), tol)]
+    for j in np.nonzero(~fast)[0]:
+        out[j] = [[r + shift for r in poly]
+                  for poly in lot_footprint(ra, rb, outline[j], int(count[j]), tol)]
     return out
 
 
@@ -525,8 +525,8 @@ def _outline_segments(pieces: np.ndarray, count: np.ndarray, lot: np.ndarray):
                           np.full(len(kk), sub), kk) if sub == 0 else
                          (p1, p0, g_lot[g], np.ones(len(kk), dtype=np.intp), g_first[g],
                           np.full(len(kk), sub), kk))
-    s0, s1, sl, phase, key, sub, kk = (np.concatenate(c) for c in zip(*parts))
-    o = np.lexsort((kk, sub, key, phase, sl))
+    s0, s1, sl, phase, key, side, stretch_no = (np.concatenate(c) for c in zip(*parts))
+    o = np.lexsort((stretch_no, side, key, phase, sl))
     return s0[o], s1[o], sl[o]
 
 

@@ -325,15 +325,15 @@ def _nearest_grid(q: np.ndarray, q_group: np.ndarray, pts: np.ndarray,
     cg = q_group[np.unique(qcell, return_index=True)[1]]
     ccx = (cells - base[cg]) % nxy[cg, 0]
     ccy = (cells - base[cg]) // nxy[cg, 0]
-    starts, counts = [], []
+    start_l, count_l = [], []
     for dy in (-1, 0, 1):
         for dx in (-1, 0, 1):
             cx, cy = ccx + dx, ccy + dy
             ok = (cx >= 0) & (cx < nxy[cg, 0]) & (cy >= 0) & (cy < nxy[cg, 1])
             cell = np.where(ok, base[cg] + cy * nxy[cg, 0] + cx, 0)
-            starts.append(first[cell])
-            counts.append(np.where(ok, first[cell + 1] - first[cell], 0))
-    starts, counts = np.stack(starts, axis=1), np.stack(counts, axis=1)       # (U, 9)
+            start_l.append(first[cell])
+            count_l.append(np.where(ok, first[cell + 1] - first[cell], 0))
+    starts, counts = np.stack(start_l, axis=1), np.stack(count_l, axis=1)     # (U, 9)
     total = counts.sum(axis=1)
     width = max(int(total.max()), 1)
     big = np.iinfo(np.intp).max

@@ -9,6 +9,7 @@ are split at once; levels repeat until no lot is too large or ``lot_iterations``
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -165,8 +166,10 @@ def _split(lots: LotSet, which: np.ndarray, normal: np.ndarray, offset: np.ndarr
     return out, new_index[which], new_index[far_id]
 
 
-def subdivide_lots(lots: LotSet, min_lot_size: float, iterations: int, irregularity: float,
-                   rng: np.random.Generator, layout: str = "voronoi",
+def subdivide_lots(lots: LotSet, min_lot_size: float, iterations: int | np.ndarray,
+                   irregularity: float,
+                   rng: np.random.Generator | Sequence[np.random.Generator],
+                   layout: str = "voronoi",
                    terrain=None) -> LotSet:
     """Split lots larger than ``min_lot_size`` until none is or ``iterations`` levels ran.
 
@@ -194,7 +197,7 @@ def subdivide_lots(lots: LotSet, min_lot_size: float, iterations: int, irregular
     LotSet
         New lots are appended after their parents, so ids are stable for a seed.
     """
-    rngs = list(rng) if isinstance(rng, (list, tuple)) else [rng]
+    rngs = [rng] if isinstance(rng, np.random.Generator) else list(rng)
     g_n = len(rngs)
     levels = np.broadcast_to(np.asarray(iterations, dtype=np.int64), (g_n,))
     active = np.ones(g_n, dtype=bool)   # a region whose cuts all missed stops (as alone)

@@ -216,11 +216,12 @@ class GradingPreset(Preset):
         sink.close()
         warn_empty(plan["cells"], run.warn)
         pads = plan["pad"][1:]
-        return GradedTerrace(terrace, lot_mask, pads, pads[mesh.vertex_lot], figs, None, plan)
+        return GradedTerrace(terrace, lot_mask, pads, pads[mesh.vertex_lot], figs, (0.0, 0), plan)
 
     def walls(self, run, lots, terraced) -> list[Wall]:
         assert isinstance(terraced, GradedTerrace) and terraced.figures is not None
-        hf, p, shift, figs = run.heightfield, run.params, run.shift, terraced.figures
+        hf, p, shift = run.heightfield, run.params, run.shift
+        figs: Any = terraced.figures        # grading_tiles' figures (pair_max, grid/wall sides)
         # walls between lots where the terrace heightfield has a step above max_step across
         # the cell sides the two lots share (a pair whose step the grading took entirely in
         # embankments, or that shares no cell side, has no wall), at the height of that step

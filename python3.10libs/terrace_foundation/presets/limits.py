@@ -338,12 +338,12 @@ def local_cones(seed: np.ndarray, fall, radius: float, cell_size: float,
     if k > MAX_CONE_CELLS:
         # a reach of many cells (limits far out of reach): each cell takes its nearest seed
         # (exact distance, Felzenszwalb-Huttenlocher), not the envelope of all seeds
-        d, (nr, nc) = distance_transform(np.isfinite(s), cell_size)
-        ok = d <= radius + 1e-9 * cell_size
+        dt, (nr, nc) = distance_transform(np.isfinite(s), cell_size)
+        ok = dt <= radius + 1e-9 * cell_size
         if label is not None:
             ok &= label[nr, nc] == label
-        best = np.where(ok, s[nr, nc] - fall(d), -np.inf)
-        return sign * best, np.where(ok, d / cell_size, np.inf)
+        best = np.where(ok, s[nr, nc] - fall(dt), -np.inf)
+        return sign * best, np.where(ok, dt / cell_size, np.inf)
     offsets = [(dr, dc) for dr in range(-k, k + 1) for dc in range(-k, k + 1)
                if np.hypot(dr, dc) * cell_size <= radius + 1e-9 * cell_size
                and abs(dr) < m and abs(dc) < n]
@@ -791,7 +791,7 @@ def walls_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, float],
             base_height=float(low[sel][tall]), top_height=float(high[sel][tall]),
             height=float((high[sel] - low[sel])[tall]),
             length=float(sel.sum() * cell_size),
-            lines=[line + o for line in _merge(seg[sel] - o, 1e-6 * cell_size)],
+            lines=tuple(line + o for line in _merge(seg[sel] - o, 1e-6 * cell_size)),
             on=on))
     return out
 

@@ -128,7 +128,7 @@ def tile_source(heights, scheduler):
     name = getattr(heights, "filename", None)
     if scheduler is not None and isinstance(heights, np.memmap) and str(name).endswith(".npy"):
         from ..io.windows import NpySource
-        return NpySource(name)
+        return NpySource(str(name))
     return ArraySource(heights)
 
 

@@ -323,7 +323,7 @@ def outline_walls(lots, regions, terrain, max_step: float, tol: float,
             top_height=float(max(h.max(), lot.pad_height)),
             height=float(step.max()),
             length=float(sum(np.hypot(*np.diff(line, axis=0).T).sum() for line in lines)),
-            lines=lines, on="outline"))
+            lines=tuple(lines), on="outline"))
     return walls
 
 
@@ -419,6 +419,6 @@ def wing_walls(heights: np.ndarray, wing: np.ndarray, graded: np.ndarray, lot_ma
             base_height=float(low[sel].min()), top_height=float(high[sel].max()),
             height=float((high[sel] - low[sel]).max()),
             length=float(sel.sum() * cell_size),
-            lines=[line + o for line in _merge(seg[sel] - o, 1e-6 * cell_size)],
+            lines=tuple(line + o for line in _merge(seg[sel] - o, 1e-6 * cell_size)),
             on="wing"))
     return out

@@ -135,7 +135,7 @@ def window_sums(a: np.ndarray, length: int, axis: int, op=np.add) -> np.ndarray:
     n_out = m - length + 1
     if length < 1 or n_out < 1:
         raise ValueError("window longer than the array")
-    acc = None
+    acc: np.ndarray | None = None
     off = 0
     cur = a
     width = 1
@@ -155,6 +155,7 @@ def window_sums(a: np.ndarray, length: int, axis: int, op=np.add) -> np.ndarray:
             n = cur.shape[axis]
             cur = op(_along(cur, axis, 0, n - width), _along(cur, axis, width, n))
             width *= 2
+    assert acc is not None                  # length >= 1: at least one term
     return np.array(acc, copy=True) if acc.base is not None or acc is a else acc
 
 

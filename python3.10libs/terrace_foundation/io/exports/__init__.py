@@ -81,4 +81,5 @@ def _write_glb(result: TerraceResult, folder: Path, context: OutputContext) -> l
 def _write_masks(result: TerraceResult, folder: Path, context: OutputContext) -> list[Path]:
     from .masks import write_masks
 
-    return write_masks(result.lot_mask, result.terrace_heightfield, folder, context.crs)
+    terrace, lot_mask = result.raster()
+    return write_masks(lot_mask, terrace, folder, context.crs)

@@ -481,11 +481,10 @@ def _write_heightfield(result: TerraceResult, folder: Path, context: OutputConte
     provenance = {"generator": f"terrace-foundation {__version__}"}
     if context.inputs.get("heightfield"):
         provenance["source"] = Path(context.inputs["heightfield"]).name
+    terrace, _ = result.raster()
     if context.heightfield_format == "npy":
-        return write_npy_heightfield(result.terrace_heightfield,
-                                     folder / "terrace_heightfield.npy", provenance)
-    return write_geotiff_heightfield(result.terrace_heightfield,
-                                     folder / "terrace_heightfield.tif", provenance)
+        return write_npy_heightfield(terrace, folder / "terrace_heightfield.npy", provenance)
+    return write_geotiff_heightfield(terrace, folder / "terrace_heightfield.tif", provenance)
 
 
 @register_writer("slices-geojson", description="terrace_slices.geojson, one polygon per lot",
@@ -524,8 +523,9 @@ def _write_walls_geojson(result: TerraceResult, folder: Path,
 def _write_preview(result: TerraceResult, folder: Path, context: OutputContext) -> list[Path]:
     from .preview_png import write_preview
 
-    return write_preview(result.source.heights, result.terrace_heightfield.heights,
-                         result.source.cell_size, folder / "preview.png", result.lot_mask,
+    terrace, lot_mask = result.raster()
+    return write_preview(result.source.heights, terrace.heights,
+                         result.source.cell_size, folder / "preview.png", lot_mask,
                          lots=result.lots,
                          walls=[line for w in result.walls for line in w.lines],
                          origin=result.source.origin,

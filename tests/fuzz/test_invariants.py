@@ -571,3 +571,18 @@ def test_outline_a_vertex_beyond_the_grid_edge_inside_the_ground():
     assert res is not None
     _assert_partition(hf, regions, res)
     _assert_outlines_are_the_lots(hf, regions, res)
+
+
+@pytest.mark.xfail(strict=False, reason="issue 15: open case of the long run of 1 December 09:08")
+def test_spike_one_ulp_wide_in_a_region():
+    """Open (found by the long run, not fixed): a valid ring with a spike 3 long and one ulp
+    wide (1004.5 / 1004.5000000000001 at x = 1006); lot 4's outline touches itself at
+    (1003.77, 1004.5) on the spike's line. Fails before and after the loop-split fix."""
+    hf = _slope(3, 4, 3.0, (1000.0, 1009.0))
+    ring = np.array([[1006.0, 1004.5], [1003.0, 1004.5], [1006.0, 1004.5000000000001],
+                     [997.5031189807171, 1009.955784560954],
+                     [996.0781382748183, 999.9591850281524]])
+    params = dict(_SMALL, min_lot_size=4.5, remesh_size=0.8999999999999999)
+    regions, res = _run(hf, [(ring, [])], params)
+    assert res is not None
+    _assert_partition(hf, regions, res)

@@ -519,7 +519,7 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
 
 def _grading_faces(job, fig, tile, lt, before_e, after_e, lm_e, near_e, band_w_e, lot_emb_e,
                    emb_h_e) -> None:
-    """Walls, embankments and earthwork of the tile's cells (as limits.grading_figures)."""
+    """Walls, embankments and earthwork of the tile's cells (summed by presets.grading.tile_grading_figures)."""
     cs = job.cell_size
     ts = (slice(lt[0], lt[1]), slice(lt[2], lt[3]))
     owner_e = np.where(lm_e > 0, lm_e, near_e)

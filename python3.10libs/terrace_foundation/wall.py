@@ -1,7 +1,7 @@
 """A retaining wall: a step in the terrace heightfield higher than the grading preset allows.
 
 Walls are found by :mod:`terrace_foundation.presets.walls` (shared lot edges, the region
-outline) and :func:`terrace_foundation.presets.limits.step_walls` (faces read off the graded
+outline) and :func:`terrace_foundation.presets.limits.walls_from_sides` (faces read off the graded
 heightfield); the report, ``retaining_walls.geojson``, the viewer and the Houdini SOP read
 them. The writers turn them into JSON at the edge (:meth:`Wall.report_row`,
 :func:`terrace_foundation.io.writers.walls_geojson.walls_feature_collection`).

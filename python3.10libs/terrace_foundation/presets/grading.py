@@ -268,9 +268,7 @@ class GradingPreset(Preset):
 
 
 def tile_grading_figures(figs, cell_size: float, n: int, lot_cells: int):
-    """Walls, embankments and earthwork per lot and in total, from a grading run's tiles
-    (the figures of :func:`~terrace_foundation.presets.limits.grading_figures`).
-    """
+    """Walls, embankments and earthwork per lot and in total, from a grading run's tiles."""
     ca = cell_size * cell_size
     fl = np.concatenate(figs.faces_lot) if figs.faces_lot else np.zeros(0, dtype=np.int64)
     fh = np.concatenate(figs.faces_h) if figs.faces_h else np.zeros(0)

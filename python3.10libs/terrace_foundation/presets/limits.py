@@ -3,8 +3,9 @@
 The grading preset's terrace heightfield when walls and embankments are bounded, the way a
 grading engineer lays out a terraced site. The rules, in the order they apply:
 
-* **Pads (the stated rule, :func:`limit_pads`).** Pads move towards the terrain, to a fixed
-  point of two clamps: each pad into ``[p_b - C, p_b + C]`` of every lot ``b`` it touches
+* **Pads (the stated rule; applied over the tiles by
+  :func:`terrace_foundation.grading_tiles.plan_pads` with :func:`clamp_pads` and
+  :func:`pull_pads`).** Pads move towards the terrain, to a fixed point of two clamps: each pad into ``[p_b - C, p_b + C]`` of every lot ``b`` it touches
   (``C = 2 (max_wall_height + 2 max_embankment_height)``, :func:`pad_gap`: a wall on the
   shared edge and two tiers into each lot), and each lot on the region's outline into
   ``[h_rim_max - H, h_rim_min + H]`` (``H = max_wall_height + 2 max_embankment_height``,
@@ -52,23 +53,13 @@ from ..terrain.kernels import cell_sides
 from ..wall import Wall
 from . import Band
 
-__all__ = ["limit_pads", "rim_bounds", "clamp_pads", "pull_pads", "pad_gap", "grade_limited", "GradeInfo",
+__all__ = ["rim_bounds", "clamp_pads", "pull_pads", "pad_gap", "grade_limited", "GradeInfo",
            "local_cones", "tier_drop", "cap_steps", "terrain_step",
            "GradingLotFigures", "lot_figures", "step_wall_sides", "walls_from_sides"]
 
 
 class GradeInfo(dict):
     """What :func:`grade_limited` did, for the report (a dict of arrays and figures)."""
-
-
-def _pairs4(lot_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Lot id pairs (a, b), ``a != b``, of 4-neighbour cells of two lots (with repeats)."""
-    out_a, out_b = [], []
-    for x, y in ((lot_mask[:, :-1], lot_mask[:, 1:]), (lot_mask[:-1, :], lot_mask[1:, :])):
-        m = (x != y) & (x > 0) & (y > 0)
-        out_a.append(x[m])
-        out_b.append(y[m])
-    return np.concatenate(out_a), np.concatenate(out_b)
 
 
 def _pairs8(shape):
@@ -78,15 +69,6 @@ def _pairs8(shape):
         a = (slice(0, m - dr), slice(max(-dc, 0), n - max(dc, 0)))
         b = (slice(dr, m), slice(max(dc, 0), n + min(dc, 0)))
         yield a, b, float(np.hypot(dr, dc))
-
-
-def _rim(heights, lot_mask, dist, near_lot, cell_size, width):
-    """Outside cells on the band's outer edge (distance from the lots' edge in
-    ``(width - cell, width]``) and their nearest lot.
-    """
-    d_edge = dist - cell_size
-    rim = (lot_mask == 0) & (d_edge > width - cell_size) & (d_edge <= width)
-    return rim, near_lot
 
 
 def rim_bounds(lot: np.ndarray, h: np.ndarray, n: int, max_wall: float, max_emb: float
@@ -122,7 +104,7 @@ def clamp_pads(pad: np.ndarray, lo: np.ndarray, hi: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Pads clamped into ``[lo, hi]`` (:func:`rim_bounds`); the middle where it is empty.
 
-    Returns ``(pad, moved, conflict)`` as :func:`limit_pads`.
+    Returns ``(pad, moved, conflict)`` as :func:`~terrace_foundation.grading_tiles.plan_pads`.
     """
     p = pad.astype(np.float64).copy()
     ok = np.isfinite(p)
@@ -151,7 +133,7 @@ def pull_pads(pad: np.ndarray, a: np.ndarray, b: np.ndarray, lo: np.ndarray, hi:
     each other (both move halfway towards each other) and every pad into ``[lo, hi]``
     (:func:`rim_bounds`; the middle where it is empty), until nothing moves.
 
-    Returns ``(pad, moved, conflict)`` as :func:`limit_pads` (a conflict: a lot still outside
+    Returns ``(pad, moved, conflict)`` as :func:`~terrace_foundation.grading_tiles.plan_pads` (a conflict: a lot still outside
     its rim interval, or in a pair still farther apart than ``gap``).
     """
     n = len(pad)
@@ -187,56 +169,6 @@ def pull_pads(pad: np.ndarray, a: np.ndarray, b: np.ndarray, lo: np.ndarray, hi:
     conflict |= ok & ((p < lo - 1e-6) | (p > hi + 1e-6))
     moved = ok & (np.abs(p - pad) > 1e-9)
     return p, moved, conflict
-
-
-def limit_pads(pad: np.ndarray, heights: np.ndarray, lot_mask: np.ndarray, cell_size: float,
-               max_slope: float, max_wall: float, max_emb: float,
-               iterations: int = 200,
-               pull_together: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Move pads towards the terrain where a wall plus an embankment cannot take the step.
-
-    Parameters
-    ----------
-    pad : (L + 1,) ndarray
-        Pad per lot id (entry 0 unused).
-    heights : (M, N) ndarray
-    lot_mask : (M, N) ndarray of int
-    cell_size, max_slope (degrees), max_wall, max_emb : float
-
-    Returns
-    -------
-    pad : (L + 1,) ndarray
-        The limited pads.
-    moved : (L + 1,) ndarray of bool
-        Lots whose pad moved.
-    conflict : (L + 1,) ndarray of bool
-        Lots whose constraints still conflict (the limits cannot all be met there).
-    """
-    n = len(pad)
-    t = np.tan(np.radians(max_slope))
-    width = max_emb / t
-    lots = lot_mask > 0
-    if not lots.any():
-        return pad.copy(), np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
-    # only the lots' box plus the band can hold the rim
-    rows, cols = np.nonzero(lots)
-    k = int(np.ceil(width / cell_size)) + 3
-    m_, n_ = lot_mask.shape
-    win = (slice(max(rows.min() - k, 0), min(rows.max() + 1 + k, m_)),
-           slice(max(cols.min() - k, 0), min(cols.max() + 1 + k, n_)))
-    lm = lot_mask[win]
-    dist, (nr, nc) = distance_transform(lm > 0, cell_size)
-    near_lot = lm[nr, nc]
-    rim, _ = _rim(heights[win], lm, dist, near_lot, cell_size, width)
-    lo, hi = rim_bounds(near_lot[rim], heights[win][rim].astype(np.float64), n, max_wall,
-                        max_emb)
-    if not pull_together:
-        return clamp_pads(pad, lo, hi)
-    a, b = _pairs4(lot_mask)
-    if len(a):
-        ab = np.unique(np.column_stack([np.minimum(a, b), np.maximum(a, b)]), axis=0)
-        a, b = ab[:, 0], ab[:, 1]
-    return pull_pads(pad, a, b, lo, hi, pad_gap(max_wall, max_emb), iterations)
 
 
 def tier_drop(e: np.ndarray, d: np.ndarray, t: float, max_wall: float,
@@ -472,7 +404,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     lot_mask : (M, N) ndarray of int
         Lot id per cell (0 = none).
     pad : (L + 1,) ndarray
-        Pad height per lot id (already limited by :func:`limit_pads`).
+        Pad height per lot id (already limited by :func:`~terrace_foundation.grading_tiles.plan_pads`).
     cell_size : float
     max_slope : float
         Degrees.
@@ -553,7 +485,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
         reach_out = max_wall + max_emb
         cut_o = (g.ravel() - (lo0 + reach_out)).reshape(lm.shape)
         fill_o = ((hi0 - reach_out) - g.ravel()).reshape(lm.shape)
-        # (one embankment inside the lot at most: beyond that the pad moves, limit_pads)
+        # (one embankment inside the lot at most: beyond that the pad moves, plan_pads)
         e_down = np.maximum(e_down, np.where(cov & np.isfinite(cut_o),
                                              np.clip(cut_o, 0.0, max_emb), 0.0))
         e_up = np.maximum(e_up, np.where(cov & np.isfinite(fill_o),
@@ -674,48 +606,11 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     return out, band, win, info
 
 
-def step_walls(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
-               origin: tuple[float, float], cell_size: float, min_height: float,
-               terrain: np.ndarray | None = None, min_change: float = 0.0) -> list[Wall]:
-    """Walls off the shared lot edges: every cell side with a cell outside the lots on one
-    side and a step above ``min_height`` (outline walls and wings).
-
-    Parameters
-    ----------
-    graded : (M, N) ndarray
-        Terrace heightfield.
-    lot_mask, nearest : (M, N) ndarray of int
-        Lot per cell, and the nearest lot of each outside cell (:func:`grade_limited`).
-    origin : (float, float)
-        North-west corner of the grid.
-    cell_size : float
-    min_height : float
-        Smallest step that is a wall (at least what the steepest embankment rises over one
-        cell).
-    terrain : (M, N) ndarray, optional
-        The terrain before grading: a side counts only where the grading changed the step
-        across it by more than ``min_change`` (a cliff of the terrain itself, or a pad that
-        leaves the terrain as it was, is no wall).
-    min_change : float
-        See ``terrain`` (world units; the pipeline uses ``max_step``).
-
-    Returns
-    -------
-    list of Wall
-        As :func:`terrace_foundation.presets.walls.find_walls`; ``on`` is ``"outline"`` (a pad or
-        its embankment against its own embankment or the terrain), ``"wing"`` (two lots'
-        embankments meeting in a face) or ``"tier"`` (a tier wall inside one lot, between two
-        of its embankments); ``lot_a`` is the lower side's lot.
-    """
-    return walls_from_sides(step_wall_sides(graded, lot_mask, nearest, min_height, terrain,
-                                            min_change), origin, cell_size)
-
-
 def step_wall_sides(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
                     min_height: float, terrain: np.ndarray | None = None,
                     min_change: float = 0.0, own: tuple[int, int, int, int] | None = None,
                     offset: tuple[int, int] = (0, 0)) -> dict[str, np.ndarray]:
-    """The cell sides :func:`step_walls` makes walls of, as arrays (one entry per side).
+    """The cell sides the grading makes outline, wing and tier walls of, as arrays (one entry per side).
 
     ``own`` (window rows and columns ``r0, r1, c0, c1``) keeps only the sides whose first
     cell (north or west) lies in it, so the tiles of a tiled run each give their own sides;
@@ -763,7 +658,7 @@ def step_wall_sides(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarra
 
 def walls_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, float],
                      cell_size: float) -> list[Wall]:
-    """Walls (as :func:`step_walls` returns them) from :func:`step_wall_sides` arrays, in
+    """Outline, wing and tier walls from :func:`step_wall_sides` arrays, in
     ``(axis, row, col)`` order (sides gathered from tiles are sorted into it first).
     """
     from .walls import _merge
@@ -794,28 +689,6 @@ def walls_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, float],
             lines=tuple(line + o for line in _merge(seg[sel] - o, 1e-6 * cell_size)),
             on=on))
     return out
-
-
-def lot_pair_steps(graded: np.ndarray, lot_mask: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
-    """Steps (``|dh|``) across every cell side between two lots, grouped by lot pair
-    ``(a, b)``, ``a < b``.
-    """
-    keys, steps = [], []
-    for x, y, hx, hy in ((lot_mask[:, :-1], lot_mask[:, 1:], graded[:, :-1], graded[:, 1:]),
-                         (lot_mask[:-1, :], lot_mask[1:, :], graded[:-1, :], graded[1:, :])):
-        m = (x != y) & (x > 0) & (y > 0)
-        keys.append(np.column_stack([np.minimum(x[m], y[m]), np.maximum(x[m], y[m])]))
-        steps.append(np.abs(hx[m] - hy[m]))
-    k = np.concatenate(keys)
-    s = np.concatenate(steps)
-    if len(k) == 0:
-        return {}
-    uniq, inv = np.unique(k, axis=0, return_inverse=True)
-    inv = inv.ravel()
-    order = np.argsort(inv, kind="stable")
-    bounds = np.searchsorted(inv[order], np.arange(len(uniq) + 1))
-    return {(int(a), int(b)): s[order[bounds[i]:bounds[i + 1]]]
-            for i, (a, b) in enumerate(uniq)}
 
 
 @dataclass(frozen=True)
@@ -871,8 +744,8 @@ class GradingLotFigures:
 def lot_figures(per_lot: dict[str, np.ndarray], pad_moved: np.ndarray,
                 limit_conflict: np.ndarray, rule_pad: np.ndarray,
                 lot_ids: Sequence[int]) -> list[GradingLotFigures]:
-    """:class:`GradingLotFigures` of the lots ``lot_ids`` from :func:`grading_figures`' per-lot
-    arrays and :func:`limit_pads`' flags (all indexed by lot id).
+    """:class:`GradingLotFigures` of the lots ``lot_ids`` from the per-lot arrays of
+    :func:`~terrace_foundation.presets.grading.tile_grading_figures` and the pad plan's flags (all indexed by lot id).
     """
     return [GradingLotFigures(
         wall_face_area=float(per_lot["wall_face_area"][i]),
@@ -884,108 +757,6 @@ def lot_figures(per_lot: dict[str, np.ndarray], pad_moved: np.ndarray,
         volume_on_lot=float(per_lot["volume_on_lot"][i]),
         pad_moved=bool(pad_moved[i]), limit_conflict=bool(limit_conflict[i]),
         rule_pad_height=float(rule_pad[i])) for i in lot_ids]
-
-
-def grading_figures(before: np.ndarray, after: np.ndarray, lot_mask: np.ndarray,
-                    band: np.ndarray, lot_embankment: np.ndarray, nearest: np.ndarray,
-                    embankment_height: np.ndarray, cell_size: float, max_step: float,
-                    max_slope: float, n_lots: int) -> tuple[dict[str, np.ndarray], dict]:
-    """Walls, embankments and earthwork per lot and in total (over a window).
-
-    Wall faces are read off the heightfield: every cell side between two lots with a step
-    above ``max_step``, and every other side (a cell outside the lots, or both in one lot: a
-    tier wall) with a step above both ``max_step`` and what the steepest embankment rises over
-    one cell. A face between two lots
-    counts half to each; an outside face to the lot owning it (its own, or the nearest).
-
-    Parameters
-    ----------
-    before, after : (M, N) ndarray
-        Terrain and terrace heightfield.
-    lot_mask, nearest : (M, N) ndarray of int
-        Lot per cell, nearest lot per outside cell.
-    band, lot_embankment : (M, N) ndarray of bool
-        Embankment cells outside the lots and inside them.
-    embankment_height : (M, N) ndarray
-        From :func:`grade_limited`.
-    cell_size, max_step, max_slope (degrees) : float
-    n_lots : int
-
-    Returns
-    -------
-    per_lot : dict of (n_lots + 1,) arrays
-        ``wall_face_area``, ``tallest_wall``, ``wall_height_p95``, ``embankment_area``,
-        ``tallest_embankment``, ``earthwork_volume`` (cut plus fill on the lot and on its
-        band), ``volume_on_lot`` (cut plus fill on the lot's cells).
-    totals : dict
-        The same summed (maxima and p95 over all faces), plus ``earthwork_ratio``.
-    """
-    nl = n_lots + 1
-    owner = np.where(lot_mask > 0, lot_mask, nearest)
-    rise = np.tan(np.radians(max_slope)) * cell_size * (1 + 1e-9)
-    face_lot, face_h, face_w = [], [], []
-    for a, b in (((slice(None), slice(None, -1)), (slice(None), slice(1, None))),
-                 ((slice(None, -1), slice(None)), (slice(1, None), slice(None)))):
-        la, lb = lot_mask[a], lot_mask[b]
-        step = np.abs(after[a] - after[b])
-        between = (la > 0) & (lb > 0) & (la != lb) & (step > max_step)
-        # (a cliff of the terrain itself is no wall: terrain_step)
-        outside = (~((la > 0) & (lb > 0)) | (la == lb)) & (step > max(max_step, rise)) & \
-            ((owner[a] > 0) | (owner[b] > 0)) & \
-            ~terrain_step(after[a] - after[b], before[a] - before[b], (la == 0) & (lb == 0),
-                          max_step)
-        for lots_, w in ((la[between], 0.5), (lb[between], 0.5)):
-            face_lot.append(lots_)
-            face_h.append(step[between])
-            face_w.append(np.full(len(lots_), w))
-        oa, ob = owner[a][outside], owner[b][outside]
-        own = np.where(la[outside] > 0, la[outside], np.where(lb[outside] > 0, lb[outside],
-                                                                np.where(oa > 0, oa, ob)))
-        face_lot.append(own)
-        face_h.append(step[outside])
-        face_w.append(np.ones(len(own)))
-    fl = np.concatenate(face_lot).astype(np.int64)
-    fh = np.concatenate(face_h)
-    fw = np.concatenate(face_w)
-    area_faces = np.bincount(fl, fh * fw * cell_size, minlength=nl)
-    tallest = np.zeros(nl)
-    np.maximum.at(tallest, fl, fh)
-    p95 = np.zeros(nl)
-    if len(fl):
-        order = np.lexsort((fh, fl))
-        fl_s, fh_s = fl[order], fh[order]
-        starts = np.searchsorted(fl_s, np.arange(nl))
-        stops = np.searchsorted(fl_s, np.arange(nl), side="right")
-        has = stops > starts
-        idx = starts + np.floor(0.95 * (stops - starts - 1)).astype(np.int64)
-        p95[has] = fh_s[np.minimum(idx[has], len(fh_s) - 1)]
-    ca = cell_size * cell_size
-    emb_cells = (band & (lot_mask == 0)) | lot_embankment
-    emb_owner = owner[emb_cells]
-    emb_area = np.bincount(emb_owner, minlength=nl) * ca
-    tallest_emb = np.zeros(nl)
-    np.maximum.at(tallest_emb, emb_owner, embankment_height[emb_cells])
-    moved = np.abs(after - before)
-    touched = owner > 0
-    earth = np.bincount(owner[touched], moved[touched], minlength=nl) * ca
-    on_lot = np.bincount(lot_mask[lot_mask > 0], moved[lot_mask > 0], minlength=nl) * ca
-    per_lot = {"wall_face_area": area_faces, "tallest_wall": tallest, "wall_height_p95": p95,
-               "embankment_area": emb_area, "tallest_embankment": tallest_emb,
-               "earthwork_volume": earth, "volume_on_lot": on_lot}
-    total_earth = float(moved.sum() * ca)
-    total_on = float(on_lot.sum())
-    totals = {
-        "wall_face_area": float(area_faces.sum()),
-        "tallest_wall_face": float(fh.max()) if len(fh) else 0.0,
-        "wall_height_p95": float(np.percentile(fh, 95)) if len(fh) else 0.0,
-        "embankment_area": float(emb_area.sum()),
-        "tallest_embankment": float(embankment_height[emb_cells].max())
-        if emb_cells.any() else 0.0,
-        "earthwork_volume": total_earth,
-        "volume_moved_on_lots": total_on,
-        "earthwork_ratio": total_earth / total_on if total_on > 0 else None,
-    }
-    return per_lot, totals
 
 
 def _min_plus(v: np.ndarray, cost_h: np.ndarray, cost_v: np.ndarray,

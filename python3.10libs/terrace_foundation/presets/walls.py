@@ -213,7 +213,7 @@ def find_walls(lots, neighbours: tuple[np.ndarray, np.ndarray], max_step: float,
         wall along those cell sides, so every step in the heightfield is a reported wall.
     steps : dict, optional
         The terrace heightfield's steps across the cell sides each lot pair ``(a, b)``,
-        ``a < b``, shares (:func:`terrace_foundation.presets.limits.lot_pair_steps`). When
+        ``a < b``, shares (gathered per tile by :mod:`terrace_foundation.grading_tiles`). When
         given, a pair is a wall where its tallest step there is above ``max_step`` (whatever
         its pads; a pair that shares no cell side has no wall), not where its pads differ.
 

@@ -606,7 +606,8 @@ def simplify_region(region: "Region", spacing: float) -> tuple["Region", str | N
 def _needle_tips(ring: np.ndarray, ulps: float) -> np.ndarray:
     """Which vertices are the tip of a spike or slit at most ``ulps`` ulps wide: the ring
     turns back there (the two edges point apart) and the far end of the shorter edge lies
-    within that width of the longer edge's line."""
+    within that width of the longer edge's line.
+    """
     prev = np.concatenate((ring[-1:], ring[:-1]))
     nxt = np.roll(ring, -1, axis=0)
     e1, e2 = ring - prev, nxt - ring

@@ -148,7 +148,8 @@ def region_difference(keep: Region, lose: list[Region]) -> list[Region]:
         """Whether region ``k`` lies on the result's side of each piece not its own: tested
         at the piece's midpoint, and just beside it only where the midpoint is on region
         ``k``'s boundary (a probe beside every piece stepped across a slit or needle of
-        another region narrower than the step and took the wrong side)."""
+        another region narrower than the step and took the wrong side).
+        """
         ka, kb = regs[k].edges()
         res = points_in_edges(mid[:, 0], mid[:, 1], ka, kb)
         on = _near_edges(mid, ka, kb, 1e-12 * scale)

@@ -96,3 +96,34 @@ def test_lot_areas_of_needles_are_exact():
     exact = sum(x0 * y1 - x1 * y0 for (x0, y0), (x1, y1) in zip(pts, pts[1:] + pts[:1])) / 2
     assert polygon_area(piece, relative=True)[0] == pytest.approx(float(exact), rel=1e-12, abs=0)
     assert polygon_area(piece)[0] != pytest.approx(float(exact), rel=1e-9, abs=0)
+
+
+def _square(x, y, s=1.0, cw=False):
+    r = [[x, y], [x + s, y], [x + s, y + s], [x, y + s]]
+    return r[::-1] if cw else r
+
+
+def _segments(*rings):
+    return np.concatenate([np.stack([np.array(r), np.roll(np.array(r), -1, axis=0)], axis=1)
+                           for r in rings])
+
+
+def test_chain_rings_splits_rings_touching_at_a_point_and_places_holes():
+    """The one chainer (issue 15): two squares meeting at a corner are two simple rings (the
+    sharpest clockwise turn at the shared point), a hole goes into the square holding it,
+    polygons largest first; segments in any order, every group at once."""
+    from terrace_foundation.lots.footprint import chain_rings
+    big, small = _square(0, 0, 2.0), _square(2, 2)
+    hole = _square(0.5, 0.5, 0.5, cw=True)
+    seg = _segments(small, big, hole)
+    rng = np.random.default_rng(3)
+    for perm in (np.arange(len(seg)), rng.permutation(len(seg))):
+        polys = chain_rings(seg[perm])[0]
+        assert len(polys) == 2 and [len(p) for p in polys] == [2, 1]
+        shapes = [Polygon(p[0], p[1:]) for p in polys]
+        assert all(s.is_valid for s in shapes)
+        assert [s.area for s in shapes] == [4.0 - 0.25, 1.0]
+    # two groups: the same segments chained apart
+    group = np.r_[np.zeros(len(seg), dtype=int), np.ones(len(seg), dtype=int)]
+    both = chain_rings(np.concatenate([seg, seg]), group, 2)
+    assert [[len(p) for p in g] for g in both] == [[2, 1], [2, 1]]

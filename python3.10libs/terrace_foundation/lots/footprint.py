@@ -13,7 +13,7 @@ import numpy as np
 from ..geometry import bbox_pairs, polygon_area, polygon_halfplanes, roll_next
 from ..region import point_ids, points_in_edges, ring_area
 
-__all__ = ["lot_footprint", "lot_footprints", "pieces_outline", "lot_outlines"]
+__all__ = ["lot_footprint", "lot_footprints", "pieces_outline", "lot_outlines", "chain_rings"]
 
 
 def _crossing_t(a: np.ndarray, b: np.ndarray, normal: np.ndarray, offset: np.ndarray) -> np.ndarray:
@@ -125,7 +125,7 @@ def lot_footprint(ra: np.ndarray, rb: np.ndarray, outline: np.ndarray, count: in
     seg = np.concatenate(segs)
     length = np.hypot(*(seg[:, 1] - seg[:, 0]).T)
     seg = seg[length > tol * scale]
-    return _chain(seg)
+    return chain_rings(seg)[0]
 
 
 def lot_footprints(ra: np.ndarray, rb: np.ndarray, outline: np.ndarray, count: np.ndarray,
@@ -228,53 +228,6 @@ def _on_edges(p: np.ndarray, a: np.ndarray, b: np.ndarray, tol: float) -> np.nda
     q = a[None] + t[..., None] * d[None]
     dist = np.hypot(*(p[:, None] - q).transpose(2, 0, 1))
     return (dist <= tol).any(axis=1)
-
-
-def _chain(seg: np.ndarray) -> list[list[np.ndarray]]:
-    """Chain directed segments into rings and group them into polygons."""
-    starts: dict[tuple[float, float], list[int]] = {}
-    for i, (x, y) in enumerate(seg[:, 0]):
-        starts.setdefault((float(x), float(y)), []).append(i)
-    used = np.zeros(len(seg), dtype=bool)
-    start_arr = seg[:, 0]
-    rings = []
-    for first in range(len(seg)):
-        if used[first]:
-            continue
-        ring = []
-        i = first
-        while not used[i]:
-            used[i] = True
-            ring.append(seg[i, 0])
-            end = seg[i, 1]
-            cand = [j for j in starts.get((float(end[0]), float(end[1])), []) if not used[j]]
-            if not cand:
-                if np.array_equal(end, seg[first, 0]):
-                    break
-                # not an exact match: nearest unused start (numerical safety)
-                free = np.nonzero(~used)[0]
-                if len(free) == 0:
-                    break
-                d = np.hypot(*(start_arr[free] - end).T)
-                j = free[np.argmin(d)]
-                if np.array_equal(seg[first, 0], end) or d.min() > 1e-6 * max(1.0, np.abs(end).max()):
-                    break
-                cand = [int(j)]
-            i = cand[0]
-        if len(ring) >= 3:
-            r = _drop_collinear(np.array(ring))
-            if len(r) >= 3:
-                rings.append(r)
-    outers = [r for r in rings if ring_area(r) > 0]
-    holes = [r for r in rings if ring_area(r) < 0]
-    polys: list[list[np.ndarray]] = [[o] for o in outers]
-    for hole in holes:
-        for poly in polys:
-            o = poly[0]
-            if points_in_edges(hole[:1, 0], hole[:1, 1], o, np.roll(o, -1, axis=0))[0]:
-                poly.append(hole)
-                break
-    return polys
 
 
 def _collinear_keep(pts: np.ndarray, ring: np.ndarray, pinned: np.ndarray | None = None
@@ -408,108 +361,251 @@ def pieces_outline(pieces: np.ndarray, count: np.ndarray) -> list[list[np.ndarra
         counter-clockwise, holes clockwise; a vertex where two rings touch is kept in both
         (rings never cross or touch themselves).
     """
-    segs = []
-    vertical: dict[float, list[tuple[float, float, int]]] = {}
     # pieces collapsed by rounding (a slab an ulp wide, moved to world coordinates) are left out
     solid = polygon_area(pieces, relative=True) > 0 if len(pieces) else np.zeros(0, bool)
-    for poly, n, ok in zip(pieces, count, solid):
-        n = int(n)
-        if n < 3 or not ok:
-            continue
-        a = poly[:n]
-        b = roll_next(a)
-        keep = np.any(a != b, axis=1)
-        a, b = a[keep], b[keep]
-        vert = a[:, 0] == b[:, 0]
-        if (~vert).any():
-            segs.append(np.stack([a[~vert], b[~vert]], axis=1))
-        for p, q in zip(a[vert], b[vert]):
-            # up (+1): the piece lies west of the line; down (-1): east of it
-            lo, hi = (p[1], q[1]) if q[1] > p[1] else (q[1], p[1])
-            vertical.setdefault(float(p[0]), []).append((float(lo), float(hi),
-                                                         1 if q[1] > p[1] else -1))
-    for x, spans in vertical.items():
-        ys = np.unique([v for lo, hi, _ in spans for v in (lo, hi)])
-        if len(ys) < 2:
-            continue
-        # a span covers the stretches between its own ends (compared exactly: a midpoint
-        # of two consecutive floats is one of them, and the stretch would be lost)
-        up = np.zeros(len(ys) - 1, dtype=bool)
-        down = np.zeros(len(ys) - 1, dtype=bool)
-        for lo, hi, d in spans:
-            cover = (ys[:-1] >= lo) & (ys[1:] <= hi)
-            if d > 0:
-                up |= cover
-            else:
-                down |= cover
-        for sel, forward in ((up & ~down, True), (down & ~up, False)):
-            k = np.nonzero(sel)[0]
-            if len(k) == 0:
-                continue
-            p0 = np.column_stack([np.full(len(k), x), ys[k]])
-            p1 = np.column_stack([np.full(len(k), x), ys[k + 1]])
-            segs.append(np.stack([p0, p1] if forward else [p1, p0], axis=1))
-    if not segs:
-        return []
-    return _chain_rings(np.concatenate(segs))
+    s0, s1, _ = _outline_segments(pieces, np.where(solid, count, 0),
+                                  np.zeros(len(pieces), dtype=np.intp))
+    return chain_rings(np.stack([s0, s1], axis=1))[0]
 
 
-def _chain_rings(seg: np.ndarray) -> list[list[np.ndarray]]:
-    """Chain directed segments (inside on the left) into simple rings and group them.
+def chain_rings(seg: np.ndarray, group: np.ndarray | None = None, n_groups: int = 1
+                ) -> list[list[list[np.ndarray]]]:
+    """Chain directed segments (inside on the left) into simple rings and group them into
+    polygons: the one chainer of lot outlines and of the overlap rule, all groups at once.
 
-    Where several segments leave a vertex (two rings touching there), the one turning most
-    sharply clockwise from the way back is taken, so each ring stays simple.
+    1. Each segment is linked to one that starts exactly where it ends, in its group. Where
+       several leave that point (rings touching there), each segment arriving takes the one
+       turning most sharply clockwise from its way back, so that rings stay simple. An end
+       no segment leaves is joined to the nearest start left over within ``1e-6`` of the
+       coordinates (numerical safety); a chain still open is closed from its last segment
+       to its first.
+    2. The cycles of these links are the rings, each starting at its lowest segment
+       (pointer doubling finds it, list ranking orders the ring).
+    3. Vertices on the straight line through their neighbours go (:func:`_collinear_keep`);
+       a point a ring passes twice stays, and the ring is split there into simple loops.
+    4. Rings of positive area are outer rings, of negative area holes; a hole goes into the
+       smallest outer ring of its group holding a point just beside its longest edge.
+       Polygons come largest first.
+
+    Parameters
+    ----------
+    seg : (S, 2, 2) ndarray
+        Start and end point of each segment.
+    group : (S,) ndarray of int, optional
+        Group of each segment (a lot); all in group 0 by default.
+    n_groups : int
+
+    Returns
+    -------
+    list of ``n_groups`` lists of polygons
+        Each polygon ``[outer_ring, hole_ring, ...]``, rings ``(M, 2)`` without closing point,
+        outer counter-clockwise, holes clockwise.
     """
-    starts: dict[tuple[float, float], list[int]] = {}
-    for i, (x, y) in enumerate(seg[:, 0]):
-        starts.setdefault((float(x), float(y)), []).append(i)
-    used = np.zeros(len(seg), dtype=bool)
-    rings = []
-    for first in range(len(seg)):
-        if used[first]:
-            continue
-        ring = []
-        i = first
-        while True:
-            used[i] = True
-            ring.append(seg[i, 0])
-            end = seg[i, 1]
-            cand = [j for j in starts.get((float(end[0]), float(end[1])), []) if not used[j]]
-            if not cand:
-                break
-            if len(cand) > 1:
-                back = seg[i, 0] - end
-                ang_back = np.arctan2(back[1], back[0])
+    return _chain_groups(seg, group, n_groups)[0]
 
-                def clockwise_from_back(j: int) -> float:
-                    d = seg[j, 1] - seg[j, 0]
-                    return (ang_back - np.arctan2(d[1], d[0])) % (2 * np.pi)
 
-                cand.sort(key=clockwise_from_back)
-            i = cand[0]
-        if len(ring) >= 3:
-            # a walk back through its first point on a straight stretch (a hole's vertex on
-            # the grid's edge between two parts of a lot) keeps that point, then splits there
-            for r in _simple_loops(_drop_collinear(np.array(ring), keep_repeated=True)):
-                if len(r) >= 3 and ring_area(r) != 0:
-                    rings.append(r)
-    outers = sorted((r for r in rings if ring_area(r) > 0), key=ring_area)
-    holes = [r for r in rings if ring_area(r) < 0]
-    polys: list[list[np.ndarray]] = [[o] for o in outers]
-    for hole in holes:
-        # a point just inside the lot next to the hole's longest edge
-        e = np.roll(hole, -1, axis=0) - hole
-        k = int(np.argmax((e * e).sum(axis=1)))
-        m = hole[k] + 0.5 * e[k]
-        n = np.array([-e[k, 1], e[k, 0]]) / np.hypot(*e[k])
-        p = m + n * 1e-9 * np.hypot(*e[k])
-        for poly in polys:                    # smallest outer first
-            o = poly[0]
-            if points_in_edges(p[:1], p[1:], o, np.roll(o, -1, axis=0))[0]:
-                poly.append(hole)
-                break
-    order = sorted(range(len(polys)), key=lambda k: -ring_area(polys[k][0]))
-    return [polys[k] for k in order]
+def _chain_groups(seg: np.ndarray, group: np.ndarray | None, n_groups: int
+                  ) -> tuple[list[list[list[np.ndarray]]], np.ndarray]:
+    """:func:`chain_rings`, and the area of each group's rings (holes negative)."""
+    polys: list[list[list[np.ndarray]]] = [[] for _ in range(n_groups)]
+    area_of_group = np.zeros(n_groups)
+    if len(seg) == 0:
+        return polys, area_of_group
+    grp = np.zeros(len(seg), dtype=np.intp) if group is None else np.asarray(group, np.intp)
+    order, ring = _cycles(_successors(seg, grp))
+    pts, rid = seg[order, 0], ring
+    # rings of fewer than three segments enclose nothing
+    length = np.bincount(rid)
+    big = length[rid] >= 3
+    pts, rid, order = pts[big], rid[big], order[big]
+    # a point a ring passes twice is kept, to split the ring there
+    pid = _point_ids(rid, pts[:, 0], pts[:, 1])
+    repeated = np.bincount(pid)[pid] > 1
+    keep = _collinear_keep(pts, rid, repeated)
+    pts, rid, order, repeated = pts[keep], rid[keep], order[keep], repeated[keep]
+    if not len(rid):
+        return polys, area_of_group
+    first = np.r_[True, rid[1:] != rid[:-1]]
+    start = np.nonzero(first)[0]
+    k_of = np.cumsum(first) - 1
+    count = np.diff(np.r_[start, len(rid)])
+    # areas about each ring's first vertex (as region.ring_area)
+    i = np.arange(len(rid))
+    nxt = np.where(i == (start + count - 1)[k_of], start[k_of], i + 1)
+    rel = pts - pts[start][k_of]
+    area = 0.5 * (np.bincount(k_of, rel[:, 0] * rel[nxt, 1], minlength=len(start))
+                  - np.bincount(k_of, rel[nxt, 0] * rel[:, 1], minlength=len(start)))
+    area[count < 3] = 0.0
+    g = grp[order[start]]
+    rings = np.split(pts, start[1:])
+    split = np.nonzero(np.bincount(k_of, repeated, minlength=len(start)) > 0)[0]
+    if len(split):
+        # rings through a point twice: their simple loops instead (few)
+        extra, extra_g = [], []
+        for k in split.tolist():
+            loops = _simple_loops(rings[k])
+            extra.extend(loops)
+            extra_g.extend([g[k]] * len(loops))
+        whole = np.ones(len(rings), dtype=bool)
+        whole[split] = False
+        rings = [r for r, w in zip(rings, whole) if w] + extra
+        area = np.r_[area[whole], [ring_area(r) if len(r) >= 3 else 0.0 for r in extra]]
+        g = np.r_[g[whole], np.array(extra_g, dtype=np.intp)]
+    np.add.at(area_of_group, g[area != 0], area[area != 0])
+    outer = np.nonzero(area > 0)[0]
+    hole = np.nonzero(area < 0)[0]
+    members: dict[int, list[np.ndarray]] = {int(o): [rings[o]] for o in outer}
+    for h, o in zip(hole.tolist(), _hole_homes(rings, hole, outer, g, area).tolist()):
+        if o >= 0:
+            members[o].append(rings[h])
+    # largest first in each group (ties in the order found)
+    for o in outer[np.lexsort((outer, -area[outer], g[outer]))].tolist():
+        polys[int(g[o])].append(members[o])
+    return polys, area_of_group
+
+
+def _successors(seg: np.ndarray, grp: np.ndarray) -> np.ndarray:
+    """The segment each segment leads to (``-1`` at the end of an open chain)."""
+    n = len(seg)
+    s0, s1 = seg[:, 0], seg[:, 1]
+    ids = _point_ids(np.concatenate([grp, grp]), np.concatenate([s0[:, 0], s1[:, 0]]),
+                     np.concatenate([s0[:, 1], s1[:, 1]]))
+    start, end = ids[:n], ids[n:]
+    n_nodes = int(ids.max()) + 1
+    out_deg = np.bincount(start, minlength=n_nodes)
+    in_deg = np.bincount(end, minlength=n_nodes)
+    sink = np.nonzero((in_deg > 0) & (out_deg == 0))[0]
+    source = np.nonzero((out_deg > 0) & (in_deg == 0))[0]
+    if len(sink) and len(source):
+        # numerical safety: an end no segment leaves goes on at the nearest start left over
+        node_pt = np.empty((n_nodes, 2))
+        node_pt[ids] = np.concatenate([s0, s1])
+        node_grp = np.empty(n_nodes, dtype=np.intp)
+        node_grp[ids] = np.concatenate([grp, grp])
+        d = np.hypot(*(node_pt[sink][:, None] - node_pt[source][None]).transpose(2, 0, 1))
+        d[node_grp[sink][:, None] != node_grp[source][None]] = np.inf
+        reach = 1e-6 * np.maximum(1.0, np.abs(node_pt[sink]).max(axis=1))
+        moved = np.arange(n_nodes)
+        taken = np.zeros(len(source), dtype=bool)
+        for k in np.argsort(d.min(axis=1), kind="stable"):
+            row = np.where(taken, np.inf, d[k])
+            j = int(np.argmin(row))
+            if row[j] <= reach[k]:
+                moved[sink[k]] = source[j]
+                taken[j] = True
+        end = moved[end]
+    # segments leaving each point, in index order
+    by_start = np.argsort(start, kind="stable")
+    first_out = np.searchsorted(start[by_start], np.arange(n_nodes))
+    k = out_deg[end]
+    succ = np.full(n, -1, dtype=np.intp)
+    one = k == 1
+    succ[one] = by_start[first_out[end[one]]]
+    many = np.nonzero(k > 1)[0]
+    if len(many):
+        # every pair of a segment arriving and one leaving: the sharpest clockwise turn from
+        # the way back wins (ties: the lowest segment)
+        km = k[many]
+        ii = np.repeat(many, km)
+        off = np.arange(int(km.sum())) - np.repeat(np.cumsum(km) - km, km)
+        jj = by_start[np.repeat(first_out[end[many]], km) + off]
+        back = s0[ii] - s1[ii]
+        d = s1[jj] - s0[jj]
+        turn = (np.arctan2(back[:, 1], back[:, 0]) - np.arctan2(d[:, 1], d[:, 0])) % (2 * np.pi)
+        o = np.lexsort((jj, turn, ii))
+        best = np.r_[True, ii[o][1:] != ii[o][:-1]]
+        succ[ii[o][best]] = jj[o][best]
+        pred = np.bincount(succ[many], minlength=n)
+        if (pred[succ[many]] > 1).any():
+            # not a consistent boundary at some point: there, each arriving segment in turn
+            # takes its best leaving one not yet taken
+            redo = many[np.isin(end[many], end[many][pred[succ[many]] > 1])]
+            succ[redo] = -1
+            used = set(succ[succ >= 0].tolist())
+            sel = np.isin(ii[o], redo)
+            for i, j in zip(ii[o][sel].tolist(), jj[o][sel].tolist()):
+                if succ[i] < 0 and j not in used:
+                    succ[i] = j
+                    used.add(j)
+    # a segment two others lead to (more arriving than leaving somewhere): the lowest one
+    # keeps it, the others end their chains
+    linked = np.nonzero(succ >= 0)[0]
+    o = np.lexsort((linked, succ[linked]))
+    dup = np.r_[False, succ[linked][o][1:] == succ[linked][o][:-1]]
+    succ[linked[o][dup]] = -1
+    return succ
+
+
+def _cycles(succ: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Segments ring by ring, each ring from its lowest segment on, and the ring of each.
+
+    An open chain (``succ`` of its last segment ``-1``) is closed to its first segment.
+    """
+    n = len(succ)
+    idx = np.arange(n)
+    succ = succ.copy()
+    tail = succ < 0
+    if tail.any():
+        head = np.ones(n, dtype=bool)
+        head[succ[~tail]] = False
+        far = np.where(tail, idx, succ)
+        for _ in range(n.bit_length()):          # the last segment of each chain (a ring
+            far = far[far]                       # never settles: a fixed count of steps)
+        heads = np.nonzero(head)[0]
+        succ[far[heads]] = heads
+    lab = idx
+    p = succ
+    while True:                                  # each ring's lowest segment
+        new = np.minimum(lab, lab[p])
+        if np.array_equal(new, lab):
+            break
+        lab, p = new, p[p]
+    rank = _ring_rank(succ, lab)
+    order = np.lexsort((rank, lab))
+    return order, lab[order]
+
+
+def _hole_homes(rings: list[np.ndarray], hole: np.ndarray, outer: np.ndarray,
+                g: np.ndarray, area: np.ndarray) -> np.ndarray:
+    """The outer ring each hole goes into (``-1``: none holds it): the smallest outer ring
+    of its group holding a point just beside the hole's longest edge, on the lot's side.
+    """
+    home = np.full(len(hole), -1, dtype=np.intp)
+    if not len(hole) or not len(outer):
+        return home
+    probe = np.empty((len(hole), 2))
+    for k, h in enumerate(hole.tolist()):        # holes are few
+        r = rings[h]
+        e = np.roll(r, -1, axis=0) - r
+        m = int(np.argmax((e * e).sum(axis=1)))
+        nrm = np.array([-e[m, 1], e[m, 0]]) / np.hypot(*e[m])
+        probe[k] = r[m] + 0.5 * e[m] + nrm * 1e-9 * np.hypot(*e[m])
+    # pairs of a hole and an outer ring of its group; each pair's edges one after another
+    cand = outer[np.isin(g[outer], g[hole])]
+    cand = cand[np.lexsort((cand, g[cand]))]
+    c_start = np.searchsorted(g[cand], g[hole])
+    c_count = np.searchsorted(g[cand], g[hole], side="right") - c_start
+    ph = np.repeat(np.arange(len(hole)), c_count)
+    pc = cand[np.repeat(c_start, c_count) + np.arange(int(c_count.sum()))
+              - np.repeat(np.cumsum(c_count) - c_count, c_count)]
+    if not len(pc):
+        return home
+    ea = [rings[o] for o in pc.tolist()]
+    n_e = np.array([len(r) for r in ea])
+    a = np.concatenate(ea)
+    b = np.concatenate([np.roll(r, -1, axis=0) for r in ea])
+    pair = np.repeat(np.arange(len(pc)), n_e)
+    px, py = probe[ph[pair], 0], probe[ph[pair], 1]
+    straddle = (a[:, 1] > py) != (b[:, 1] > py)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        xcross = a[:, 0] + (py - a[:, 1]) * (b[:, 0] - a[:, 0]) / (b[:, 1] - a[:, 1])
+    inside = np.bincount(pair[straddle & (px < xcross)], minlength=len(pc)) % 2 == 1
+    # the smallest holding it (ties: the first found)
+    o = np.lexsort((pc, area[pc], ph))
+    o = o[inside[o]]
+    first = np.r_[True, ph[o][1:] != ph[o][:-1]] if len(o) else np.zeros(0, dtype=bool)
+    home[ph[o][first]] = pc[o][first]
+    return home
 
 
 def _point_ids(lot: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -595,11 +691,8 @@ def lot_outlines(pieces: np.ndarray, count: np.ndarray, piece_lot: np.ndarray, n
                  ) -> tuple[list, np.ndarray]:
     """:func:`pieces_outline` of every lot at once: the same rings, vertex for vertex.
 
-    Segments of all lots are made together (:func:`_outline_segments`) and chained by
-    following each segment to the one that starts where it ends; each ring starts at its
-    first segment (pointer doubling finds it), as :func:`_chain_rings` walks them. A lot whose
-    chain is not simple (a vertex where two rings touch) or that is not one outer ring (holes,
-    several parts) is handed to :func:`pieces_outline` itself.
+    Segments of all lots are made together (:func:`_outline_segments`) and chained together
+    by :func:`chain_rings`, each lot its own group.
 
     Parameters
     ----------
@@ -617,75 +710,8 @@ def lot_outlines(pieces: np.ndarray, count: np.ndarray, piece_lot: np.ndarray, n
     """
     order = np.argsort(piece_lot, kind="stable")
     pieces, count, piece_lot = pieces[order], count[order], piece_lot[order]
-    s0, s1, slot_ = _outline_segments(pieces, count, piece_lot)
-    n = len(s0)
-    ids = _point_ids(np.concatenate([slot_, slot_]), np.concatenate([s0[:, 0], s1[:, 0]]),
-                     np.concatenate([s0[:, 1], s1[:, 1]]))
-    start, end = ids[:n], ids[n:]
-    n_nodes = int(ids.max()) + 1 if n else 0
-    out_deg = np.bincount(start, minlength=n_nodes)
-    in_deg = np.bincount(end, minlength=n_nodes)
-    bad_node = (out_deg != 1) | (in_deg != 1)
-    bad_lot = np.zeros(n_lots, dtype=bool)
-    bad_lot[slot_[bad_node[start] | bad_node[end]]] = True
-    by_start = np.zeros(n_nodes, dtype=np.intp)
-    by_start[start] = np.arange(n)
-    nxt = np.where(bad_lot[slot_], np.arange(n), by_start[end])
-    # each ring's first segment (the lowest index on its cycle), by pointer doubling
-    lab = np.arange(n)
-    p = nxt
-    while True:
-        new = np.minimum(lab, lab[p])
-        if np.array_equal(new, lab):
-            break
-        lab, p = new, p[p]
-    ring_len = np.bincount(lab, minlength=n)
-    rank = _ring_rank(nxt, lab)
-    o = np.lexsort((rank, lab))
-    ring = lab[o]
-    pts = s0[o]
-    lot = slot_[o]
-    first = np.r_[True, ring[1:] != ring[:-1]] if n else np.zeros(0, dtype=bool)
-    r_start = np.nonzero(first)[0]
-    r_len = ring_len[ring[r_start]]
-    # drop vertices on the straight line through their neighbours (_drop_collinear)
-    r_id = np.cumsum(first) - 1
-    keep = _collinear_keep(pts, r_id) & (r_len[r_id] >= 3)
-    pts, r_id, lot = pts[keep], r_id[keep], lot[keep]
-    kept = np.bincount(r_id, minlength=len(r_start))
-    # ring areas about each ring's first vertex (as region.ring_area)
-    k_first = np.r_[True, r_id[1:] != r_id[:-1]] if len(r_id) else np.zeros(0, dtype=bool)
-    k_start = np.nonzero(k_first)[0]
-    k_ring = r_id[k_start]
-    k_len = kept[k_ring]
-    kid = np.cumsum(k_first) - 1
-    j = np.arange(len(pts))
-    j_next = np.where(j == (k_start + k_len - 1)[kid], k_start[kid], j + 1)
-    rel = pts - pts[k_start][kid]
-    area = 0.5 * (np.bincount(kid, rel[:, 0] * rel[j_next, 1], minlength=len(k_start))
-                  - np.bincount(kid, rel[j_next, 0] * rel[:, 1], minlength=len(k_start)))
-    good = (k_len >= 3) & (area != 0)
-    k_lot = lot[k_start]
-    rings_per_lot = np.bincount(k_lot[good], minlength=n_lots)
-    pos_per_lot = np.bincount(k_lot[good & (area > 0)], minlength=n_lots)
-    simple = ~bad_lot & (rings_per_lot == 1) & (pos_per_lot == 1)
-    lot_area = np.bincount(k_lot[good], area[good], minlength=n_lots)
-    # the simple lots' rings, split into arrays
-    use = good & simple[k_lot]
-    take = use[kid]
-    flat = pts[take]
-    bounds = np.cumsum(k_len[use])[:-1]
-    rings = np.split(flat, bounds) if len(flat) else []
-    polys: list = [None] * n_lots
-    for lot_i, r in zip(k_lot[use], rings):
-        polys[lot_i] = [[r]]
-    p_first = np.searchsorted(piece_lot, np.arange(n_lots + 1))
-    # the few lots that are not one simple outer ring (holes, several parts, touching rings)
-    for lot_i in np.nonzero(~simple)[0]:
-        sel = slice(p_first[lot_i], p_first[lot_i + 1])
-        polys[lot_i] = pieces_outline(pieces[sel], count[sel])
-        lot_area[lot_i] = sum(ring_area(r) for poly in polys[lot_i] for r in poly)
-    return polys, lot_area
+    s0, s1, seg_lot = _outline_segments(pieces, count, piece_lot)
+    return _chain_groups(np.stack([s0, s1], axis=1), seg_lot, n_lots)
 
 
 def _ring_rank(nxt: np.ndarray, lab: np.ndarray) -> np.ndarray:

@@ -107,7 +107,7 @@ def region_difference(keep: Region, lose: list[Region]) -> list[Region]:
 
     Returns an empty list when nothing is left.
     """
-    from .footprint import _chain
+    from .footprint import chain_rings
 
     regs = [keep, *lose]
     rings = [r for reg in regs for r in reg.rings]
@@ -180,7 +180,7 @@ def region_difference(keep: Region, lose: list[Region]) -> list[Region]:
     seg = seg[cnt[inv.ravel()[:len(key)]] == 1]
     if len(seg) == 0:
         return []
-    polys = _chain(seg)
+    polys = chain_rings(seg)[0]
     out = []
     ulp = float(np.spacing(scale))
     for poly in polys:

@@ -278,7 +278,7 @@ def nearest_label(lot_mask: np.ndarray, rows: np.ndarray, cols: np.ndarray, cell
     wd = wa * np.sqrt(2.0)
     ramp = wa * (col_offset + c[:, None] + k).astype(np.float64)       # (fields, w)
     back = -ramp
-    seeded: np.ndarray = np.isfinite(v).any(axis=2)                      # (fields, w)
+    seeded = np.asarray(np.isfinite(v).any(axis=2))                      # (fields, w)
     first = np.argmax(seeded, axis=1)
     last = w - 1 - np.argmax(seeded[:, ::-1], axis=1)
     _sweep(v, lab, range(int(first.min()), w), wa, wd, ramp, back)

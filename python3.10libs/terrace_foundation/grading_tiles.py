@@ -31,7 +31,7 @@ Halo of each pass, in cells (``w = max_embankment_height / tan(max_slope)``, the
 * band (outside cells reach their nearest lot cell): ``B = ceil((w + f) / c) + 2``;
 * steps between pads inside the lots (the cone envelope of the step embankments): a cone
   from another lot wins a lot cell only within ``1.0824 (E / t + D)`` (``E`` the largest
-  step share ``(|pad_a - pad_b| - max_wall) / 2`` of two touching lots, ``t = tan(max_slope)``,
+  step share of two touching lots, :func:`~terrace_foundation.presets.limits.step_share`, ``t = tan(max_slope)``,
   ``D`` the largest lot's diagonal; 1.0824 the octagonal distance's stretch): ``S`` cells;
 * band attribution to the nearest lot (octagonal distance): ``ceil(sqrt(2) B) + 3``;
 * slopes, wings, pad edges and cell sides: 1.
@@ -58,6 +58,7 @@ from .presets.limits import (
     pad_gap,
     pull_pads,
     rim_bounds,
+    step_share,
     step_wall_sides,
     terrain_step,
 )
@@ -316,7 +317,7 @@ def plan_pads(job: GradingJob, surveys: list[Survey], vertex_pads: np.ndarray,
         step = np.abs(pad[pairs[:, 0]] - pad[pairs[:, 1]])
         step = step[np.isfinite(step)]
         if len(step):
-            share = max(float((step.max() - job.max_wall) / 2.0), 0.0)
+            share = float(step_share(step, job.max_wall, job.max_emb).max())
     box = job.lot_box[1:]
     ok = box[:, 1] >= box[:, 0]
     diag = float(np.hypot(box[ok, 1] - box[ok, 0] + 1, box[ok, 3] - box[ok, 2] + 1).max()) \

@@ -234,6 +234,18 @@ class ReferenceJob:
             d.update(np.ascontiguousarray(a).tobytes())
         return d.hexdigest()
 
+    def for_tile(self, tile: Window) -> "ReferenceJob":
+        """The job cut to the slice triangles that tile ``tile`` rasterises (those whose cell
+        box meets the tile grown by the total halo), in their order: :func:`terrace_tile` of
+        the tile gives the same result, bit for bit. A Dask task ships only these (the
+        whole job of a 32769² map is about 0.8 GB of triangles).
+        """
+        r0, r1, c0, c1 = grow(tile, self.halos["total"], self.shape)
+        b = self.bbox
+        keep = np.nonzero((b[:, 0] < r1) & (b[:, 1] >= r0) & (b[:, 2] < c1) & (b[:, 3] >= c0))[0]
+        return ReferenceJob(self.shape, self.cell_size, self.tri_xy[keep], self.tri_value[keep],
+                            self.tri_label[keep], self.h, self.reach, self.n_lots)
+
     def rasterize(self, win: Window) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Lot cells in ``win``: flat index in the window's array, slice height and lot id.
 

@@ -256,10 +256,11 @@ def _collinear_keep(pts: np.ndarray, ring: np.ndarray, pinned: np.ndarray | None
     (N,) ndarray of bool
     """
     n = len(pts)
+    keep = np.ones(n, dtype=bool)
     alive = np.arange(n)
+    first_pass: np.ndarray | None = None
     flip = 0
     quiet = 0
-    first_pass: np.ndarray | None = None
     while len(alive) and quiet < 2:
         r = ring[alive]
         first = np.r_[True, r[1:] != r[:-1]]
@@ -282,16 +283,18 @@ def _collinear_keep(pts: np.ndarray, ring: np.ndarray, pinned: np.ndarray | None
         cand &= first_pass[alive]            # only what the first look found can go
         if not cand.any():
             break
+        lone = cand & ~cand[prev] & ~cand[nxt]   # nothing next to it moves: drop it now
         # no two neighbours in one pass: every other position, alternating between passes
         # (an odd ring's last position neighbours its first)
-        drop = cand & (pos % 2 == flip) & ~((ln % 2 == 1) & (pos == ln - 1) & (flip == 0))
-        lone = cand & ~cand[prev] & ~cand[nxt]   # nothing next to it moves: drop it now
-        drop |= lone
+        drop = lone | (cand & (pos % 2 == flip)
+                       & ~((ln % 2 == 1) & (pos == ln - 1) & (flip == 0)))
         flip ^= 1
         quiet = 0 if drop.any() else quiet + 1
-        alive = alive[~drop]
-    keep = np.zeros(n, dtype=bool)
-    keep[alive] = True
+        keep[alive[drop]] = False
+        # only the rings with candidates left next to one another are looked at again
+        again = np.zeros(len(start), dtype=bool)
+        again[rid[cand & ~lone]] = True
+        alive = alive[~drop & again[rid]]
     return keep
 
 
@@ -365,7 +368,70 @@ def pieces_outline(pieces: np.ndarray, count: np.ndarray) -> list[list[np.ndarra
     solid = polygon_area(pieces, relative=True) > 0 if len(pieces) else np.zeros(0, bool)
     s0, s1, _ = _outline_segments(pieces, np.where(solid, count, 0),
                                   np.zeros(len(pieces), dtype=np.intp))
-    return chain_rings(np.stack([s0, s1], axis=1))[0]
+    seg = np.stack([s0, s1], axis=1)
+    shared = _shared_horizontal(seg)
+    if shared.any():
+        seg = np.concatenate([seg[~shared], _one_sided_horizontal(seg[shared])])
+    return chain_rings(seg)[0]
+
+
+def _shared_horizontal(seg: np.ndarray) -> np.ndarray:
+    """Which directed segments ``(S, 2, 2)`` are horizontal and overlap, on the same line, a
+    horizontal segment running the other way (two pieces of one lot meeting on a horizontal
+    line: the contour layout's slabs across ``y``, :mod:`terrace_foundation.lots.subdivide`).
+    """
+    out = np.zeros(len(seg), dtype=bool)
+    a, b = seg[:, 0], seg[:, 1]
+    hor = (a[:, 1] == b[:, 1]) & (a[:, 0] != b[:, 0])
+    if not hor.any():
+        return out
+    k = np.nonzero(hor)[0]
+    y = a[k, 1]
+    east = b[k, 0] > a[k, 0]
+    lo = np.minimum(a[k, 0], b[k, 0])
+    hi = np.maximum(a[k, 0], b[k, 0])
+    for yv in np.unique(y):
+        g = y == yv
+        if east[g].all() or not east[g].any():
+            continue
+        e, w = g & east, g & ~east
+        # a span of one direction overlapping a span of the other (not only touching)
+        ov = (lo[e][:, None] < hi[w][None, :]) & (lo[w][None, :] < hi[e][:, None])
+        out[k[e]] |= ov.any(axis=1)
+        out[k[w]] |= ov.any(axis=0)
+    return out
+
+
+def _one_sided_horizontal(seg: np.ndarray) -> np.ndarray:
+    """The stretches of horizontal segments ``(S, 2, 2)`` covered from one side only, directed
+    as the segments covering them (what :func:`pieces_outline` does on vertical lines).
+    """
+    out = []
+    y_all = seg[:, 0, 1]
+    for yv in np.unique(y_all):
+        g = seg[y_all == yv]
+        east = g[:, 1, 0] > g[:, 0, 0]
+        lo = np.minimum(g[:, 0, 0], g[:, 1, 0])
+        hi = np.maximum(g[:, 0, 0], g[:, 1, 0])
+        xs = np.unique(np.concatenate([lo, hi]))
+        if len(xs) < 2:
+            continue
+        cov_e = np.zeros(len(xs) - 1, dtype=bool)
+        cov_w = np.zeros(len(xs) - 1, dtype=bool)
+        for l_, h_, d in zip(lo, hi, east):
+            cover = (xs[:-1] >= l_) & (xs[1:] <= h_)
+            if d:
+                cov_e |= cover
+            else:
+                cov_w |= cover
+        for sel, forward in ((cov_e & ~cov_w, True), (cov_w & ~cov_e, False)):
+            k = np.nonzero(sel)[0]
+            if len(k) == 0:
+                continue
+            p0 = np.column_stack([xs[k], np.full(len(k), yv)])
+            p1 = np.column_stack([xs[k + 1], np.full(len(k), yv)])
+            out.append(np.stack([p0, p1] if forward else [p1, p0], axis=1))
+    return np.concatenate(out) if out else np.zeros((0, 2, 2))
 
 
 def chain_rings(seg: np.ndarray, group: np.ndarray | None = None, n_groups: int = 1
@@ -412,15 +478,20 @@ def _chain_groups(seg: np.ndarray, group: np.ndarray | None, n_groups: int
     if len(seg) == 0:
         return polys, area_of_group
     grp = np.zeros(len(seg), dtype=np.intp) if group is None else np.asarray(group, np.intp)
-    order, ring = _cycles(_successors(seg, grp))
+    succ, multi = _successors(seg, grp)
+    order, ring = _cycles(succ)
     pts, rid = seg[order, 0], ring
     # rings of fewer than three segments enclose nothing
     length = np.bincount(rid)
     big = length[rid] >= 3
     pts, rid, order = pts[big], rid[big], order[big]
-    # a point a ring passes twice is kept, to split the ring there
-    pid = _point_ids(rid, pts[:, 0], pts[:, 1])
-    repeated = np.bincount(pid)[pid] > 1
+    # a point a ring passes twice is kept, to split the ring there (only where several
+    # segments leave a point can a ring pass it twice)
+    repeated = np.zeros(len(rid), dtype=bool)
+    sub = np.nonzero(multi[order])[0]
+    if len(sub):
+        pid = _point_ids(rid[sub], pts[sub, 0], pts[sub, 1])
+        repeated[sub] = np.bincount(pid)[pid] > 1
     keep = _collinear_keep(pts, rid, repeated)
     pts, rid, order, repeated = pts[keep], rid[keep], order[keep], repeated[keep]
     if not len(rid):
@@ -437,7 +508,8 @@ def _chain_groups(seg: np.ndarray, group: np.ndarray | None, n_groups: int
                   - np.bincount(k_of, rel[nxt, 0] * rel[:, 1], minlength=len(start)))
     area[count < 3] = 0.0
     g = grp[order[start]]
-    rings = np.split(pts, start[1:])
+    ends = np.r_[start[1:], len(rid)]
+    rings = [pts[i:j] for i, j in zip(start.tolist(), ends.tolist())]
     split = np.nonzero(np.bincount(k_of, repeated, minlength=len(start)) > 0)[0]
     if len(split):
         # rings through a point twice: their simple loops instead (few)
@@ -464,8 +536,10 @@ def _chain_groups(seg: np.ndarray, group: np.ndarray | None, n_groups: int
     return polys, area_of_group
 
 
-def _successors(seg: np.ndarray, grp: np.ndarray) -> np.ndarray:
-    """The segment each segment leads to (``-1`` at the end of an open chain)."""
+def _successors(seg: np.ndarray, grp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The segment each segment leads to (``-1`` at the end of an open chain), and whether
+    other segments start where it starts.
+    """
     n = len(seg)
     s0, s1 = seg[:, 0], seg[:, 1]
     ids = _point_ids(np.concatenate([grp, grp]), np.concatenate([s0[:, 0], s1[:, 0]]),
@@ -533,7 +607,7 @@ def _successors(seg: np.ndarray, grp: np.ndarray) -> np.ndarray:
     o = np.lexsort((linked, succ[linked]))
     dup = np.r_[False, succ[linked][o][1:] == succ[linked][o][:-1]]
     succ[linked[o][dup]] = -1
-    return succ
+    return succ, out_deg[start] > 1
 
 
 def _cycles(succ: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -711,7 +785,39 @@ def lot_outlines(pieces: np.ndarray, count: np.ndarray, piece_lot: np.ndarray, n
     order = np.argsort(piece_lot, kind="stable")
     pieces, count, piece_lot = pieces[order], count[order], piece_lot[order]
     s0, s1, seg_lot = _outline_segments(pieces, count, piece_lot)
-    return _chain_groups(np.stack([s0, s1], axis=1), seg_lot, n_lots)
+    seg = np.stack([s0, s1], axis=1)
+    # pieces of one lot meeting on a horizontal line (only the contour layout's slabs make
+    # them): the segments there cancel, as pieces_outline works them out
+    hor = (s0[:, 1] == s1[:, 1]) & (s0[:, 0] != s1[:, 0])
+    if hor.any():
+        hk = np.nonzero(hor)[0]
+        key_lot, key_y = seg_lot[hk], s0[hk, 1]
+        east = s1[hk, 0] > s0[hk, 0]
+        o = np.lexsort((key_y, key_lot))
+        newg = np.ones(len(o), dtype=bool)
+        newg[1:] = (key_lot[o][1:] != key_lot[o][:-1]) | (key_y[o][1:] != key_y[o][:-1])
+        grp = np.cumsum(newg) - 1
+        n_e = np.bincount(grp, east[o], minlength=int(grp[-1]) + 1)
+        both = (n_e > 0) & (n_e < np.bincount(grp))
+        lots = np.unique(key_lot[o][newg][both])
+        if len(lots):
+            bounds = np.searchsorted(seg_lot, np.r_[lots, lots + 1]).reshape(2, -1)
+            parts, part_lot = [], []
+            done = 0
+            for lot_i, i, j in zip(lots.tolist(), bounds[0].tolist(), bounds[1].tolist()):
+                parts.append(seg[done:i])
+                part_lot.append(seg_lot[done:i])
+                own = seg[i:j]
+                shared = _shared_horizontal(own)
+                if shared.any():
+                    own = np.concatenate([own[~shared], _one_sided_horizontal(own[shared])])
+                parts.append(own)
+                part_lot.append(np.full(len(own), lot_i, dtype=seg_lot.dtype))
+                done = j
+            parts.append(seg[done:])
+            part_lot.append(seg_lot[done:])
+            seg, seg_lot = np.concatenate(parts), np.concatenate(part_lot)
+    return _chain_groups(seg, seg_lot, n_lots)
 
 
 def _ring_rank(nxt: np.ndarray, lab: np.ndarray) -> np.ndarray:

@@ -364,7 +364,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     stage("subdivide", 0.05)
     lot_set = _subdivide(regs, p, local, progress)
     stage("footprint", 0.25)
-    lots_meta = _footprints(regs, lot_set, shift, _counter(progress, "footprint", 0.25, 0.35,
+    lots_meta = _footprints(regs, lot_set, shift, warn, _counter(progress, "footprint", 0.25, 0.35,
                                                           lot_set.n_lots, "lots"))
     stage("remesh", 0.35)
     mesh = remesh_lots(lot_set.pieces, lot_set.piece_count, lot_set.piece_lot, p.remesh_size)
@@ -457,7 +457,7 @@ def _subdivide(regs: list[Region], p: TerraceParams, local: Heightfield,
     return lot_set
 
 
-def _footprints(regs: list[Region], lot_set: LotSet, shift: np.ndarray,
+def _footprints(regs: list[Region], lot_set: LotSet, shift: np.ndarray, warn: WarningLog,
                 count: Callable[[int], None]) -> list:
     """Step 3's first half: each lot's outline, in world coordinates.
 
@@ -505,6 +505,14 @@ def _footprints(regs: list[Region], lot_set: LotSet, shift: np.ndarray,
         ra, rb = regs[int(lot_region[i])].edges()
         outlines[i] = lot_footprint(ra, rb, lot_set.outline[i], int(lot_set.outline_count[i]))
         in_world[i] = False
+    # a lot narrower than the world coordinates' spacing everywhere (a sliver 1e-11 high on
+    # the grid's edge at LV95, ulp 2.3e-10) has no outline those coordinates can hold: said
+    thin = [i for i in np.nonzero(in_world | off)[0] if not outlines[i]]
+    if thin:
+        warn.add(f"{len(thin)} lot(s) narrower than the spacing of the world coordinates"
+                 f" ({ulp:.2g}) have no outline in terrace_slices (lot "
+                 + ", ".join(str(i + 1) for i in thin[:10]) + (", ..." if len(thin) > 10 else "")
+                 + f"; {float(areas[thin].sum()):.3g} square units in all)")
     region_ids = np.array([r.region_id for r in regs])[lot_region]
     # (region_id, footprint, area) per lot, in lot id order
     lots_meta = [(int(rid), polys if w else [[ring + shift for ring in poly] for poly in polys],

@@ -186,6 +186,8 @@ def _assert_partition(hf, regions, res):
     outlines = []
     for lot in res.lots:
         polys = [Polygon(p[0], p[1:]) for p in lot.footprint]
+        if not polys and _too_thin_for_the_coordinates(lot, res, ulp):
+            continue
         shape = MultiPolygon(polys) if polys else MultiPolygon()
         assert shape.is_valid, f"lot {lot.lot_id}: {explain_validity(shape)}"
         assert shape.area == pytest.approx(lot.area, rel=1e-9,
@@ -213,6 +215,16 @@ def _assert_partition(hf, regions, res):
     assert all(near_ground.covers(o) or o.difference(ground).area <= tol
                for o in outlines)                                               # inside
     assert sum(o.area for o in outlines) == pytest.approx(ground.area, abs=tol)  # all of it
+
+
+def _too_thin_for_the_coordinates(lot, res, ulp):
+    """A lot without an outline is allowed only when a warning names it as narrower than the
+    world coordinates' spacing and its area is below what an outline in those coordinates
+    can hold (its length x a few ulps: the stated precision of outline areas)."""
+    said = any("narrower than the spacing of the world coordinates" in w and
+               str(lot.lot_id) in w.split("(lot ")[-1] for w in res.warnings)
+    length = float(np.ptp(lot.vertices[:, :2], axis=0).max()) if len(lot.vertices) else 0.0
+    return said and lot.area <= 16 * max(length, 1.0) * ulp
 
 
 @given(cases())
@@ -711,3 +723,27 @@ def test_cut_of_a_nearly_flat_edge_on_the_grid_edge():
     outline = Polygon(lot.footprint[0][0])
     ground = _shape(regions[1]).intersection(box(*hf.extent))
     assert outline.difference(ground).area < 1e-17
+
+
+def test_lot_whose_outline_segments_link_to_nothing():
+    """Found by the long run against the first version of the one chainer: a lot at LV95
+    whose outline segments (in world coordinates) link to no other segment exactly; the
+    chainer's check for segments two others lead to indexed an empty list (IndexError out of
+    generate). That lot (4.9e-11, on the grid's bottom edge under the triangle's part left
+    by the overlap rule) is about 1e-11 high, under the world coordinates' spacing (2.3e-10
+    at 1.2e6): no outline can hold it (every piece collapses there); it keeps its area and
+    a warning says it has no outline."""
+    cell = 1.9997413379127167
+    hf = _slope(3, 3, cell, (2600000.0, 1200005.9992240136))
+    square = np.array([[2600000.0, 1200000.0], [2600002.999612007, 1200000.0],
+                       [2600002.999612007, 1200000.9998706689],
+                       [2600000.0, 1200000.9998706689]])
+    triangle = np.array([[2600004.49941801, 1200000.7499030018],
+                         [2600003.809960649, 1200002.0119462365],
+                         [2600002.0192733803, 1199999.614846076]])
+    params = dict(_SMALL, min_lot_size=1.999482709278471, remesh_size=0.599922401373815)
+    regions, res = _run(hf, [(square, []), (triangle, [])], params)
+    assert res is not None
+    _assert_partition(hf, regions, res)
+    assert any("narrower than the spacing of the world coordinates" in w and "(lot 4;" in w
+               for w in res.warnings)

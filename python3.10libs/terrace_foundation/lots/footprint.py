@@ -604,9 +604,10 @@ def _successors(seg: np.ndarray, grp: np.ndarray) -> tuple[np.ndarray, np.ndarra
     # a segment two others lead to (more arriving than leaving somewhere): the lowest one
     # keeps it, the others end their chains
     linked = np.nonzero(succ >= 0)[0]
-    o = np.lexsort((linked, succ[linked]))
-    dup = np.r_[False, succ[linked][o][1:] == succ[linked][o][:-1]]
-    succ[linked[o][dup]] = -1
+    if len(linked) > 1:
+        o = np.lexsort((linked, succ[linked]))
+        dup = np.r_[False, succ[linked][o][1:] == succ[linked][o][:-1]]
+        succ[linked[o][dup]] = -1
     return succ, out_deg[start] > 1
 
 

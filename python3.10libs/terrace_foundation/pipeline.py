@@ -30,6 +30,7 @@ from .presets import Preset, Run, Terraced, get_preset
 from .region import (
     Region,
     check_on_grid,
+    close_needles,
     meets_box,
     region_edges,
     ring_area,
@@ -68,6 +69,14 @@ def as_regions(regions, source: str = "regions") -> list[Region]:
 def _simplified(region: Region, spacing: float, warn: WarningLog) -> Region:
     """``region`` without outline detail far finer than the remesh size (said in a warning)."""
     out, note = simplify_region(region, spacing)
+    if note:
+        warn.add(note)
+    return out
+
+
+def _needles_closed(region: Region, warn: WarningLog) -> Region:
+    """``region`` without spikes or slits a few ulps wide (said in a warning)."""
+    out, note = close_needles(region)
     if note:
         warn.add(note)
     return out
@@ -380,8 +389,10 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     if progress is not None:
         progress("done", 1.0)
     terrace = terraced.terrace
+    figures = getattr(terraced, "figures", None)
     return TerraceResult(None if terrace is None else hf.with_heights(terrace), hf, lots,
-                         terraced.lot_mask, p, report, timings, list(warn), walls)
+                         terraced.lot_mask, p, report, timings, list(warn), walls,
+                         dict(getattr(figures, "steps", {})))
 
 
 def _check_tiles(preset: Preset, tile_store, tile_only, farm_step) -> TileStore | None:
@@ -419,6 +430,7 @@ def _regions_on_grid(regs: list[Region], hf: Heightfield, local: Heightfield,
     """
     for reg in regs:
         _check_overlap(reg, hf.extent, warn)
+    regs = [_needles_closed(reg, warn) for reg in regs]
     shift = np.array(hf.origin, dtype=np.float64)
     regs = [reg.translated(-shift) for reg in regs]
     regs = [_simplified(reg, p.remesh_size, warn) for reg in regs]

@@ -9,7 +9,7 @@ import pytest
 import terrace_foundation as tf
 from terrace_foundation import Heightfield, Region
 from terrace_foundation.report import edge_tangents, edge_tangents_at
-from terrace_foundation.terrain.blend import box_blur
+from terrace_foundation.terrain.blend import add_blurred, blur_reach, box_blur
 from terrace_foundation.terrain.kernels import OCTAGON_STRETCH, cone_envelope, nearest_label
 from terrace_foundation.terrain.tiles import CHUNK, PartialSums, box_dilate, plan_tiles, window_sums
 from terrace_testkit import assert_same_result, seam_crossings, wavy_terrain, wavy_towns
@@ -194,3 +194,23 @@ def test_edge_tangents_at_some_cells_equal_the_whole_grid():
     rows, cols = np.nonzero(active)
     got = edge_tangents_at(h, active, rows, cols, 2.5)
     assert got.tobytes() == edge_tangents(h, active, 2.5)[rows, cols].tobytes()
+
+
+@pytest.mark.parametrize("h,block", [(2.7, 16), (3.3333333333333335, 40), (1.0, 7), (0.0, 16)])
+def test_blur_added_block_by_block_equals_the_whole_blur(h, block):
+    # a window of a larger grid touching its west and north edges; sparse differences, so
+    # some blocks are skipped
+    rng = np.random.default_rng(7)
+    diff = np.zeros((130, 150))
+    diff[20:60, 30:70] = rng.normal(size=(40, 40))
+    diff[100:104, 140:150] = 3.0
+    full = (400, 160)
+    ref = box_blur(diff, h, (0, 10), full)
+    region = (blur_reach(h), 130 - blur_reach(h), 5, 150 - blur_reach(h))
+    base = rng.normal(size=(region[1] - region[0], region[3] - region[2]))
+    target = base.copy()
+    add_blurred(target, diff, h, (0, 10), region, full, block)
+    want = base.copy()
+    part = ref[region[0]:region[1], region[2]:region[3]]
+    np.add(want, part, out=want, where=part != 0)
+    assert target.tobytes() == want.tobytes()

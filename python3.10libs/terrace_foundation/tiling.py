@@ -430,15 +430,19 @@ def _groups_split(keys: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> bool:
     """
     if len(keys) < 2:
         return False
-    new = np.empty(len(keys), dtype=bool)
-    new[0] = True
-    np.not_equal(keys[1:], keys[:-1], out=new[1:])
-    new[1:] |= rows[1:] != rows[:-1]
-    new[1:] |= (cols[1:] // CHUNK) != (cols[:-1] // CHUNK)
+    chunk = cols // CHUNK
+    place = np.empty(len(keys), dtype=bool)            # a new (row, chunk): pieces restart
+    place[0] = True
+    np.not_equal(rows[1:], rows[:-1], out=place[1:])
+    place[1:] |= chunk[1:] != chunk[:-1]
+    new = place.copy()
+    new[1:] |= keys[1:] != keys[:-1]
     heads = np.flatnonzero(new)
-    order = np.lexsort((keys[heads], cols[heads] // CHUNK, rows[heads]))
-    k, r, c = keys[heads][order], rows[heads][order], cols[heads][order] // CHUNK
-    return bool(((k[1:] == k[:-1]) & (r[1:] == r[:-1]) & (c[1:] == c[:-1])).any())
+    # one code per piece: (row, chunk) in listing order, then the key; a code seen twice is
+    # a group in two pieces
+    code = np.cumsum(place[heads], dtype=np.int64) * (int(keys.max()) + 1) + keys[heads]
+    code.sort()
+    return bool((code[1:] == code[:-1]).any())
 
 
 def _box(outer: Window, inner: Window) -> tuple[slice, slice]:

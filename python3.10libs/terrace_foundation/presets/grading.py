@@ -194,10 +194,10 @@ class GradingPreset(Preset):
         from ..grading_tiles import GradingJob  # it imports the pad rules above
 
         hf, mesh, p = run.heightfield, run.mesh, run.params
-        tri_xy = mesh.vertices[mesh.triangles]
-        raster = ReferenceJob(hf.shape, hf.cell_size, tri_xy,
-                              np.broadcast_to(np.float64(0.0), (len(tri_xy), 3)),
-                              mesh.triangle_lot + 1, 0.0, 0, run.n_lots)
+        raster = ReferenceJob(hf.shape, hf.cell_size, mesh.vertices,
+                              np.broadcast_to(np.float64(0.0), (len(mesh.vertices),)),
+                              mesh.triangle_lot + 1, 0.0, 0, run.n_lots,
+                              triangles=mesh.triangles)
         return GradingJob(raster, p.max_slope, p.max_wall_height, p.max_embankment_height,
                           p.max_step, p.boundary, p.pad_rule)
 

@@ -6,7 +6,7 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -74,7 +74,7 @@ def _bool(v: bool) -> str:
 
 
 #: scalar encoders by exact type (json.dumps' text for each)
-_SCALARS = {float: _float, int: _int, type(None): _null, bool: _bool, str: _ESCAPE}
+_SCALARS: dict[type, Callable[[Any], str]] = {float: _float, int: _int, type(None): _null, bool: _bool, str: _ESCAPE}
 
 
 def _encode(value: Any, level: int) -> str:
@@ -113,7 +113,7 @@ def _encode_list(value, level: int) -> str:
 
 
 #: empty containers, as json.dumps writes them
-_EMPTY = {list: "[]", tuple: "[]", dict: "{}"}
+_EMPTY: dict[type, str] = {list: "[]", tuple: "[]", dict: "{}"}
 
 
 def _encode_column(col: list, level: int) -> list[str]:
@@ -135,7 +135,8 @@ def _encode_column(col: list, level: int) -> list[str]:
 
 def _encode_rows(rows: list, level: int) -> list[str] | None:
     """Many dicts with the same keys in the same order (the report's lots), column by column:
-    the same text as :func:`_encode` of each, or None when the rows differ in their keys."""
+    the same text as :func:`_encode` of each, or None when the rows differ in their keys.
+    """
     keys = tuple(rows[0])
     if any(type(r) is not dict or tuple(r) != keys for r in rows):
         return None

@@ -51,7 +51,8 @@ def _pack(a: np.ndarray) -> str:
 
 def _pick_points(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per lot id present in ``ids``, the sample (row, col) of that lot nearest the mean of
-    its samples: ``(lot ids ascending, rows, cols)``."""
+    its samples: ``(lot ids ascending, rows, cols)``.
+    """
     flat = ids.ravel()
     sel = np.nonzero(flat > 0)[0]
     if not len(sel):
@@ -96,7 +97,8 @@ def _lookup(keys: np.ndarray, table: np.ndarray) -> np.ndarray:
 
 def _lot_rows(result, ids: np.ndarray) -> list:
     """The viewer's per-lot rows ``[id, region, pad, area, cut, fill, pick]``, column by
-    column (the report's cut and fill by lot id; pick: :func:`_pick_points` or None)."""
+    column (the report's cut and fill by lot id; pick: :func:`_pick_points` or None).
+    """
     lots = result.lots
     n = len(lots)
     lot_ids = np.array([int(lot.lot_id) for lot in lots], dtype=np.int64)
@@ -124,7 +126,8 @@ def _lot_rows(result, ids: np.ndarray) -> list:
 
 def _ring_segments(lots) -> np.ndarray:
     """Every ring edge of the lots' footprints as ``(x0, y0, x1, y1)`` rows, ring by ring
-    (rings of fewer than two points have none)."""
+    (rings of fewer than two points have none).
+    """
     rings = [np.asarray(ring, dtype=np.float64)[:, :2]
              for lot in lots for poly in lot.footprint for ring in poly]
     rings = [r for r in rings if len(r) >= 2]

@@ -215,6 +215,30 @@ def wavy_towns(hf: Heightfield) -> list[Region]:
     return out
 
 
+def seam_crossings(res, size: int) -> dict[str, bool]:
+    """Which features a tile seam of ``size`` cuts through: lots, embankment cells (changed
+    cells outside the lots on both sides of a seam) and walls (a wall line with points on
+    both sides of a seam)."""
+    mask = res.lot_mask
+    changed = (res.terrace_heightfield.heights != res.source.heights) & (mask == 0)
+    rows = np.arange(size, mask.shape[0], size)
+    cols = np.arange(size, mask.shape[1], size)
+    lots = any(((mask[c - 1] == mask[c]) & (mask[c] > 0)).any() for c in rows) or \
+        any(((mask[:, c - 1] == mask[:, c]) & (mask[:, c] > 0)).any() for c in cols)
+    emb = any((changed[c - 1] & changed[c]).any() for c in rows) or \
+        any((changed[:, c - 1] & changed[:, c]).any() for c in cols)
+    x0, y0 = res.source.origin
+    cs = res.source.cell_size
+    walls = False
+    for w in res.walls:
+        for line in w.lines:
+            c = (line[:, 0] - x0) / cs
+            r = (y0 - line[:, 1]) / cs
+            walls |= any((c.min() < k < c.max()) for k in cols) or \
+                any((r.min() < k < r.max()) for k in rows)
+    return {"lots": lots, "embankments": emb, "walls": walls}
+
+
 def assert_same_result(a, b) -> None:
     """Two results are byte-identical: heightfield, lot mask, report, warnings, lots."""
     ha, hb = a.terrace_heightfield.heights, b.terrace_heightfield.heights

@@ -38,11 +38,11 @@ __all__ = [
 
 def generate(heightfield, regions, *, params=None, progress=None, tile_size=None, scheduler=None,
              tile_progress=None, sinks=(), in_memory=True, log=None, tile_store=None,
-             tile_only=None, **values) -> TerraceResult:
+             tile_only=None, farm_step=None, **values) -> TerraceResult:
     """Terrace ``regions`` into ``heightfield``; see :func:`terrace_foundation.pipeline.generate`."""
     from .pipeline import generate as _generate
 
     return _generate(heightfield, regions, params=params, progress=progress,
                      tile_size=tile_size, scheduler=scheduler, tile_progress=tile_progress,
                      sinks=sinks, in_memory=in_memory, log=log, tile_store=tile_store,
-                     tile_only=tile_only, **values)
+                     tile_only=tile_only, farm_step=farm_step, **values)

@@ -237,11 +237,53 @@ def _writer_progress(progress: "Progress", t0: float):
 
 
 def _tile_progress(progress: "Progress"):
-    """Tiles done / total and throughput on stderr (a tiled run)."""
-    def show(done: int, total: int, cells: int, seconds: float) -> None:
+    """Tiles done / total and throughput on stderr (a tiled run; ``label`` names the pass,
+    ``survey tiles`` for the grading preset's survey).
+    """
+    def show(done: int, total: int, cells: int, seconds: float, label: str = "tiles") -> None:
         rate = cells / seconds if seconds > 0 else 0.0
-        progress.message(f"tiles {done}/{total} ({rate / 1e6:.2f} million cells/s)")
+        progress.message(f"{label} {done}/{total} ({rate / 1e6:.2f} million cells/s)")
     return show
+
+
+def _work_item(args: argparse.Namespace) -> bool:
+    """A farm work item: its pieces go to --tiles-dir, no output folder."""
+    return args.tile is not None or args.farm_step == "plan"
+
+
+def _farm_step_noop(args: argparse.Namespace, params: TerraceParams) -> bool:
+    """A step the run's preset does not have (the reference preset's survey and plan): say
+    so and do nothing, so one TOP network serves every preset.
+    """
+    from .presets import get_preset
+
+    preset = get_preset(params.preset)
+    step = args.farm_step
+    if step is None or step in preset.farm_steps or not preset.farm_steps:
+        return False
+    if not args.quiet:
+        sys.stderr.write(f"{PROG}: the {preset.name} preset has no {step} step: nothing to "
+                         "do\n")
+    return True
+
+
+def _item_done(args: argparse.Namespace, hf, progress: "Progress") -> None:
+    """What a work item stored, and how many of the run's pieces the folder holds now."""
+    from .terrain.tiles import plan_tiles
+    from .tiling import TileStore
+
+    store = TileStore(args.tiles_dir)
+    seconds = time.perf_counter() - progress.t0
+    if args.tile is None:
+        progress.message(f"pad plan saved to {store.folder} ({seconds:.1f} s)")
+        return
+    kind = "survey" if args.farm_step == "survey" else "tile"
+    tiles = plan_tiles(hf.shape, args.tile_size)
+    r0, r1, c0, c1 = tiles[args.tile]
+    rate = (r1 - r0) * (c1 - c0) / max(seconds, 1e-9)
+    progress.message(f"{kind} {args.tile} saved to {store.path(args.tile, kind)} ({seconds:.1f}"
+                     f" s with the lots, {rate / 1e6:.2f} million cells/s); {kind}s stored:"
+                     f" {store.count(kind)}/{len(tiles)}")
 
 
 def _error(text: str) -> int:
@@ -350,16 +392,14 @@ def _run(hf, regions, params: TerraceParams, args: argparse.Namespace, context,
                           scheduler=getattr(args, "scheduler", None),
                           tile_progress=None if args.quiet else _tile_progress(progress),
                           log=log, tile_store=getattr(args, "tiles_dir", None),
-                          tile_only=None if tile is None else [tile])
+                          tile_only=None if tile is None else [tile],
+                          farm_step=getattr(args, "farm_step", None))
     except TerraceInputError as e:
         progress.end()
         raise _name_input(e, context.inputs) from None
     progress.end()
-    if tile is not None:                    # a farm work item: the tile is in --tiles-dir
-        from .tiling import TileStore
-
-        progress.message(f"tile {tile} saved to {TileStore(args.tiles_dir).path(tile)} "
-                         f"({time.perf_counter() - progress.t0:.1f} s)")
+    if _work_item(args):                    # a farm work item: its piece is in --tiles-dir
+        _item_done(args, hf, progress)
         return 0
     t_write = time.perf_counter()
     context.warnings = WarningLog(echo=show, issue=False)   # the writers' warnings, said once
@@ -391,7 +431,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
     protect = [args.heightfield, args.regions]
     params = _params_from(args)              # bad parameters fail before any reading
-    if args.tile is None:
+    if _farm_step_noop(args, params):
+        return 0
+    if not _work_item(args):
         _clean_stale(args.out)
         check_output_folder(args.out, args.overwrite, protect)
     hf = read_heightfield(args.heightfield, cell_size=args.cell_size,
@@ -426,7 +468,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from .io._deps import available
 
     params = _params_from(args)
-    if args.tile is None:
+    if _farm_step_noop(args, params):
+        return 0
+    if not _work_item(args):
         _clean_stale(args.out)
         check_output_folder(args.out, args.overwrite)
     hf, regions = demo_inputs()
@@ -509,6 +553,22 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _check_farm_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Usage errors of --out, --tile, --tiles-dir and --farm-step (exit 2)."""
+    item = _work_item(args)
+    if args.out is None and not item:
+        parser.error("the following arguments are required: --out/-o")
+    if item and args.tiles_dir is None:
+        parser.error("--tile and --farm-step need --tiles-dir (the folder the work items share)")
+    if item and args.out is not None:
+        parser.error("a work item (--tile, --farm-step plan) stores its piece in --tiles-dir;"
+                     " the outputs (--out) come from the finishing run, without --tile")
+    if args.farm_step == "plan" and args.tile is not None:
+        parser.error("--farm-step plan runs once for the whole map: no --tile")
+    if args.farm_step == "survey" and args.tile is None:
+        parser.error("--farm-step survey is a work item per tile: give --tile INDEX")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit code (``sys.exit(main())`` in the entry point)."""
     parser = build_parser()
@@ -516,13 +576,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.argv = argv
     if args.command in ("generate", "demo"):
-        if args.out is None and args.tile is None:
-            parser.error("the following arguments are required: --out/-o")
-        if args.tile is not None and args.tiles_dir is None:
-            parser.error("--tile needs --tiles-dir (the folder the work items share)")
-        if args.tile is not None and args.out is not None:
-            parser.error("--tile cooks one tile into --tiles-dir; the outputs (--out) come from"
-                         " the finishing run, without --tile")
+        _check_farm_flags(parser, args)
     func = COMMANDS[args.command][0]
     try:
         with _sigterm_as_interrupt():

@@ -31,7 +31,7 @@ Halo of each pass, in cells (``w = max_embankment_height / tan(max_slope)``, the
 * band (outside cells reach their nearest lot cell): ``B = ceil((w + f) / c) + 2``;
 * steps between pads inside the lots (the cone envelope of the step embankments): a cone
   from another lot wins a lot cell only within ``1.0824 (E / t + D)`` (``E`` the largest
-  step share ``(|pad_a - pad_b| - max_wall) / 2`` of two touching lots, ``t = tan(max_slope)``,
+  step share of two touching lots, :func:`~terrace_foundation.presets.limits.step_share`, ``t = tan(max_slope)``,
   ``D`` the largest lot's diagonal; 1.0824 the octagonal distance's stretch): ``S`` cells;
 * band attribution to the nearest lot (octagonal distance): ``ceil(sqrt(2) B) + 3``;
 * slopes, wings, pad edges and cell sides: 1.
@@ -42,7 +42,10 @@ The grading window around a tile is ``1 + B + S + 2`` or the attribution halo, t
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 import math
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -58,6 +61,7 @@ from .presets.limits import (
     pad_gap,
     pull_pads,
     rim_bounds,
+    step_share,
     step_wall_sides,
     terrain_step,
 )
@@ -75,7 +79,7 @@ from .tiling import (
 )
 
 __all__ = ["GradingJob", "Survey", "survey_tile", "plan_pads", "grade_tile", "GradingFigures",
-           "run_grading_tiles"]
+           "run_grading_tiles", "FARM_STEPS", "job_fingerprint", "plan_fingerprint"]
 
 
 @dataclass
@@ -316,7 +320,7 @@ def plan_pads(job: GradingJob, surveys: list[Survey], vertex_pads: np.ndarray,
         step = np.abs(pad[pairs[:, 0]] - pad[pairs[:, 1]])
         step = step[np.isfinite(step)]
         if len(step):
-            share = max(float((step.max() - job.max_wall) / 2.0), 0.0)
+            share = float(step_share(step, job.max_wall, job.max_emb).max())
     box = job.lot_box[1:]
     ok = box[:, 1] >= box[:, 0]
     diag = float(np.hypot(box[ok, 1] - box[ok, 0] + 1, box[ok, 3] - box[ok, 2] + 1).max()) \
@@ -587,28 +591,205 @@ def _grading_faces(job, fig, tile, lt, before_e, after_e, lm_e, near_e, band_w_e
     fig.sums["earth_total"].add(moved, 0, r0, c0)
 
 
+#: The steps of a farm cook of the grading preset, in order (``--farm-step``).
+FARM_STEPS = ("survey", "plan", "tile")
+
+
+def job_fingerprint(job: GradingJob, plan_args: tuple) -> str:
+    """A digest of everything the survey and the pads depend on: the lots' triangles, the
+    grid, the grading parameters and the pad rule's inputs (``plan_args`` of
+    :func:`plan_pads`). Stored surveys and plans of another run are refused by it.
+    """
+    d = hashlib.sha256(job.raster.fingerprint().encode())
+    d.update(repr((float(job.max_slope), float(job.max_wall), float(job.max_emb),
+                   float(job.max_step), job.boundary, job.pad_rule)).encode())
+    for a in plan_args:
+        d.update(np.ascontiguousarray(np.asarray(a, dtype=np.float64)).tobytes())
+    return d.hexdigest()
+
+
+def plan_fingerprint(job: GradingJob, base: str) -> str:
+    """A digest of the planned pads (``job.pad``, ``job.walls``, ``job.step_reach``) on the
+    job's ``base`` fingerprint: the fingerprint of graded tiles.
+    """
+    assert job.pad is not None and job.walls is not None, "plan_pads first"
+    d = hashlib.sha256(base.encode())
+    d.update(repr(int(job.step_reach)).encode())
+    for a in (job.pad, *job.walls):
+        d.update(np.ascontiguousarray(a).tobytes())
+    return d.hexdigest()
+
+
+def _plan_path(store) -> str:
+    return os.path.join(store.folder, "plan.pkl")
+
+
+def check_plan_stored(store) -> None:
+    """Refuse a grade work item whose folder has no pad plan yet (one line, naming it)."""
+    from .errors import TerraceInputError
+
+    if not os.path.exists(_plan_path(store)):
+        raise TerraceInputError("no pad plan for these tiles: run the plan step "
+                                "(--farm-step plan) after the survey items first",
+                                _plan_path(store))
+
+
+def _surveys(job: GradingJob, tiles: list[Window], source, scheduler, store, fp: str,
+             progress) -> list[Survey]:
+    """Every tile's survey: stored ones from ``store``, the rest computed (Dask with
+    ``scheduler``).
+    """
+    got: list[Survey | None] = [None] * len(tiles)
+    if store is not None:
+        for k, tile in enumerate(tiles):
+            piece = store.load_piece(store.path(k, "survey"), fp, tile)
+            if piece is not None:
+                got[k] = piece["survey"]
+    missing = [k for k, s in enumerate(got) if s is None]
+    if scheduler is not None and missing:
+        from .io.tiled import map_tiles_dask
+        for k, s in zip(missing, map_tiles_dask(survey_tile, job, [tiles[k] for k in missing],
+                                                source, scheduler)):
+            got[k] = s
+        missing = []
+    _each(missing, lambda k: got.__setitem__(k, survey_tile(job, tiles[k], source)), tiles,
+          progress, "survey tiles")
+    return [s for s in got if s is not None]
+
+
+def _each(todo: list[int], func, tiles: list[Window], progress, label: str) -> None:
+    """``func(k)`` for each tile index in ``todo``, with tiles done / total on ``progress``."""
+    t0 = time.perf_counter()
+    cells = 0
+    for n, k in enumerate(todo):
+        func(k)
+        r0, r1, c0, c1 = tiles[k]
+        cells += (r1 - r0) * (c1 - c0)
+        if progress is not None and len(todo) > 1:
+            _show(progress, n + 1, len(todo), cells, time.perf_counter() - t0, label)
+
+
+def _show(progress, done: int, total: int, cells: int, seconds: float, label: str) -> None:
+    """``progress(done, total, cells, seconds)`` for the tiles that make the result; the
+    survey's tiles only to a callback that takes a fifth argument, the pass's ``label``
+    (``"survey tiles"``; the CLI's does), so a callback of four arguments sees one pass.
+    """
+    if label == "tiles":
+        progress(done, total, cells, seconds)
+        return
+    try:
+        inspect.signature(progress).bind(done, total, cells, seconds, label)
+    except (TypeError, ValueError):
+        return
+    progress(done, total, cells, seconds, label)
+
+
 def run_grading_tiles(job: GradingJob, source, sink, tile_size: int | None, plan_args: tuple,
-                      progress=None, scheduler=None) -> tuple[GradingFigures, dict]:
+                      progress=None, scheduler=None, store=None, only=None,
+                      step: str = "tile") -> tuple[GradingFigures, dict] | None:
     """Both passes over every tile: survey, :func:`plan_pads`, grade; serially, or each pass as
     Dask tasks with ``scheduler`` (as :func:`terrace_foundation.tiling.run_tiles`).
 
-    Returns the combined figures and :func:`plan_pads`' dict.
+    Farm cooks (``store``, a :class:`~terrace_foundation.tiling.TileStore`) split the run
+    into work items, each a separate process, in this order (:data:`FARM_STEPS`):
+
+    ``step="survey"`` with ``only``
+        Survey these tiles and store each survey (``survey_00003.pkl``).
+    ``step="plan"``
+        One item after every survey item: take the stored surveys (computing any missing
+        one: a plan step with no survey items before it surveys the whole map itself), plan
+        the pads and store them (``plan.pkl``).
+    ``step="tile"`` with ``only``
+        Grade these tiles with the stored plan (refused without one) and store them with
+        their figures (``tile_00003.pkl``).
+    no ``only`` (the finishing run)
+        Take the stored plan (or plan from stored or computed surveys), every stored tile
+        (computing any missing one), and combine: byte-identical to a run without a store.
+
+    Returns the combined figures and :func:`plan_pads`' dict; None for a work item.
     """
+    from .errors import TerraceInputError
+
     tiles = plan_tiles(job.shape, tile_size)
-    if scheduler is not None:
-        from .io.tiled import map_tiles_dask, run_tiles_dask
-        surveys = map_tiles_dask(survey_tile, job, tiles, source, scheduler)
+    if store is None and only is not None:
+        raise ValueError("a work item (only) needs a store to keep its pieces in")
+    if only is not None:
+        bad = [k for k in only if not 0 <= k < len(tiles)]
+        if bad:
+            raise TerraceInputError(f"tile {bad[0]} does not exist: this map has {len(tiles)} "
+                                    f"tiles (0 to {len(tiles) - 1})", "--tile")
+    fp = job_fingerprint(job, plan_args) if store is not None else ""
+    if step == "survey":
+        assert store is not None and only is not None
+        for k in only:
+            store.save_piece(store.path(k, "survey"), fp, tiles[k],
+                             {"survey": survey_tile(job, tiles[k], source)})
+        return None
+    plan_path = _plan_path(store) if store is not None else ""
+    stored = store.load_piece(plan_path, fp, None) if store is not None else None
+    if stored is not None and step != "plan":
+        plan = stored["plan"]
+        job.pad, job.walls, job.step_reach = stored["pad"], stored["walls"], stored["step_reach"]
+    elif step == "tile" and only is not None:
+        check_plan_stored(store)
+    else:
+        surveys = _surveys(job, tiles, source, scheduler, store, fp, progress)
         plan = plan_pads(job, surveys, *plan_args)
-        total = run_tiles_dask(job, tiles, source, sink, scheduler, progress, func=grade_tile,
-                               total=GradingFigures.empty(job.n_lots))
-        assert isinstance(total, GradingFigures)
-        return total, plan
-    surveys = [survey_tile(job, t, source) for t in tiles]
-    plan = plan_pads(job, surveys, *plan_args)
+        del surveys
+        if step == "plan":
+            assert store is not None
+            store.save_piece(plan_path, fp, None, {"plan": plan, "pad": job.pad,
+                                                   "walls": job.walls,
+                                                   "step_reach": job.step_reach})
+            return None
+    if only is not None:                      # grade items: their tiles go to the store
+        assert store is not None
+        gfp = plan_fingerprint(job, fp)
+
+        def grade_one(k: int) -> None:
+            keep = _KeepTile()
+            fig = grade_tile(job, tiles[k], source, keep)
+            assert keep.piece is not None
+            store.save(k, tiles[k], gfp, keep.piece[1], keep.piece[2], fig)
+        _each(list(only), grade_one, tiles, progress, "tiles")
+        return None
+    figs: list[GradingFigures | None] = [None] * len(tiles)
+    if store is not None:
+        gfp = plan_fingerprint(job, fp)
+        for k, tile in enumerate(tiles):
+            got = store.load(k, tile, gfp)
+            if got is not None:
+                sink.write(tile, got["terrace"], got["lot_mask"])
+                figs[k] = got["figures"]
+    missing = [k for k, f in enumerate(figs) if f is None]
     total = GradingFigures.empty(job.n_lots)
-    t0 = time.perf_counter()
-    for k, tile in enumerate(tiles):
-        total.combine(grade_tile(job, tile, source, sink))
-        if progress is not None and len(tiles) > 1:
-            progress(k + 1, len(tiles), total.cells, time.perf_counter() - t0)
+    if scheduler is not None and missing:
+        from .io.tiled import run_tiles_dask
+        done = run_tiles_dask(job, [tiles[k] for k in missing], source, sink, scheduler,
+                              progress, func=grade_tile, total=GradingFigures.empty(job.n_lots))
+        if len(missing) == len(tiles):
+            assert isinstance(done, GradingFigures)
+            return done, plan
+        for f in figs:
+            if f is not None:
+                total.combine(f)
+        total.combine(done)
+        return total, plan
+
+    def grade_kept(k: int) -> None:
+        figs[k] = grade_tile(job, tiles[k], source, sink)
+    _each(missing, grade_kept, tiles, progress, "tiles")
+    for f in figs:                  # in tile order
+        assert f is not None
+        total.combine(f)
     return total, plan
+
+
+class _KeepTile:
+    """A sink that keeps the last tile written (for a store)."""
+
+    def __init__(self) -> None:
+        self.piece: tuple | None = None
+
+    def write(self, win: Window, terrace: np.ndarray, lot_mask: np.ndarray) -> None:
+        self.piece = (win, np.array(terrace), np.array(lot_mask))

@@ -447,7 +447,7 @@ _RUN = [
     Parameter(
         "out", str, None, "Output Folder",
         "Output folder (must not exist unless --overwrite). Required, except for a farm work "
-        "item (--tile).",
+        "item (--tile, --farm-step plan).",
         scope="run", commands=_RUNS, group=_OUTPUT, short="-o", value_name="DIR"),
     Parameter(
         "overwrite", bool, False, "Overwrite",
@@ -477,15 +477,25 @@ _RUN = [
         scope="run", commands=_RUNS, group=_TILES, value_name="WHERE"),
     Parameter(
         "tiles_dir", str, None, "Tiles Folder",
-        "Folder of tiles cooked as farm work items (--tile): a run with it and --out takes "
-        "every tile stored there instead of computing it (missing ones are computed) and "
-        "writes the outputs, byte-identical to a one-shot run. Reference preset.",
+        "Folder the work items of a farm cook share (--tile, --farm-step): a run with it and "
+        "--out takes every tile (and the grading preset's pad plan) stored there instead of "
+        "computing it (missing ones are computed) and writes the outputs, byte-identical to a "
+        "one-shot run.",
         scope="run", commands=_RUNS, group=_TILES, value_name="DIR"),
     Parameter(
         "tile", _tile_index, None, "Tile",
         "A farm work item: compute only tile INDEX (0-based, as the tiles command lists them "
         "for the same --tile-size) and save it into --tiles-dir; no output folder is written.",
         scope="run", commands=_RUNS, group=_TILES, value_name="INDEX"),
+    Parameter(
+        "farm_step", str, None, "Farm Step",
+        "Which step of a farm cook a work item runs. tile (default): terrace or grade tile "
+        "--tile. The grading preset first needs survey (one item per tile, --tile) and then "
+        "plan (one item after all survey items; it surveys any tile not surveyed) before its "
+        "tile items. The reference preset has only tile: its survey and plan items do nothing.",
+        options=(("survey", "Survey a tile (grading)"), ("plan", "Plan the pads (grading)"),
+                 ("tile", "Terrace a tile")),
+        scope="run", commands=_RUNS, group=_TILES),
     Parameter(
         "no_viewer", bool, False, "No Viewer",
         "Do not write preview.html, the self-contained 3D viewer (written by default; about "

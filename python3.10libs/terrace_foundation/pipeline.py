@@ -30,6 +30,7 @@ from .presets import Preset, Run, Terraced, get_preset
 from .region import (
     Region,
     check_on_grid,
+    close_needles,
     meets_box,
     region_edges,
     ring_area,
@@ -68,6 +69,14 @@ def as_regions(regions, source: str = "regions") -> list[Region]:
 def _simplified(region: Region, spacing: float, warn: WarningLog) -> Region:
     """``region`` without outline detail far finer than the remesh size (said in a warning)."""
     out, note = simplify_region(region, spacing)
+    if note:
+        warn.add(note)
+    return out
+
+
+def _needles_closed(region: Region, warn: WarningLog) -> Region:
+    """``region`` without spikes or slits a few ulps wide (said in a warning)."""
+    out, note = close_needles(region)
     if note:
         warn.add(note)
     return out
@@ -257,7 +266,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
              tile_size: int | None = None, scheduler: str | None = None, tile_progress=None,
              sinks=(), in_memory: bool = True, log: WarningLog | None = None,
              tile_store=None, tile_only: Sequence[int] | None = None,
-             **values) -> TerraceResult:
+             farm_step: str | None = None, **values) -> TerraceResult:
     """Terrace ``regions`` into ``heightfield``.
 
     Parameters
@@ -292,12 +301,19 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     tile_store : TileStore or path, optional
         Tiles cooked by farm work items (:class:`~terrace_foundation.tiling.TileStore`):
         stored tiles are taken instead of computed, missing ones are computed; the result is
-        byte-identical to a run without it. Reference preset.
+        byte-identical to a run without it. Presets with farm steps
+        (:attr:`~terrace_foundation.presets.Preset.farm_steps`: reference, grading).
     tile_only : sequence of int, optional
         A farm work item: compute only these tiles (indices into
         :func:`~terrace_foundation.terrain.tiles.plan_tiles` with ``tile_size``) and save them
         to ``tile_store``. The result then has no terrace heightfield, lot mask, lots or
         report (the finishing run with the same ``tile_store`` makes them).
+    farm_step : str, optional
+        Which of the preset's :attr:`~terrace_foundation.presets.Preset.farm_steps` a work
+        item runs (default the last, ``tile``). The grading preset: ``survey`` (with
+        ``tile_only``: survey those tiles), ``plan`` (once, after every survey item: plan the
+        pads of the whole map), ``tile`` (grade tiles with the stored plan);
+        :func:`~terrace_foundation.grading_tiles.run_grading_tiles`.
     log : WarningLog, optional
         Where the run's warnings go (:class:`~terrace_foundation.errors.WarningLog`, the one
         warning channel); default a new log that issues each line once as a
@@ -336,7 +352,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     p = TerraceParams(**values) if params is None else \
         params.replace(**values) if values else params      # checked once, when built
     preset = get_preset(p.preset)
-    tile_store = _check_tiles(preset, tile_store, tile_only)
+    tile_store = _check_tiles(preset, tile_store, tile_only, farm_step)
     hf = heightfield.validate()
     # Work in a local frame with the grid's north-west corner at (0, 0): map coordinates of
     # millions of units would cost shoelace areas and cut points most of their precision.
@@ -359,7 +375,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
               lots_meta, stage, {"tile_size": tile_size, "scheduler": scheduler,
                                  "tile_progress": tile_progress, "sinks": sinks,
                                  "in_memory": in_memory, "tile_store": tile_store,
-                                 "tile_only": tile_only})
+                                 "tile_only": tile_only, "farm_step": farm_step})
     terraced = preset.terrace(run)        # the preset's raster stages: pads, terrace heights
     if terraced is None:                  # a farm work item: its tiles went to the store
         timings[list(timings)[-1]] += time.perf_counter() - tick
@@ -377,16 +393,30 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
                          terraced.lot_mask, p, report, timings, list(warn), walls)
 
 
-def _check_tiles(preset: Preset, tile_store, tile_only) -> TileStore | None:
-    """The farm tiles' store (a path made a :class:`TileStore`), checked against the preset."""
+def _check_tiles(preset: Preset, tile_store, tile_only, farm_step) -> TileStore | None:
+    """The farm tiles' store (a path made a :class:`TileStore`), checked against the preset
+    and the farm step (:attr:`Preset.farm_steps`).
+    """
     if tile_store is not None and not isinstance(tile_store, TileStore):
         tile_store = TileStore(tile_store)
-    if tile_only is not None and tile_store is None:
-        raise TerraceInputError("a tile of a farm cook needs a folder to keep it in",
-                                "--tiles-dir")
-    if tile_store is not None and not preset.farm_tiles:
-        raise TerraceInputError(f"the {preset.name} preset runs as one tile: farm tiles need "
-                                "the reference preset", "--tile")
+    if (tile_only is not None or farm_step is not None) and tile_store is None:
+        raise TerraceInputError("a work item of a farm cook needs a folder to keep its "
+                                "pieces in", "--tiles-dir")
+    if tile_store is not None and not preset.farm_steps:
+        raise TerraceInputError(f"the {preset.name} preset has no farm work items: it runs "
+                                "in one process", "--tiles-dir")
+    step = (farm_step or preset.farm_steps[-1]) if tile_store is not None else None
+    if step is not None and step not in preset.farm_steps:
+        raise TerraceInputError(f"the {preset.name} preset has no farm step {step!r} (its "
+                                f"steps: {', '.join(preset.farm_steps)})", "--farm-step")
+    if step == "plan" and tile_only is not None:
+        raise TerraceInputError("the plan step runs once for the whole map, not per tile",
+                                "--tile")
+    if step is not None and step not in ("plan", preset.farm_steps[-1]) and tile_only is None:
+        raise TerraceInputError(f"the {step} step is a work item per tile: give its tile",
+                                "--tile")
+    if step is not None:
+        preset.check_farm_item(tile_store, step, tile_only)
     return tile_store
 
 
@@ -398,6 +428,7 @@ def _regions_on_grid(regs: list[Region], hf: Heightfield, local: Heightfield,
     """
     for reg in regs:
         _check_overlap(reg, hf.extent, warn)
+    regs = [_needles_closed(reg, warn) for reg in regs]
     shift = np.array(hf.origin, dtype=np.float64)
     regs = [reg.translated(-shift) for reg in regs]
     regs = [_simplified(reg, p.remesh_size, warn) for reg in regs]

@@ -18,7 +18,7 @@ from .heightfield import MAX_COORDINATE
 
 __all__ = ["Region", "ring_area", "segments_cross", "nest_rings", "points_in_edges",
            "overlapping_boxes", "crossing_edges", "simplify_ring", "simplify_region",
-           "meets_box", "check_on_grid", "outside_grid_error", "has_three_distinct",
+           "meets_box", "check_on_grid", "outside_grid_error", "has_three_distinct", "close_needles",
            "point_ids", "region_edges", "points_in_groups"]
 
 
@@ -601,6 +601,62 @@ def simplify_region(region: "Region", spacing: float) -> tuple["Region", str | N
             return out, note
         tol /= 4.0
     return region, None
+
+
+def _needle_tips(ring: np.ndarray, ulps: float) -> np.ndarray:
+    """Which vertices are the tip of a spike or slit at most ``ulps`` ulps wide: the ring
+    turns back there (the two edges point apart) and the far end of the shorter edge lies
+    within that width of the longer edge's line.
+    """
+    prev = np.concatenate((ring[-1:], ring[:-1]))
+    nxt = np.roll(ring, -1, axis=0)
+    e1, e2 = ring - prev, nxt - ring
+    dot = (e1 * e2).sum(axis=1)
+    cross = np.abs((ring[:, 0] - prev[:, 0]) * (nxt[:, 1] - prev[:, 1])
+                   - (ring[:, 1] - prev[:, 1]) * (nxt[:, 0] - prev[:, 0]))
+    longer = np.maximum(np.hypot(*e1.T), np.hypot(*e2.T))
+    ulp = np.spacing(np.maximum(np.abs(ring).max(axis=1), 1.0))
+    return (dot < 0) & (cross <= ulps * ulp * longer)
+
+
+def close_needles(region: "Region", ulps: float = 4.0) -> tuple["Region", str | None]:
+    """Remove the tips of spikes and slits a few ulps wide (degenerate input, repaired).
+
+    A ring that goes out and back along one line, its two sides at most ``ulps`` ulps of the
+    coordinates apart (``1004.5`` and ``1004.5000000000001``), is valid, but no outline
+    written in these coordinates can follow both sides: rounded, they meet and the lot's
+    ring touches itself. The tip vertex is removed (repeatedly, a tip at a time per stretch),
+    which changes the area by at most ``ulps`` ulps times the needle's length.
+
+    Returns
+    -------
+    region : Region
+    note : str or None
+        What was removed and where (for the report), or None when nothing changed.
+    """
+    rings = []
+    where: list[np.ndarray] = []
+    for ring in region.rings:
+        while len(ring) > 3:
+            tip = _needle_tips(ring, ulps)
+            if not tip.any():
+                break
+            tip &= ~np.roll(tip, 1)            # never two neighbours in one pass
+            if tip.all():
+                tip[1:] = False
+            if len(ring) - int(tip.sum()) < 3:
+                break
+            where.extend(ring[tip])
+            ring = ring[~tip]
+        rings.append(ring)
+    if not where:
+        return region, None
+    out = Region(rings[0], tuple(rings[1:]), region.region_id, region.properties)
+    p = where[0]
+    note = (f"region {region.region_id}: {len(where)} spike or slit tip(s) at most {ulps:g} ulps"
+            f" of the coordinates wide removed (first at ({p[0]:.12g}, {p[1]:.12g}); area changed"
+            f" by {out.area - region.area:+.3g}): an outline cannot follow both sides of one")
+    return out, note
 
 
 def meets_box(region: Region, box: tuple[float, float, float, float]) -> bool:

@@ -94,7 +94,7 @@ class ArraySink:
 
 
 class TileStore:
-    """Finished tiles kept as files in a folder: the work items of a farm cook.
+    """Pieces of a run kept as files in a folder: the work items of a farm cook.
 
     A farm cooks each tile as its own work item (``generate --tile INDEX --tiles-dir DIR``):
     the item computes the lots, terraces its one tile and saves it here with its share of the
@@ -102,7 +102,12 @@ class TileStore:
     finishing step (``generate --tiles-dir DIR --out OUT``) takes every stored tile instead
     of computing it (:func:`run_tiles` with ``store``), computes any tile missing, and writes
     the outputs: byte-identical to a one-shot run. Each file holds the job's fingerprint, so
-    tiles of another run (other inputs, parameters or tile size) are refused.
+    pieces of another run (other inputs, parameters or tile size) are refused.
+
+    A preset whose tiles need a plan of the whole map first (the grading preset's pads:
+    :mod:`terrace_foundation.grading_tiles`) keeps its other pieces here too, by name
+    (:meth:`save_piece`, :meth:`load_piece`): ``survey_00003.pkl`` (one tile's survey),
+    ``plan.pkl`` (the pads), then the graded tiles as ``tile_00003.pkl``.
 
     One file per tile rather than windows of one shared raster: GeoTIFF cannot be written by
     several processes at once, and writes into one shared memory-mapped file are not safe
@@ -112,41 +117,61 @@ class TileStore:
     def __init__(self, folder: str | os.PathLike) -> None:
         self.folder = os.fspath(folder)
 
-    def path(self, index: int) -> str:
-        return os.path.join(self.folder, f"tile_{index:05d}.pkl")
+    def path(self, index: int, kind: str = "tile") -> str:
+        """The file of tile ``index``'s piece ``kind`` (``tile``, ``survey``)."""
+        return os.path.join(self.folder, f"{kind}_{index:05d}.pkl")
 
-    def save(self, index: int, tile: Window, fingerprint: str, terrace: np.ndarray,
-             lot_mask: np.ndarray, figures: "TileFigures") -> str:
-        """Write tile ``index`` (atomically: a temporary file renamed into place)."""
+    def count(self, kind: str = "tile") -> int:
+        """How many pieces ``kind`` the folder holds (of any run)."""
+        try:
+            names = os.listdir(self.folder)
+        except OSError:
+            return 0
+        return sum(1 for n in names if n.startswith(f"{kind}_") and n.endswith(".pkl"))
+
+    def save_piece(self, path: str, fingerprint: str, tile, payload: dict) -> str:
+        """Write ``payload`` with the run's ``fingerprint`` and its ``tile`` window (None for
+        a piece of the whole map) to ``path`` (atomically: a temporary file renamed into place).
+        """
         os.makedirs(self.folder, exist_ok=True)
-        target = self.path(index)
-        tmp = f"{target}.{os.getpid()}.part"
+        tmp = f"{path}.{os.getpid()}.part"
         try:
             with open(tmp, "wb") as f:
-                pickle.dump({"tile": tuple(int(v) for v in tile), "fingerprint": fingerprint,
-                             "terrace": terrace, "lot_mask": lot_mask, "figures": figures},
+                pickle.dump({"tile": None if tile is None else tuple(int(v) for v in tile),
+                             "fingerprint": fingerprint, **payload},
                             f, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, target)
+            os.replace(tmp, path)
         finally:
             if os.path.exists(tmp):
                 os.remove(tmp)
-        return target
+        return path
 
-    def load(self, index: int, tile: Window, fingerprint: str) -> dict | None:
-        """Tile ``index`` if stored (None if not); refuses a tile of another run."""
-        path = self.path(index)
+    def load_piece(self, path: str, fingerprint: str, tile) -> dict | None:
+        """The piece at ``path`` if stored (None if not); refuses a piece of another run."""
         if not os.path.exists(path):
             return None
         try:
             with open(path, "rb") as f:
                 got = pickle.load(f)
         except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ValueError) as e:
-            raise TerraceInputError(f"cannot read the stored tile: {e}", path) from None
-        if got.get("fingerprint") != fingerprint or got.get("tile") != tuple(tile):
+            raise TerraceInputError(f"cannot read the stored piece: {e}", path) from None
+        want = None if tile is None else tuple(tile)
+        if not isinstance(got, dict) or got.get("fingerprint") != fingerprint \
+                or got.get("tile") != want:
             raise TerraceInputError(
-                "this tile was cooked by a run with other inputs, parameters or tile size; "
+                "this piece was cooked by a run with other inputs, parameters or tile size; "
                 "cook the tiles again into an empty folder", path)
         return got
+
+    def save(self, index: int, tile: Window, fingerprint: str, terrace: np.ndarray,
+             lot_mask: np.ndarray, figures: "TileFigures") -> str:
+        """Write tile ``index`` (atomically: a temporary file renamed into place)."""
+        return self.save_piece(self.path(index), fingerprint, tile,
+                               {"terrace": terrace, "lot_mask": lot_mask, "figures": figures})
+
+    def load(self, index: int, tile: Window, fingerprint: str) -> dict | None:
+        """Tile ``index`` if stored (None if not); refuses a tile of another run."""
+        return self.load_piece(self.path(index), fingerprint, tile)
 
 
 class _Keep:

@@ -1,6 +1,8 @@
 """Farm cooks (issue 12): every tile cooked as its own work item (``generate --tile INDEX
 --tiles-dir DIR``) and a finishing run (``generate --tiles-dir DIR --out OUT``) write the same
-files as a one-shot run, byte for byte; the tiles command lists the work items."""
+files as a one-shot run, byte for byte; the tiles command lists the work items. The grading
+preset's work items come in three steps (``--farm-step survey``, ``plan``, ``tile``), with
+the same guarantee, on maps whose tile seams cross lots, walls and embankments."""
 
 from __future__ import annotations
 
@@ -13,7 +15,13 @@ import pytest
 import terrace_foundation as tf
 from terrace_foundation import tiling
 from terrace_foundation.terrain.tiles import plan_tiles
-from terrace_testkit import assert_same_result, wavy_terrain, wavy_towns
+from terrace_testkit import (
+    assert_same_result,
+    seam_crossings,
+    wavy_terrain,
+    wavy_towns,
+    write_npy,
+)
 
 FAST = ["--remesh-size", "20", "--seed", "3"]
 
@@ -107,5 +115,148 @@ def test_work_item_usage_errors(cli, tmp_path, interlaken_npy, interlaken_region
                tmp_path / "o").code == 2                              # --out with --tile
     res = cli(*base, "--tile", "9999", "--tiles-dir", tmp_path / "t", "-q", *FAST)
     assert res.code == 1 and "tile 9999 does not exist" in res.err
-    res = cli(*base, "--tile", "0", "--tiles-dir", tmp_path / "t", "--preset", "grading", *FAST)
-    assert res.code == 1 and "reference preset" in res.err
+    # the grading preset's steps: a survey needs its tile, the plan none, a tile its plan
+    assert cli(*base, "--farm-step", "survey", "--tiles-dir", tmp_path / "t").code == 2
+    assert cli(*base, "--farm-step", "plan", "--tile", "0", "--tiles-dir",
+               tmp_path / "t").code == 2
+    assert cli(*base, "--farm-step", "plan").code == 2                # no --tiles-dir
+    res = cli(*base, "--tile", "0", "--tiles-dir", tmp_path / "t", "--preset", "grading", "-q",
+              *FAST)
+    assert res.code == 1 and "no pad plan" in res.err and "--farm-step plan" in res.err
+    assert res.err.count("\n") == 1
+    # the reference preset has no survey or plan: one TOP network serves both presets
+    res = cli(*base, "--farm-step", "survey", "--tile", "0", "--tiles-dir", tmp_path / "r")
+    assert res.code == 0 and "no survey step" in res.err and not (tmp_path / "r").exists()
+
+
+# --------------------------------------------------------------------------- grading preset
+
+GRADING_CASES = [
+    # mean pads, embankments; every step as its own work item
+    ({}, True),
+    # walls on the outline, balanced pads; no survey items: the plan item surveys the map
+    ({"pad_rule": "balanced", "boundary": "wall", "seed": 2}, False),
+]
+
+
+@pytest.mark.parametrize("params, survey_items", GRADING_CASES)
+def test_grading_work_items_then_finished_equal_the_one_shot_run(tmp_path, params,
+                                                                 survey_items):
+    hf = wavy_terrain(230, 210)
+    regions = wavy_towns(hf)
+    size = 128
+    whole = tf.generate(hf, regions, preset="grading", tile_size=0, **params)
+    crossing = seam_crossings(whole, size)
+    assert crossing["lots"] and crossing["walls"], crossing
+    if params.get("boundary") != "wall":
+        assert crossing["embankments"], crossing
+    n = len(plan_tiles(hf.shape, size))
+    assert n == 4
+    run = dict(preset="grading", tile_size=size, tile_store=tmp_path, **params)
+    if survey_items:
+        for k in reversed(range(n)):                 # work items in any order
+            r = tf.generate(hf, regions, tile_only=[k], farm_step="survey", **run)
+            assert r.terrace_heightfield is None and r.report == {}
+        assert len(list(tmp_path.glob("survey_*.pkl"))) == n
+    assert tf.generate(hf, regions, farm_step="plan", **run).report == {}
+    assert (tmp_path / "plan.pkl").exists()
+    for k in range(n):
+        tf.generate(hf, regions, tile_only=[k], **run)
+    assert len(list(tmp_path.glob("tile_*.pkl"))) == n
+    finished = tf.generate(hf, regions, **run)
+    assert_same_result(whole, finished)
+    assert [(w.report_row(), [line.tobytes() for line in w.lines]) for w in whole.walls] \
+        == [(w.report_row(), [line.tobytes() for line in w.lines]) for w in finished.walls]
+
+
+def test_grading_finish_takes_stored_tiles_and_computes_the_rest(tmp_path, monkeypatch):
+    from terrace_foundation import grading_tiles
+
+    hf = wavy_terrain(230, 210)
+    regions = wavy_towns(hf)
+    whole = tf.generate(hf, regions, preset="grading", tile_size=0)
+    run = dict(preset="grading", tile_size=128, tile_store=tmp_path)
+    tf.generate(hf, regions, farm_step="plan", **run)
+    tf.generate(hf, regions, tile_only=[1], **run)
+    calls = {"survey": 0, "grade": 0}
+    real_s, real_g = grading_tiles.survey_tile, grading_tiles.grade_tile
+
+    def survey(*a):
+        calls["survey"] += 1
+        return real_s(*a)
+
+    def grade(*a):
+        calls["grade"] += 1
+        return real_g(*a)
+    monkeypatch.setattr(grading_tiles, "survey_tile", survey)
+    monkeypatch.setattr(grading_tiles, "grade_tile", grade)
+    finished = tf.generate(hf, regions, **run)
+    assert calls == {"survey": 0, "grade": 3}        # the stored plan and tile were taken
+    assert_same_result(whole, finished)
+
+
+def test_grading_pieces_of_another_run_are_refused(tmp_path):
+    from terrace_foundation.errors import TerraceInputError
+
+    hf = wavy_terrain(230, 210)
+    regions = wavy_towns(hf)
+    run = dict(preset="grading", tile_size=128, tile_store=tmp_path)
+    tf.generate(hf, regions, tile_only=[0], farm_step="survey", **run)
+    # a plan with another pad rule meets the survey of the first run
+    with pytest.raises(TerraceInputError, match="other inputs, parameters or tile size"):
+        tf.generate(hf, regions, farm_step="plan", pad_rule="median", **run)
+    # and so does a plan of another tile size (the survey of tile 0 covers another window)
+    with pytest.raises(TerraceInputError, match="other inputs, parameters or tile size"):
+        tf.generate(hf, regions, preset="grading", tile_size=64, tile_store=tmp_path,
+                    farm_step="plan")
+    # a tile graded with one plan is refused by a finishing run whose plan differs
+    tf.generate(hf, regions, farm_step="plan", **run)
+    tf.generate(hf, regions, tile_only=[2], **run)
+    (tmp_path / "plan.pkl").unlink()
+    for p in tmp_path.glob("survey_*.pkl"):
+        p.unlink()
+    with pytest.raises(TerraceInputError, match="other inputs, parameters or tile size"):
+        tf.generate(hf, regions, max_wall_height=3.0, **run)
+
+
+def test_grading_work_items_on_the_command_line(cli, tmp_path):
+    hf = wavy_terrain(230, 210)
+    dem = write_npy(tmp_path / "dem.npy", hf.heights,
+                    {"cell_size": hf.cell_size, "origin": list(hf.origin)})
+    regions = tmp_path / "towns.geojson"
+    regions.write_text(json.dumps({"type": "FeatureCollection", "features": [
+        {"type": "Feature", "properties": {}, "geometry": {
+            "type": "Polygon", "coordinates": [np.vstack([r.rings[0], r.rings[0][:1]]).tolist()]}}
+        for r in wavy_towns(hf)]}))
+    common = [dem, regions, "--preset", "grading", "--tile-size", "128", "--seed", "1"]
+    one = tmp_path / "one"
+    res = cli("generate", *common, "--out", one)
+    assert res.code == 0, res.err
+    # progress across the tiles of both passes: tiles done / total and the throughput
+    assert "survey tiles 4/4 (" in res.err and "tiles 4/4 (" in res.err.replace("survey ", "")
+    assert "million cells/s" in res.err
+    store = tmp_path / "store"
+    n = json.loads(cli("tiles", dem, "--tile-size", "128", "--json").out)["count"]
+    for k in range(n):
+        res = cli("generate", *common, "--tiles-dir", store, "--farm-step", "survey",
+                  "--tile", k)
+        assert res.code == 0, res.err
+        assert f"surveys stored: {k + 1}/{n}" in res.err            # progress across the farm
+    res = cli("generate", *common, "--tiles-dir", store, "--farm-step", "plan")
+    assert res.code == 0 and "pad plan saved" in res.err, res.err
+    for k in range(n):
+        res = cli("generate", *common, "--tiles-dir", store, "--tile", k, "-q")
+        assert res.code == 0 and "saved" not in res.err, res.err          # quiet
+    out = tmp_path / "out"
+    res = cli("generate", *common, "--tiles-dir", store, "--out", out)
+    assert res.code == 0, res.err
+    assert "tiles 1/" not in res.err and "survey tiles" not in res.err  # all from the store
+    names = sorted(p.name for p in one.iterdir() if p.is_file())
+    assert names == sorted(p.name for p in out.iterdir() if p.is_file())
+    for name in names:
+        if name != "report.json":
+            assert digest(out / name) == digest(one / name), name
+    a = json.loads((out / "report.json").read_text())
+    b = json.loads((one / "report.json").read_text())
+    a.pop("command", None), b.pop("command", None)
+    assert a == b

@@ -10,7 +10,7 @@ import terrace_foundation as tf
 from terrace_foundation import Heightfield, Region
 from terrace_foundation.terrain.blend import box_blur
 from terrace_foundation.terrain.tiles import CHUNK, PartialSums, box_dilate, plan_tiles, window_sums
-from terrace_testkit import assert_same_result, wavy_terrain, wavy_towns
+from terrace_testkit import assert_same_result, seam_crossings, wavy_terrain, wavy_towns
 
 
 def _seams_cross_lots(mask: np.ndarray, size: int) -> bool:
@@ -35,30 +35,6 @@ def test_tiled_equals_untiled_bit_for_bit(params):
         assert_same_result(whole, tiled)
 
 
-def _seam_crossings(res, size: int) -> dict[str, bool]:
-    """Which features a tile seam of ``size`` cuts through: lots, embankment cells (changed
-    cells outside the lots on both sides of a seam) and walls (a wall line with points on
-    both sides of a seam)."""
-    mask = res.lot_mask
-    changed = (res.terrace_heightfield.heights != res.source.heights) & (mask == 0)
-    rows = np.arange(size, mask.shape[0], size)
-    cols = np.arange(size, mask.shape[1], size)
-    lots = any(((mask[c - 1] == mask[c]) & (mask[c] > 0)).any() for c in rows) or \
-        any(((mask[:, c - 1] == mask[:, c]) & (mask[:, c] > 0)).any() for c in cols)
-    emb = any((changed[c - 1] & changed[c]).any() for c in rows) or \
-        any((changed[:, c - 1] & changed[:, c]).any() for c in cols)
-    x0, y0 = res.source.origin
-    cs = res.source.cell_size
-    walls = False
-    for w in res.walls:
-        for line in w.lines:
-            c = (line[:, 0] - x0) / cs
-            r = (y0 - line[:, 1]) / cs
-            walls |= any((c.min() < k < c.max()) for k in cols) or \
-                any((r.min() < k < r.max()) for k in rows)
-    return {"lots": lots, "embankments": emb, "walls": walls}
-
-
 @pytest.mark.parametrize("params", [
     {},                                                     # mean pads, embankments
     {"pad_rule": "median", "max_slope": 20.0},             # wider band
@@ -78,7 +54,7 @@ def test_grading_tiled_equals_untiled_bit_for_bit(params):
     assert whole.lot_mask.max() > 10 and whole.walls
     for size in (64, 128):
         tiled = tf.generate(hf, regions, preset="grading", tile_size=size, **params)
-        crossing = _seam_crossings(tiled, size)
+        crossing = seam_crossings(tiled, size)
         assert crossing["lots"] and crossing["walls"], crossing
         if params.get("boundary") != "wall":
             assert crossing["embankments"], crossing

@@ -277,22 +277,83 @@ def _chain(seg: np.ndarray) -> list[list[np.ndarray]]:
     return polys
 
 
+def _collinear_keep(pts: np.ndarray, ring: np.ndarray, pinned: np.ndarray | None = None
+                    ) -> np.ndarray:
+    """Which vertices of rings stored one after another stay when vertices on the straight
+    line through their neighbours are dropped.
+
+    A vertex goes when it lies within ``1e-12`` (relative) of the line through its
+    neighbours, judged against the neighbours that stay: the candidates (the vertices that
+    look collinear at first) are dropped a non-adjacent half at a time and the rest judged
+    again. (Judged all at once against the
+    neighbours they had, two vertices an ulp apart at a corner each looked collinear, the
+    other being nearly on top of it, and both went: the corner was cut off.)
+
+    Parameters
+    ----------
+    pts : (N, 2) ndarray
+        The rings' vertices, each ring's contiguous and in order.
+    ring : (N,) ndarray of int
+        The ring of each vertex (non-decreasing).
+    pinned : (N,) ndarray of bool, optional
+        Vertices kept whatever their neighbours.
+
+    Returns
+    -------
+    (N,) ndarray of bool
+    """
+    n = len(pts)
+    alive = np.arange(n)
+    flip = 0
+    quiet = 0
+    first_pass: np.ndarray | None = None
+    while len(alive) and quiet < 2:
+        r = ring[alive]
+        first = np.r_[True, r[1:] != r[:-1]]
+        start = np.nonzero(first)[0]
+        rid = np.cumsum(first) - 1
+        length = np.diff(np.r_[start, len(alive)])
+        pos = np.arange(len(alive)) - start[rid]
+        ln = length[rid]
+        prev = start[rid] + (pos - 1) % ln
+        nxt = start[rid] + (pos + 1) % ln
+        p, a, b = pts[alive], pts[alive[prev]], pts[alive[nxt]]
+        cross = (p[:, 0] - a[:, 0]) * (b[:, 1] - a[:, 1]) - (p[:, 1] - a[:, 1]) * (b[:, 0] - a[:, 0])
+        scale = (b[:, 0] - a[:, 0]) ** 2 + (b[:, 1] - a[:, 1]) ** 2
+        cand = ~(np.abs(cross) > 1e-12 * np.maximum(scale, 1e-300)) & (ln >= 3)
+        if pinned is not None:
+            cand &= ~pinned[alive]
+        if first_pass is None:
+            first_pass = np.zeros(n, dtype=bool)
+            first_pass[alive[cand]] = True
+        cand &= first_pass[alive]            # only what the first look found can go
+        if not cand.any():
+            break
+        # no two neighbours in one pass: every other position, alternating between passes
+        # (an odd ring's last position neighbours its first)
+        drop = cand & (pos % 2 == flip) & ~((ln % 2 == 1) & (pos == ln - 1) & (flip == 0))
+        lone = cand & ~cand[prev] & ~cand[nxt]   # nothing next to it moves: drop it now
+        drop |= lone
+        flip ^= 1
+        quiet = 0 if drop.any() else quiet + 1
+        alive = alive[~drop]
+    keep = np.zeros(n, dtype=bool)
+    keep[alive] = True
+    return keep
+
+
 def _drop_collinear(ring: np.ndarray, keep_repeated: bool = False) -> np.ndarray:
-    """Remove vertices that lie on the straight line through their neighbours.
+    """Remove vertices that lie on the straight line through their neighbours
+    (:func:`_collinear_keep`).
 
     With ``keep_repeated`` a point the ring passes more than once is kept each time, even on
     a straight stretch, so that :func:`_simple_loops` still finds where to split the ring.
     """
-    prev = np.concatenate((ring[-1:], ring[:-1]))
-    nxt = roll_next(ring)
-    cross = (ring[:, 0] - prev[:, 0]) * (nxt[:, 1] - prev[:, 1]) - \
-            (ring[:, 1] - prev[:, 1]) * (nxt[:, 0] - prev[:, 0])
-    scale = np.hypot(*(nxt - prev).T) ** 2
-    keep = np.abs(cross) > 1e-12 * np.maximum(scale, 1e-300)
+    pinned = None
     if keep_repeated and len(ring):
         inverse, counts = point_ids(ring)
-        keep |= counts[inverse] > 1
-    return ring[keep]
+        pinned = counts[inverse] > 1
+    return ring[_collinear_keep(ring, np.zeros(len(ring), dtype=np.intp), pinned)]
 
 
 def _simple_loops(ring: np.ndarray) -> list[np.ndarray]:
@@ -589,14 +650,7 @@ def lot_outlines(pieces: np.ndarray, count: np.ndarray, piece_lot: np.ndarray, n
     r_len = ring_len[ring[r_start]]
     # drop vertices on the straight line through their neighbours (_drop_collinear)
     r_id = np.cumsum(first) - 1
-    i = np.arange(n)
-    prev = np.where(first, i + r_len[r_id] - 1, i - 1)
-    last = i == (r_start + r_len - 1)[r_id]
-    nx = np.where(last, r_start[r_id], i + 1)
-    d = pts[nx] - pts[prev]
-    cross = (pts[:, 0] - pts[prev, 0]) * d[:, 1] - (pts[:, 1] - pts[prev, 1]) * d[:, 0]
-    scale = np.hypot(d[:, 0], d[:, 1]) ** 2
-    keep = (np.abs(cross) > 1e-12 * np.maximum(scale, 1e-300)) & (r_len[r_id] >= 3)
+    keep = _collinear_keep(pts, r_id) & (r_len[r_id] >= 3)
     pts, r_id, lot = pts[keep], r_id[keep], lot[keep]
     kept = np.bincount(r_id, minlength=len(r_start))
     # ring areas about each ring's first vertex (as region.ring_area)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import polygon_area
+from ..geometry import bbox_pairs, polygon_area
 from ..region import Region, overlapping_boxes, points_in_edges, ring_area
 from .fracture import decompose_region, intersect_pieces
 
@@ -87,6 +87,21 @@ def _split_points(a: np.ndarray, b: np.ndarray) -> list[list[np.ndarray]]:
     return pts
 
 
+def _near_edges(p: np.ndarray, a: np.ndarray, b: np.ndarray, tol: float) -> np.ndarray:
+    """Which points lie within ``tol`` of any of the segments ``a->b`` (boxes swept first)."""
+    out = np.zeros(len(p), dtype=bool)
+    i, j = bbox_pairs(p - tol, p + tol, np.minimum(a, b), np.maximum(a, b))
+    if len(i) == 0:
+        return out
+    d = b[j] - a[j]
+    ll = (d * d).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.clip(((p[i] - a[j]) * d).sum(axis=1) / np.where(ll > 0, ll, 1.0), 0.0, 1.0)
+    q = a[j] + t[:, None] * d
+    out[i[np.hypot(*(p[i] - q).T) <= tol]] = True
+    return out
+
+
 def region_difference(keep: Region, lose: list[Region]) -> list[Region]:
     r"""Polygons of ``keep \ (lose[0] ∪ lose[1] ∪ ...)``, each a Region with ``keep``'s id.
 
@@ -94,15 +109,19 @@ def region_difference(keep: Region, lose: list[Region]) -> list[Region]:
     """
     from .footprint import _chain
 
-    rings = keep.rings + [r for reg in lose for r in reg.rings]
+    regs = [keep, *lose]
+    rings = [r for reg in regs for r in reg.rings]
+    owner_of_ring = [k for k, reg in enumerate(regs) for _ in reg.rings]
     a = np.concatenate(rings)
     b = np.concatenate([np.roll(r, -1, axis=0) for r in rings])
+    owner = np.concatenate([np.full(len(r), k) for r, k in zip(rings, owner_of_ring)])
     splits = _split_points(a, b)
-    seg_a, seg_b = [], []
+    seg_a, seg_b, seg_o = [], [], []
     for i in range(len(a)):
         if not splits[i]:
             seg_a.append(a[i])
             seg_b.append(b[i])
+            seg_o.append(owner[i])
             continue
         p = np.array(splits[i])
         d = b[i] - a[i]
@@ -111,27 +130,39 @@ def region_difference(keep: Region, lose: list[Region]) -> list[Region]:
         chain = np.concatenate([a[i][None], p[order], b[i][None]])
         seg_a.extend(chain[:-1])
         seg_b.extend(chain[1:])
-    sa, sb = np.array(seg_a), np.array(seg_b)
+        seg_o.extend([owner[i]] * (len(chain) - 1))
+    sa, sb, so = np.array(seg_a), np.array(seg_b), np.array(seg_o)
     ln = np.hypot(*(sb - sa).T)
     good = ln > 0
-    sa, sb, ln = sa[good], sb[good], ln[good]
+    sa, sb, so, ln = sa[good], sb[good], so[good], ln[good]
     mid = 0.5 * (sa + sb)
     normal = np.column_stack([-(sb - sa)[:, 1], (sb - sa)[:, 0]]) / ln[:, None]
     scale = max(1.0, float(np.abs(a).max()))
     eps = np.maximum(1e-10 * ln, 1e-14 * scale)   # a few ulps above the coordinates
-    left, right = mid + eps[:, None] * normal, mid - eps[:, None] * normal
+    # the side of each piece of edge that the result may lie on: the left of keep's edges,
+    # the right of the losing regions' edges (their outside)
+    side = np.where((so == 0)[:, None], 1.0, -1.0) * normal
+    probe = mid + eps[:, None] * side
 
-    def inside(p: np.ndarray) -> np.ndarray:
-        ka, kb = keep.edges()
-        res = points_in_edges(p[:, 0], p[:, 1], ka, kb)
-        for reg in lose:
-            ra, rb = reg.edges()
-            res &= ~points_in_edges(p[:, 0], p[:, 1], ra, rb)
-        return res
+    def covers(k: int) -> np.ndarray:
+        """Whether region ``k`` lies on the result's side of each piece not its own: tested
+        at the piece's midpoint, and just beside it only where the midpoint is on region
+        ``k``'s boundary (a probe beside every piece stepped across a slit or needle of
+        another region narrower than the step and took the wrong side).
+        """
+        ka, kb = regs[k].edges()
+        res = points_in_edges(mid[:, 0], mid[:, 1], ka, kb)
+        on = _near_edges(mid, ka, kb, 1e-12 * scale)
+        if on.any():
+            res[on] = points_in_edges(probe[on, 0], probe[on, 1], ka, kb)
+        return res & (so != k)
 
-    il, ir = inside(left), inside(right)
-    fwd = il & ~ir
-    back = ir & ~il
+    in_keep = np.where(so == 0, True, covers(0))
+    in_lose = np.zeros(len(so), dtype=bool)
+    for k in range(1, len(regs)):
+        in_lose |= covers(k)
+    kept = in_keep & ~in_lose
+    fwd, back = kept & (so == 0), kept & (so != 0)
     seg = np.concatenate([np.stack([sa[fwd], sb[fwd]], axis=1),
                           np.stack([sb[back], sa[back]], axis=1)])
     if len(seg) == 0:
@@ -139,7 +170,16 @@ def region_difference(keep: Region, lose: list[Region]) -> list[Region]:
     # an edge shared by two regions is found twice: keep it once
     key = np.round(seg.reshape(len(seg), 4) / (1e-12 * scale)).astype(np.int64)
     _, first = np.unique(key, axis=0, return_index=True)
-    seg = seg[np.sort(first)]
+    first = np.sort(first)
+    seg, key = seg[first], key[first]
+    # a piece kept both ways has the result on both sides: it is no boundary (a spur the
+    # end-point test makes where a vertex lies an ulp beside another region's edge, or the
+    # line where two parts of the result meet); the side probes of both ways dropped these
+    both = np.concatenate([key, key[:, [2, 3, 0, 1]]])
+    _, inv, cnt = np.unique(both, axis=0, return_inverse=True, return_counts=True)
+    seg = seg[cnt[inv.ravel()[:len(key)]] == 1]
+    if len(seg) == 0:
+        return []
     polys = _chain(seg)
     out = []
     ulp = float(np.spacing(scale))

@@ -61,7 +61,8 @@ class Run:
         Starts a named stage (timings and progress).
     options : dict
         How to run the raster stages: ``tile_size``, ``scheduler``, ``tile_progress``,
-        ``sinks``, ``in_memory``, ``tile_store``, ``tile_only`` (see ``generate``).
+        ``sinks``, ``in_memory``, ``tile_store``, ``tile_only``, ``farm_step`` (see
+        ``generate``).
     """
 
     heightfield: Heightfield
@@ -131,6 +132,12 @@ class Preset:
         Each tile of the raster stages (:meth:`raster_job`) depends only on its own window
         (tile plus halo): tiles can be cooked apart (Dask, farm work items with a tile
         store) and the memory budget counts one window (:meth:`tile_window_cells`).
+    farm_steps : tuple of str
+        The steps of a farm cook (``generate --farm-step``), in order; every step but the
+        last runs once per tile (``--tile``) or once for the map, and the finishing run
+        takes what the steps stored. ``()``: no farm work items. The reference preset has
+        one (``tile``); the grading preset ``survey``, ``plan``, ``tile``
+        (:data:`terrace_foundation.grading_tiles.FARM_STEPS`).
     layout : str
         The lot layout ``lot_layout="auto"`` means for this preset (``voronoi``, ``contour``).
     """
@@ -141,6 +148,7 @@ class Preset:
     flat_pads: bool = False
     blends: bool = False
     farm_tiles: bool = False
+    farm_steps: tuple[str, ...] = ()
     layout: str = "voronoi"
 
     @property
@@ -176,6 +184,12 @@ class Preset:
         None for a preset whose working arrays span the whole grid.
         """
         return None
+
+    def check_farm_item(self, store: Any, step: str, tile_only: Sequence[int] | None) -> None:
+        """Refuse a farm work item that cannot run yet (before the vector stages): the
+        grading preset's tile items need the plan step's file. ``store`` is the
+        :class:`~terrace_foundation.tiling.TileStore`, ``step`` one of :attr:`farm_steps`.
+        """
 
     def terrace(self, run: Run) -> Terraced | None:
         """Pads and the terrace heightfield (the raster stages); None for a farm work item

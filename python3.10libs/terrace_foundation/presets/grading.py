@@ -178,6 +178,7 @@ class GradingPreset(Preset):
     name = "grading"
     has_walls = True
     flat_pads = True
+    farm_steps = ("survey", "plan", "tile")     # grading_tiles.FARM_STEPS
     layout = "contour"
 
     def describe(self, params: dict[str, Any], number: Callable[[Any, int], str]) -> str:
@@ -200,19 +201,39 @@ class GradingPreset(Preset):
         return GradingJob(raster, p.max_slope, p.max_wall_height, p.max_embankment_height,
                           p.max_step, p.boundary, p.pad_rule)
 
-    def terrace(self, run: Run) -> GradedTerrace:
+    def check_farm_item(self, store, step, tile_only) -> None:
+        from ..grading_tiles import check_plan_stored
+
+        if step == "tile" and tile_only is not None:
+            check_plan_stored(store)
+
+    def terrace(self, run: Run) -> GradedTerrace | None:
+        """Survey, plan the pads, grade (:func:`~terrace_foundation.grading_tiles.run_grading_tiles`);
+        None for a farm work item (``tile_only`` or the ``plan`` step: its pieces go to the
+        tile store).
+        """
         from ..grading_tiles import run_grading_tiles
 
         hf, mesh, opt = run.heightfield, run.mesh, run.options
-        terrace, lot_mask, sink = open_sink(hf.shape, opt)
         run.stage("grade", 0.7)
         job = self.raster_job(run)
         lot_area = np.array([m[2] for m in run.lots_meta])
         scheduler = opt.get("scheduler")
-        figs, plan = run_grading_tiles(job, tile_source(hf.heights, scheduler), sink,
-                                       opt.get("tile_size"),
-                                       (run.pads, run.lot_region, lot_area, hf.cell_area),
-                                       progress=opt.get("tile_progress"), scheduler=scheduler)
+        source = tile_source(hf.heights, scheduler)
+        plan_args = (run.pads, run.lot_region, lot_area, hf.cell_area)
+        only, step = opt.get("tile_only"), opt.get("farm_step") or "tile"
+        if only is not None or step != "tile":      # a farm work item
+            run_grading_tiles(job, source, None, opt.get("tile_size"), plan_args,
+                              progress=opt.get("tile_progress"), scheduler=scheduler,
+                              store=opt.get("tile_store"),
+                              only=None if only is None else list(only), step=step)
+            return None
+        terrace, lot_mask, sink = open_sink(hf.shape, opt)
+        done = run_grading_tiles(job, source, sink, opt.get("tile_size"), plan_args,
+                                 progress=opt.get("tile_progress"), scheduler=scheduler,
+                                 store=opt.get("tile_store"))
+        assert done is not None
+        figs, plan = done
         sink.close()
         warn_empty(plan["cells"], run.warn)
         pads = plan["pad"][1:]

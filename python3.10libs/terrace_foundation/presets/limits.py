@@ -12,9 +12,11 @@ grading engineer lays out a terraced site. The rules, in the order they apply:
   ``h_rim`` the terrain on the band's outer edge nearest to the lot: an embankment inside the
   lot, an outline wall and an embankment outside). Lots whose pad moved are flagged; where the clamps cannot all hold (the
   intervals are empty) the lot is flagged as a conflict and the rules below share the rest.
-* **Walls between lots.** Where neighbouring pads differ by more than the wall limit, each
-  lot takes half the excess at the shared edge (a wall of exactly the limit between them)
-  and returns to its pad in tiers (:func:`tier_drop`: an embankment of up to
+* **Walls between lots.** Where neighbouring pads differ by more than the wall limit, the
+  step is graded as the outline is, embankments first (:func:`step_share`): each lot takes
+  half of it at the shared edge, in an embankment of up to ``max_embankment_height``; a wall
+  on the edge takes what two embankments cannot (up to its limit); each lot returns to its pad
+  in tiers (:func:`tier_drop`: an embankment of up to
   ``max_embankment_height`` at ``max_slope``, a tier wall, ...). A lot on the outline also
   comes within a wall and an embankment of the terrain at the rim by at most one embankment
   of its own. Cones run inside their own lot (:func:`local_cones`, exact Euclidean); a lot's
@@ -169,6 +171,35 @@ def pull_pads(pad: np.ndarray, a: np.ndarray, b: np.ndarray, lo: np.ndarray, hi:
     conflict |= ok & ((p < lo - 1e-6) | (p > hi + 1e-6))
     moved = ok & (np.abs(p - pad) > 1e-9)
     return p, moved, conflict
+
+
+def step_share(step, max_wall: float, max_emb: float):
+    """How much of a step between two touching pads each of the two lots takes in its own
+    cells (the rest is the wall on the shared edge).
+
+    A step a wall within its limit can take is a wall (the pads stay whole). A taller step is
+    graded the way the outline is: embankments first, each lot taking half in an embankment of
+    up to ``max_emb``; a wall of up to ``max_wall`` takes what two embankments cannot
+    (``step - 2 max_emb``), and each lot tiers half of what is left (:func:`tier_drop`). So a
+    step of up to ``2 max_emb`` between rows of lots (a contour row on a slope) is an
+    embankment with no wall, and the share is ``(step - wall) / 2`` with ``wall =
+    clip(step - 2 max_emb, 0, max_wall)``.
+
+    Parameters
+    ----------
+    step : ndarray or float
+        ``|pad_a - pad_b|``.
+    max_wall, max_emb : float
+        The limits.
+
+    Returns
+    -------
+    ndarray
+        The share of each side (0 where the wall takes the whole step).
+    """
+    step = np.asarray(step, dtype=np.float64)
+    wall = np.clip(step - 2.0 * max_emb, 0.0, max_wall)
+    return np.where(step <= max_wall, 0.0, (step - wall) / 2.0)
 
 
 def tier_drop(e: np.ndarray, d: np.ndarray, t: float, max_wall: float,
@@ -385,8 +416,9 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     bound):
 
     1. *Between lots*: where neighbouring pads differ by more than ``max_wall``, each of the
-       two lots takes half the excess at the shared edge (the wall between them is exactly
-       ``max_wall``) and falls back to its pad in tiers (:func:`tier_drop`: an embankment of up
+       two lots takes its :func:`step_share` at the shared edge (embankments first, the wall
+       between them what two embankments cannot take, at most ``max_wall``) and falls back to
+       its pad in tiers (:func:`tier_drop`: an embankment of up
        to ``max_emb`` at ``max_slope``, a tier wall, ...). Cones run inside their own lot only;
        a lot's cut (towards lower neighbours) and fill (towards higher ones) add.
     2. *Outside the lots*: the lower envelope ``max_b g_b - w_b - t d`` and the upper envelope
@@ -468,7 +500,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
             la, lb = lm[p_], lm[q_]
             both = (la > 0) & (lb > 0) & (la != lb)
             step = np.where(both, pad[la] - pad[lb], 0.0)
-            share = np.maximum(np.abs(step) - max_wall, 0.0) / 2.0
+            share = step_share(np.abs(step), max_wall, max_emb)
             np.maximum(e_down[p_], np.where(step > 0, share, 0.0), out=e_down[p_])
             np.maximum(e_up[p_], np.where(step < 0, share, 0.0), out=e_up[p_])
     # and towards the outline: each lot cell nearest to a cell on the band's outer edge (the

@@ -47,6 +47,7 @@ class ReferencePreset(Preset):
     name = "reference"
     blends = True
     farm_tiles = True
+    farm_steps = ("tile",)
     layout = "voronoi"
 
     def describe(self, params: dict[str, Any], number: Callable[[Any, int], str]) -> str:

@@ -373,7 +373,8 @@ class GradingFigures(TileFigures):
     @property
     def pair_max(self) -> dict[tuple[int, int], float]:
         """``{(a, b): step}``: the tallest step of the terrace heightfield across the cell
-        sides lots ``a < b`` share, over all tiles (one reduction of the tiles' arrays)."""
+        sides lots ``a < b`` share, over all tiles (one reduction of the tiles' arrays).
+        """
         if not self.pair_steps:
             return {}
         keys = np.concatenate([k for k, _ in self.pair_steps])

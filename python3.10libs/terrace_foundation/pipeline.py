@@ -382,7 +382,9 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     lots_meta = _footprints(regs, lot_set, shift, _counter(progress, "footprint", 0.25, 0.35,
                                                           lot_set.n_lots, "lots"))
     stage("remesh", 0.35)
-    mesh = remesh_lots(lot_set.pieces, lot_set.piece_count, lot_set.piece_lot, p.remesh_size)
+    mesh = remesh_lots(lot_set.pieces, lot_set.piece_count, lot_set.piece_lot, p.remesh_size,
+                       progress=_counter(progress, "remesh", 0.35, 0.5, len(lot_set.pieces),
+                                         "lot pieces"))
     stage("heights", 0.5)
     terrain, pads, sliced = _slice_heights(local, mesh, len(lots_meta), p)
     stage("project", 0.6)

@@ -271,8 +271,9 @@ def test_quiet_is_silent_and_progress_otherwise(cli, tmp_path, small_npy, small_
 
 
 def test_subdivide_reports_its_steps(monkeypatch):
-    """The batched subdivide stage (the longest of a lot-heavy run) says how far it is:
-    steps done / total through the progress object's count (the CLI prints them)."""
+    """The batched subdivide and remesh stages (the longest of a lot-heavy run) say how far
+    they are: steps or pieces done / total through the progress object's count (the CLI
+    prints them)."""
     import terrace_foundation as tf
     from terrace_foundation import Heightfield, Region, pipeline
 
@@ -291,6 +292,9 @@ def test_subdivide_reports_its_steps(monkeypatch):
     tf.generate(hf, [Region.from_rings(ring)], progress=Recorder(), remesh_size=40)
     steps = [(d, t) for s, d, t in seen if s == "subdivide"]
     assert steps == [(k, pipeline.FRACTURE_STEPS) for k in range(1, pipeline.FRACTURE_STEPS + 1)]
+    pieces = [(d, t) for s, d, t in seen if s == "remesh"]      # remesh: lot pieces done
+    assert pieces and pieces[-1][0] == pieces[-1][1] > 0
+    assert [d for d, _ in pieces] == sorted(d for d, _ in pieces)
 
 
 def test_overwrite_replaces_previous_output(cli, tmp_path, small_npy, small_regions):

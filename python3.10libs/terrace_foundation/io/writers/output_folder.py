@@ -212,6 +212,8 @@ def check_output_folder(out_dir: str | os.PathLike, overwrite: bool = False,
     """
     out = Path(out_dir)
     source = str(out)
+    if out.name == "..":       # its working folders would go inside the folder it replaces
+        raise TerraceInputError("ends in '..'; name the output folder itself", source)
     real = Path(os.path.realpath(out))
     if out.exists() or out.is_symlink():
         if not out.is_dir() or out.is_symlink():

@@ -246,7 +246,7 @@ def run_one(size: int, preset: str | None, outputs: bool = False,
         "triangles": int(sum(len(l.triangles) for l in res.lots)),
         "seconds": total, "stages": res.timings, "peak_mb": peak_mb,
         "tiles": len(plan_tiles(hf.shape, tile_size)), "scheduler": scheduler,
-        "cells_per_second": size * size / total,
+        "cells_per_second": size * size / total, "raster_steps": res.raster_steps,
     }
 
 
@@ -447,6 +447,9 @@ def main(argv=None) -> int:
             print(f"{size}^2: {row['lots']} lots, {row['triangles']} triangles, "
                   f"regions {row['region_share']:.0%} of map, {row['seconds']:.2f} s, "
                   f"peak {row['peak_mb']:.0f} MB  [{stages}]", flush=True)
+            if row.get("raster_steps"):
+                print("    raster steps, CPU s: " + ", ".join(
+                    f"{k} {v:.2f}" for k, v in row["raster_steps"].items()), flush=True)
             for name, o in row.get("outputs", {}).items():
                 print(f"    {name}: {o['seconds']:.3f} s (cpu {o['cpu_seconds']:.3f} s),"
                       f" {o['bytes'] / 1e6:.2f} MB", flush=True)

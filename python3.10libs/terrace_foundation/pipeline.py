@@ -414,8 +414,10 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     if progress is not None:
         progress("done", 1.0)
     terrace = terraced.terrace
+    figures = getattr(terraced, "figures", None)
     return TerraceResult(None if terrace is None else hf.with_heights(terrace), hf, lots,
-                         terraced.lot_mask, p, report, timings, list(warn), walls)
+                         terraced.lot_mask, p, report, timings, list(warn), walls,
+                         dict(getattr(figures, "steps", {})))
 
 
 def _check_tiles(preset: Preset, tile_store, tile_only, farm_step) -> TileStore | None:

@@ -43,6 +43,9 @@ class TerraceResult:
         Recoverable problems met on the way (region clipped to the grid, ...).
     walls : list of Wall
         Retaining walls (grading preset; :class:`~terrace_foundation.wall.Wall`).
+    raster_steps : dict
+        CPU seconds per step of the tiled raster stages, summed over the tiles
+        (:attr:`~terrace_foundation.tiling.TileFigures.steps`; empty when not measured).
     """
 
     terrace_heightfield: Heightfield | None
@@ -54,6 +57,7 @@ class TerraceResult:
     timings: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     walls: list[Wall] = field(default_factory=list)
+    raster_steps: dict[str, float] = field(default_factory=dict)
 
     def raster(self) -> tuple[Heightfield, np.ndarray]:
         """The terrace heightfield and the lot mask, held in memory.

@@ -33,12 +33,12 @@ from .report import (
     CREATED_SLOPE_LIMIT,
     CREATED_SLOPE_MARGIN,
     _grouped,
-    edge_tangents,
+    edge_tangents_at,
     inner_cells,
     label_order,
 )
 from .terrain.blend import box_blur
-from .terrain.kernels import cone_envelope, slope_tangent
+from .terrain.kernels import nearest_label, slope_tangent
 from .terrain.project import rasterize_window
 from .terrain.tiles import CHUNK, PartialSums, Window, box_dilate, grow, halo_cells, plan_tiles
 
@@ -288,6 +288,8 @@ class TileFigures:
     maxima: dict[str, float] = field(default_factory=dict)
     cells: int = 0
     seconds: float = 0.0
+    #: CPU seconds (this thread's) per step of :func:`terrace_tile`, summed over tiles
+    steps: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def empty(cls, n_lots: int) -> "TileFigures":
@@ -319,7 +321,22 @@ class TileFigures:
             self.maxima[k] = max(self.maxima[k], top)
         self.cells += other.cells
         self.seconds += other.seconds
+        for k, t in getattr(other, "steps", {}).items():     # tiles stored by older runs: none
+            self.steps[k] = self.steps.get(k, 0.0) + t
         return self
+
+
+class _Clock:
+    """CPU time of this thread per named step, added into a dict (cheap: one call a step)."""
+
+    def __init__(self, into: dict[str, float]) -> None:
+        self.into = into
+        self.t = time.thread_time()
+
+    def __call__(self, step: str) -> None:
+        t = time.thread_time()
+        self.into[step] = self.into.get(step, 0.0) + t - self.t
+        self.t = t
 
 
 def _deg(t: np.ndarray) -> np.ndarray:
@@ -387,8 +404,10 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     area = cs * cs
     n = job.n_lots
     fig = TileFigures.empty(n)
+    clock = _Clock(fig.steps)
     win = grow(tile, job.halos["total"], shape)
     fi, val, lab = job.rasterize(win)
+    clock("rasterize")
     fig.cells = (tile[1] - tile[0]) * (tile[3] - tile[2])
     ext = grow(tile, 1, shape)                      # tile plus the slope stencils' cell
     reach = job.reach
@@ -410,6 +429,7 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
         fig.seconds = time.perf_counter() - t_start
         return fig
     hw = _fresh(source.read(win))       # blended in place (the window is this tile's own)
+    clock("read")
     lm = np.zeros(hw.shape, dtype=np.int32)
     lm.ravel()[fi] = lab
     box = grow(act, 1, shape)                      # stencils' cell around the active box
@@ -432,7 +452,9 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     a = hw[_box(win, act)]
     np.add(a, b, out=a, where=b != 0)
     del blurred, b, a
+    clock("blend")
     sink.write(tile, hw[_box(win, tile)], lm[_box(win, tile)])
+    clock("write")
     # ---- the report's cells: the tile's part of the box (the extra cell feeds the stencils)
     after_b = hw[_box(win, box)]
     lm_b = lm[_box(win, box)]
@@ -443,6 +465,7 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     r0, c0 = cut[0], cut[2]
     sb = slope_tangent(before_b, cs)[t_sl]
     sa = slope_tangent(after_b, cs)[t_sl]
+    clock("slopes")
     before, after, mask = before_b[t_sl], after_b[t_sl], lm_b[t_sl]
     lots_b = lm_b > 0
     lots_in = lots_b[t_sl]
@@ -460,6 +483,7 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     fig.lot_max["slope_after"] = _deg(g["slope_after_max"])
     fig.lot_count["cells"] = g["cells"]
     del g, sel
+    clock("lot figures")
     # partial sums over the changed cells (a selection that does not depend on the window)
     changed = d != 0
     on_lots = changed & lots_in
@@ -479,6 +503,7 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     fig.counts["changed"] = int(len(dc))
     fig.counts["lot_cells"] = int(lots_in.sum())
     del dc, rr_c, cc_c, changed
+    clock("volumes")
     # band: every cell within the blur's reach of a lot (a square of half-side reach); the
     # lots that reach the box lie in the box grown by the reach
     if reach:
@@ -490,6 +515,7 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
         band_b = np.zeros_like(lots_b)
     band = band_b[t_sl]
     fig.counts["band"] = int(band.sum())
+    clock("band")
     # pads: cells one in from the lot's edge
     inner = (inner_cells(lm_b) & lots_b)[t_sl]
     gi = _grouped(mask[inner], {"h": after[inner], "s": sa[inner]}, n,
@@ -501,29 +527,20 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     flat = lots_in & (sa <= np.tan(np.radians(BUILDABLE_DEG)))
     fig.lot_count["buildable"] = np.bincount(mask[flat], minlength=n + 1)
     del flat
+    clock("pads")
     if band.any():
         # the band's cells go to their nearest lot (octagonal distance, global ramps), found
-        # in the band's box grown by the attribution halo; edge slopes in the band's box
-        rows = np.nonzero(band_b.any(axis=1))[0]
-        cols = np.nonzero(band_b.any(axis=0))[0]
-        bx = (rows[0] + box[0], rows[-1] + 1 + box[0], cols[0] + box[2], cols[-1] + 1 + box[2])
-        cw = grow(bx, job.halos["attribution"], shape)
-        cw = (max(cw[0], win[0]), min(cw[1], win[1]), max(cw[2], win[2]), min(cw[3], win[3]))
-        lm_c = lm[_box(win, cw)]
-        _, near = cone_envelope(np.where(lm_c > 0, 0.0, -np.inf), lm_c, 1.0, cs,
-                                col_offset=cw[2])
-        assert near is not None                  # labelled: the nearest lot's cells
-        del lm_c
+        # around each band cell within the attribution halo; their edge slopes against
+        # their eight neighbours (inside the box: a band cell's neighbours are in it)
         br, bc = np.nonzero(band)                  # tile cells (row-major)
-        near_band = near[br + (r0 - cw[0]), bc + (c0 - cw[2])]
-        del near
-        sub = (max(bx[0] - 1, box[0]), min(bx[1] + 1, box[1]), max(bx[2] - 1, box[2]),
-               min(bx[3] + 1, box[3]))
-        es = edge_tangents(after_b[_box(box, sub)], (band_b | lots_b)[_box(box, sub)], cs)
-        ge = _grouped(near_band, {"e": es[br + (r0 - sub[0]), bc + (c0 - sub[2])]}, n,
-                      {"e": ("max",)})
+        near_band = nearest_label(lm, br + (r0 - win[0]), bc + (c0 - win[2]), cs,
+                                  job.halos["attribution"], col_offset=win[2], block=48)
+        es = edge_tangents_at(after_b, band_b | lots_b, br + (r0 - box[0]),
+                              bc + (c0 - box[2]), cs)
+        ge = _grouped(near_band, {"e": es}, n, {"e": ("max",)})
         fig.lot_max["embankment"] = _deg(ge["e_max"])
         del es, near_band, br, bc
+        clock("embankments")
     outside = ~(band | lots_in)
     if outside.any():
         fig.maxima["change_outside_band"] = float(np.abs(d[outside]).max())
@@ -535,6 +552,7 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     if made.any():
         fig.maxima["slope_created"] = float(deg_after[made].max())
         fig.counts["steep_created"] = int((deg_after[made] > CREATED_SLOPE_LIMIT).sum())
+    clock("created slopes")
     fig.seconds = time.perf_counter() - t_start
     return fig
 

@@ -19,6 +19,7 @@ def test_one_small_case_with_outputs_reports_every_stage():
     assert run.returncode == 0, run.stderr
     figures = json.loads(run.stdout.strip().splitlines()[-1])
     assert figures["peak_mb"] > 0 and figures["tiles"] >= 1
+    assert {"rasterize", "blend", "embankments"} <= set(figures["raster_steps"])
     assert {"preview", "viewer"} <= set(figures["outputs"])
     assert all(out["bytes"] > 0 for out in figures["outputs"].values())
 

@@ -8,7 +8,9 @@ import pytest
 
 import terrace_foundation as tf
 from terrace_foundation import Heightfield, Region
+from terrace_foundation.report import edge_tangents, edge_tangents_at
 from terrace_foundation.terrain.blend import box_blur
+from terrace_foundation.terrain.kernels import OCTAGON_STRETCH, cone_envelope, nearest_label
 from terrace_foundation.terrain.tiles import CHUNK, PartialSums, box_dilate, plan_tiles, window_sums
 from terrace_testkit import assert_same_result, seam_crossings, wavy_terrain, wavy_towns
 
@@ -149,3 +151,46 @@ def test_the_memory_budget_counts_one_tile_window_of_a_streamed_run():
     with pytest.raises(tf.TerraceInputError):
         check_budget(hf, regs, p, tile_cells=2100 ** 2)            # the map's own arrays
     assert check_budget(hf, regs, p, tile_cells=2100 ** 2, streamed=True) == []
+
+
+def _lots_with_gaps(shape, n_lots, seed):
+    """Voronoi lots of random points with random cells left empty, plus a lattice of
+    single-cell lots (exact distance ties between them)."""
+    rng = np.random.default_rng(seed)
+    pts = rng.uniform(0, 1, size=(n_lots, 2)) * shape
+    r, c = np.mgrid[0:shape[0], 0:shape[1]]
+    d = (r[..., None] - pts[:, 0]) ** 2 + (c[..., None] - pts[:, 1]) ** 2
+    lm = (np.argmin(d, axis=-1) + 1).astype(np.int32)
+    lm[rng.random(shape) < 0.97] = 0
+    lm[5:shape[0]:11, 3:shape[1]:9] = np.arange(1, 1 + lm[5::11, 3::9].size).reshape(
+        lm[5::11, 3::9].shape) + n_lots
+    return lm
+
+
+@pytest.mark.parametrize("shape,block,col_offset", [((150, 170), 16, 0), ((97, 260), 32, 321),
+                                                     ((40, 50), 48, 7)])
+def test_nearest_label_near_the_cells_equals_the_whole_sweep(shape, block, col_offset):
+    lm = _lots_with_gaps(shape, 40, 5)
+    halo = 12
+    full_v, full_l = cone_envelope(np.where(lm > 0, 0.0, -np.inf), lm, 1.0, 2.0,
+                                   col_offset=col_offset)
+    # every cell with a lot within 9 cells (the band of a reach of 9; halo 12 as tiles use)
+    rows, cols = np.nonzero(box_dilate(lm > 0, 9) & (lm == 0))
+    got = nearest_label(lm, rows, cols, 2.0, halo, col_offset=col_offset, block=block)
+    assert got.tobytes() == full_l[rows, cols].tobytes()
+    # the label is a nearest lot in the octagonal distance (an independent check)
+    lr, lc = np.nonzero(lm)
+    for k in range(0, len(rows), 37):
+        dr, dc = np.abs(lr - rows[k]), np.abs(lc - cols[k])
+        oct_d = (np.maximum(dr, dc) + (np.sqrt(2) - 1) * np.minimum(dr, dc)) / OCTAGON_STRETCH
+        mine = oct_d[lm[lr, lc] == got[k]].min()
+        assert mine == pytest.approx(oct_d.min(), abs=1e-9)
+
+
+def test_edge_tangents_at_some_cells_equal_the_whole_grid():
+    rng = np.random.default_rng(6)
+    h = rng.normal(size=(60, 70)) * 50
+    active = rng.random(h.shape) < 0.6
+    rows, cols = np.nonzero(active)
+    got = edge_tangents_at(h, active, rows, cols, 2.5)
+    assert got.tobytes() == edge_tangents(h, active, 2.5)[rows, cols].tobytes()

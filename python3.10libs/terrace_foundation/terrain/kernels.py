@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["cell_sides", "slope_tangent", "slope_degrees", "neighbour_pairs", "lot_adjacency",
-           "cone_envelope", "OCTAGON_STRETCH"]
+           "cone_envelope", "nearest_label", "OCTAGON_STRETCH"]
 
 #: Octagonal distance scale: 1 / cos(22.5 deg), the half-length of the unit octagon's sides.
 OCTAGON_STRETCH = 1.0 / np.cos(np.pi / 8)
@@ -123,7 +123,7 @@ def _row_cones(v: np.ndarray, lab: np.ndarray | None, cost: float, ramp: np.ndar
     fwd = np.maximum.accumulate(vr, axis=-1)
     fwd -= ramp
     vb = v + back
-    rb = back[::-1]
+    rb = back[..., ::-1]
     bwd = np.maximum.accumulate(vb[..., ::-1], axis=-1)
     bwd -= rb
     bwd = bwd[..., ::-1]
@@ -183,33 +183,113 @@ def cone_envelope(seed: np.ndarray, label: np.ndarray | None, slope: float,
     if len(seeded) == 0:
         return v, lab
     # rows before the first apex (down sweep) and after the last (up sweep) stay -inf
-    for rows in (range(seeded[0], m), range(seeded[-1], -1, -1)):
-        prev = None
-        for r in rows:
-            cur = v[..., r, :]
-            if prev is not None:
-                pv = v[..., prev, :]
-                cand = pv - wa
-                diag_l = pv[..., :-1] - wd
-                diag_r = pv[..., 1:] - wd
-                if lab is None:
-                    np.maximum(cur, cand, out=cur)
-                    np.maximum(cur[..., 1:], diag_l, out=cur[..., 1:])
-                    np.maximum(cur[..., :-1], diag_r, out=cur[..., :-1])
-                else:
-                    cl = lab[..., r, :]
-                    pl = lab[..., prev, :]
-                    for sl_cur, val, sl_src in (
-                            ((Ellipsis, slice(None)), cand, (Ellipsis, slice(None))),
-                            ((Ellipsis, slice(1, None)), diag_l, (Ellipsis, slice(None, -1))),
-                            ((Ellipsis, slice(None, -1)), diag_r, (Ellipsis, slice(1, None)))):
-                        c = cur[sl_cur]
-                        better = val > c
-                        np.copyto(c, val, where=better)
-                        np.copyto(cl[sl_cur], pl[sl_src], where=better)
-            _row_cones(cur, None if lab is None else lab[..., r, :], wa, ramp, back)
-            prev = r
+    _sweep(v, lab, range(seeded[0], m), wa, wd, ramp, back)
+    _sweep(v, lab, range(seeded[-1], -1, -1), wa, wd, ramp, back)
     return v, lab
+
+
+def _sweep(v: np.ndarray, lab: np.ndarray | None, rows: range, wa: float, wd: float,
+           ramp: np.ndarray, back: np.ndarray) -> None:
+    """One raster sweep of :func:`cone_envelope` over ``rows`` (in place)."""
+    prev = None
+    for r in rows:
+        cur = v[..., r, :]
+        if prev is not None:
+            pv = v[..., prev, :]
+            cand = pv - wa
+            diag_l = pv[..., :-1] - wd
+            diag_r = pv[..., 1:] - wd
+            if lab is None:
+                np.maximum(cur, cand, out=cur)
+                np.maximum(cur[..., 1:], diag_l, out=cur[..., 1:])
+                np.maximum(cur[..., :-1], diag_r, out=cur[..., :-1])
+            else:
+                cl = lab[..., r, :]
+                pl = lab[..., prev, :]
+                for sl_cur, val, sl_src in (
+                        ((Ellipsis, slice(None)), cand, (Ellipsis, slice(None))),
+                        ((Ellipsis, slice(1, None)), diag_l, (Ellipsis, slice(None, -1))),
+                        ((Ellipsis, slice(None, -1)), diag_r, (Ellipsis, slice(1, None)))):
+                    c = cur[sl_cur]
+                    better = val > c
+                    np.copyto(c, val, where=better)
+                    np.copyto(cl[sl_cur], pl[sl_src], where=better)
+        _row_cones(cur, None if lab is None else lab[..., r, :], wa, ramp, back)
+        prev = r
+
+
+def nearest_label(lot_mask: np.ndarray, rows: np.ndarray, cols: np.ndarray, cell_size: float,
+                  halo: int, col_offset: int = 0, block: int = 32) -> np.ndarray:
+    """The lot :func:`cone_envelope` attributes to some cells, computed near them only.
+
+    The labelled envelope of cones of slope 1 on the lot cells (``lot_mask > 0``), read at
+    cells ``(rows, cols)`` each of which has a lot cell within ``halo`` cells (the band of a
+    tile, with the attribution halo of :func:`~.tiles.halo_cells`). Instead of sweeping
+    the whole array, the cells are grouped in blocks of ``block`` x ``block``; each block is
+    swept in a window of ``block + 2 halo`` cells around it (moved inside the array where
+    it would cross its edge, as a tile's window is clipped), and the windows are swept
+    together as independent fields. A window gives what the whole array gives wherever
+    the cones are complete in it (the property tiles rely on), so the labels are those of
+    ``cone_envelope(where(lot_mask > 0, 0, -inf), lot_mask, 1, cell_size, col_offset)`` at
+    these cells, bit for bit.
+
+    The up sweep of :func:`cone_envelope` starts at each field's last apex; fields swept
+    together share one start, so the rows a field's own up sweep would not reach are put
+    back as the down sweep left them (a cone from below never wins above the last apex).
+
+    Parameters
+    ----------
+    lot_mask : (M, N) ndarray of int
+        Lot id per cell, 0 for none.
+    rows, cols : (K,) ndarray of int
+        The cells wanted.
+    cell_size : float
+    halo : int
+        Cells around each wanted cell within which its nearest lot lies.
+    col_offset : int
+        Global column of ``lot_mask[:, 0]``.
+    block : int
+        Block side, cells.
+
+    Returns
+    -------
+    (K,) ndarray
+        The lot id at each cell (``lot_mask``'s dtype).
+    """
+    m, n = lot_mask.shape
+    w = block + 2 * halo
+    if len(rows) == 0:
+        return np.zeros(0, dtype=lot_mask.dtype)
+    if m < w or n < w:                 # a small array: sweep it whole
+        _, near = cone_envelope(np.where(lot_mask > 0, 0.0, -np.inf), lot_mask, 1.0,
+                                cell_size, col_offset=col_offset)
+        assert near is not None
+        return near[rows, cols]
+    nbc = (n + block - 1) // block
+    key = (rows // block) * nbc + cols // block
+    blocks, which = np.unique(key, return_inverse=True)
+    a = np.clip((blocks // nbc) * block - halo, 0, m - w)      # window corners, in the array
+    c = np.clip((blocks % nbc) * block - halo, 0, n - w)
+    k = np.arange(w)
+    lab = lot_mask[(a[:, None] + k)[:, :, None], (c[:, None] + k)[:, None, :]]
+    v = np.where(lab > 0, 0.0, -np.inf)
+    lab[v < 0] = 0
+    wa = 1.0 * cell_size / OCTAGON_STRETCH
+    wd = wa * np.sqrt(2.0)
+    ramp = wa * (col_offset + c[:, None] + k).astype(np.float64)       # (fields, w)
+    back = -ramp
+    seeded = np.asarray(np.isfinite(v).any(axis=2))                      # (fields, w)
+    first = np.argmax(seeded, axis=1)
+    last = w - 1 - np.argmax(seeded[:, ::-1], axis=1)
+    _sweep(v, lab, range(int(first.min()), w), wa, wd, ramp, back)
+    top = int(last.max())
+    keep = [(f, int(last[f]) + 1) for f in np.nonzero(last < top)[0]]
+    saved = [(v[f, r:].copy(), lab[f, r:].copy()) for f, r in keep]
+    _sweep(v, lab, range(top, -1, -1), wa, wd, ramp, back)
+    for (f, r), (sv, sl) in zip(keep, saved):
+        v[f, r:] = sv
+        lab[f, r:] = sl
+    return lab[which, rows - a[which], cols - c[which]]
 
 
 def cell_sides(r: np.ndarray, c: np.ndarray, between_rows: bool,

@@ -12,6 +12,9 @@ Usage::
     python scripts/bench.py --town                 # 1000 buildings, 48 000 lots, CLI end to end
     python scripts/bench.py --town-on 2049 16385   # one town on a small and a large map
     python scripts/bench.py --read-geojson 300000  # read (check, repair) one 300k-vertex ring
+    python scripts/bench.py --sizes 32769 --stream /big/disk   # engine, tiles to GeoTIFF windows
+    python scripts/bench.py --sizes 32769 --stream /big/disk --cli [--scheduler processes]
+        # the CLI end to end on a GeoTIFF (or --cli-input npy): memory sampled from /proc
 
 The terrain is a fractal-ish mountain (sum of sines plus ridges) with 1 m cells; the regions are
 three city outlines (one with a hole) covering about a quarter of the map, 120 scatter
@@ -358,6 +361,12 @@ def main(argv=None) -> int:
                     help="large-map mode: the terrain as a memory-mapped float64 .npy in FOLDER, "
                     "tiles streamed to GeoTIFF windows there (deleted afterwards); reference "
                     "preset")
+    ap.add_argument("--cli", action="store_true",
+                    help="with --stream: run terrace-foundation generate end to end on the map "
+                    "(as a GeoTIFF, or --cli-input npy) and sample its memory and its workers' "
+                    "from /proc (VmHWM, RssAnon, RssFile)")
+    ap.add_argument("--cli-input", choices=("tif", "npy"), default="tif")
+    ap.add_argument("--cli-args", default="", help="more CLI flags, as one string")
     ap.add_argument("--town-on", type=int, nargs="+", metavar="SIZE",
                     help="one town on maps of these sizes, engine only: the cost "
                     "should be set by the town, not the map (each size in its own process)")
@@ -418,6 +427,18 @@ def main(argv=None) -> int:
                   f" {growth_exponent(lots, [r['seconds'] for r in rows]):.2f}; per stage: "
                   + ", ".join(f"{k} {growth_exponent(lots, [max(r['stages'][k], 1e-3) for r in rows]):.2f}"
                               for k in rows[0]["stages"] if all(k in r["stages"] for r in rows)))
+        return 0
+    if args.stream and args.cli:
+        for size in args.sizes:
+            row = run_stream_cli(size, args.stream, args.tile_size, args.scheduler,
+                                 args.cli_input, args.cli_args.split())
+            print(json.dumps(row), flush=True)
+            print(f"{size}^2 CLI ({args.cli_input}, scheduler {args.scheduler}): "
+                  f"{row['seconds']:.0f} s, {row['cells_per_second'] / 1e6:.2f} M cells/s; "
+                  f"main VmHWM {row['main']['hwm_mb']:.0f} MB, RssAnon peak "
+                  f"{row['main']['anon_mb']:.0f} MB, RssFile peak {row['main']['file_mb']:.0f}"
+                  f" MB; workers RssAnon peaks "
+                  f"{[round(w['anon_mb']) for w in row['workers']]} MB", flush=True)
         return 0
     if args.one and args.stream:
         print(json.dumps(run_stream(args.one, args.stream, args.tile_size, args.scheduler)))
@@ -590,6 +611,139 @@ def run_stream(size: int, folder: str, tile_size: int | None, scheduler: str | N
             "cells_per_second": size * size / total, "stages": res.timings,
             "peak_mb": peak_mb, "triangles": int(sum(len(l.triangles) for l in res.lots)),
             "region_share": 0.0}
+
+
+def _proc_status(pid: int) -> dict | None:
+    """VmHWM, VmRSS, RssAnon, RssFile (MB) of a process, from /proc (None once it is gone)."""
+    out = {}
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                key, _, val = line.partition(":")
+                if key in ("VmHWM", "VmRSS", "RssAnon", "RssFile"):
+                    out[key] = int(val.split()[0]) / 1024.0
+    except OSError:
+        return None
+    return out if "RssAnon" in out else None
+
+
+def _descendants(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    kids = [int(x) for x in f.read().split()]
+                found += kids
+                todo += kids
+        except OSError:
+            pass
+    return found
+
+
+def sample_memory(proc, every: float = 0.2) -> dict:
+    """Peaks of a running process and of each of its descendants (Dask workers) until it ends:
+    ``{"main": {...}, "workers": [{...}, ...]}`` with ``hwm_mb`` (VmHWM: ru_maxrss, resident
+    pages of every kind, file-backed pages of memory maps included), ``anon_mb`` (RssAnon:
+    the process's own memory, what cannot be dropped without swap) and ``file_mb`` (RssFile:
+    resident pages of mapped files, clean ones reclaimable by the kernel at any time)."""
+    peaks: dict[int, dict] = {}
+    while proc.poll() is None:
+        for pid in [proc.pid, *_descendants(proc.pid)]:
+            st = _proc_status(pid)
+            if st is None:
+                continue
+            q = peaks.setdefault(pid, {"hwm_mb": 0.0, "anon_mb": 0.0, "file_mb": 0.0,
+                                       "rss_mb": 0.0})
+            q["hwm_mb"] = max(q["hwm_mb"], st["VmHWM"])
+            q["anon_mb"] = max(q["anon_mb"], st["RssAnon"])
+            q["file_mb"] = max(q["file_mb"], st["RssFile"])
+            q["rss_mb"] = max(q["rss_mb"], st["VmRSS"])
+        time.sleep(every)
+    main = peaks.pop(proc.pid, {"hwm_mb": 0.0, "anon_mb": 0.0, "file_mb": 0.0, "rss_mb": 0.0})
+    workers = sorted(peaks.values(), key=lambda q: -q["anon_mb"])
+    return {"main": main, "workers": [w for w in workers if w["anon_mb"] > 50]}
+
+
+def run_stream_cli(size: int, folder: str, tile_size: int | None, scheduler: str | None,
+                   kind: str = "tif", extra: list[str] | None = None) -> dict:
+    """``terrace-foundation generate`` end to end on the synthetic ``size``² map written to
+    ``folder`` (a float32 GeoTIFF, or the float64 ``.npy`` with a sidecar), its memory sampled
+    from /proc while it runs; input and output deleted afterwards."""
+    import shutil
+
+    import numpy as np
+
+    from terrace_foundation.heightfield import release_pages
+
+    src = os.path.join(folder, f"bench_{size}.npy")
+    t0 = time.perf_counter()
+    write_synthetic_npy(size, src)
+    x0, y1 = 500000.0, 4200000.0 + size
+    inp = src
+    if kind == "tif":
+        import rasterio
+        from rasterio.transform import Affine
+        from rasterio.windows import Window
+
+        inp = os.path.join(folder, f"bench_{size}.tif")
+        m = np.load(src, mmap_mode="r")
+        with rasterio.open(inp, "w", driver="GTiff", width=size, height=size, count=1,
+                           dtype="float32", crs="EPSG:32632", transform=Affine(1, 0, x0, 0, -1,
+                                                                              y1),
+                           tiled=True, blockxsize=512, blockysize=512, compress="deflate",
+                           predictor=3, BIGTIFF="YES") as dst:
+            for r0 in range(0, size, 512):
+                r1 = min(r0 + 512, size)
+                dst.write(np.asarray(m[r0:r1], dtype=np.float32), 1,
+                          window=Window(0, r0, size, r1 - r0))
+                release_pages(m)
+        del m
+        os.remove(src)
+    else:
+        with open(os.path.join(folder, f"bench_{size}.json"), "w") as f:
+            json.dump({"cell_size": 1.0, "origin": [x0, y1], "crs": "EPSG:32632"}, f)
+    t_write = time.perf_counter() - t0
+    regions = os.path.join(folder, f"bench_{size}_towns.geojson")
+    feats = [{"type": "Feature", "properties": {"name": f"town {k}"},
+              "geometry": {"type": "Polygon", "coordinates": [
+                  [list(map(float, p)) for p in [*ring, ring[0]]] for ring in reg.rings]}}
+             for k, reg in enumerate(synthetic_regions(size))]
+    with open(regions, "w") as f:
+        json.dump({"type": "FeatureCollection", "features": feats,
+                   "crs": {"type": "name", "properties": {"name": "EPSG:32632"}}}, f)
+    out = os.path.join(folder, f"bench_{size}_out")
+    cmd = [sys.executable, "-m", "terrace_foundation.cli", "generate", inp, regions, "--out",
+           out, "--seed", "1", "--scatter-count", "120", *(extra or [])]
+    if tile_size is not None:
+        cmd += ["--tile-size", str(tile_size)]
+    if scheduler:
+        cmd += ["--scheduler", scheduler]
+    env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "..", "python3.10libs"))
+    load = os.getloadavg()
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env)
+    try:
+        mem = sample_memory(proc)
+    finally:
+        proc.wait()
+    total = time.perf_counter() - t0
+    try:
+        if proc.returncode != 0:
+            raise SystemExit(f"the CLI failed with code {proc.returncode}")
+        with open(os.path.join(out, "report.json")) as f:
+            report = json.load(f)
+        sizes = {name: os.path.getsize(os.path.join(out, name)) for name in os.listdir(out)}
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+        for p in (inp, regions, src, os.path.join(folder, f"bench_{size}.json")):
+            if os.path.exists(p):
+                os.remove(p)
+    return {"size": size, "cells": size * size, "input": kind, "scheduler": scheduler,
+            "seconds": total, "write_input_seconds": t_write,
+            "cells_per_second": size * size / total, "lots": len(report.get("lots", [])),
+            "load_before": load, "load_after": os.getloadavg(), "output_bytes": sizes, **mem}
 
 
 if __name__ == "__main__":

@@ -391,9 +391,41 @@ def _clean_stale(out) -> None:
         _warn(text)
 
 
+def _work_folder(args: argparse.Namespace, heightfield: str | None) -> str | None:
+    """A working folder for a map cut into tiles (None for a map of one tile).
+
+    Such a map is read window by window into memory maps, and its terrace heightfield and
+    lot mask are written tile by tile into memory maps there, so the run's memory is set by
+    the tile size, not by the map (:mod:`terrace_foundation.io.windows`). The folder lies
+    next to the output (``.<out>.<host>-<pid>-<random>.partial``: a killed run's folder is
+    removed by the next run) and is removed at the end of the run.
+    """
+    import os
+    from pathlib import Path
+
+    from .io.readers.heightmaps import HEIGHTMAP_SUFFIXES
+    from .io.windows import raster_shape
+    from .io.writers.output_folder import _work_name
+    from .terrain.tiles import plan_tiles
+
+    if heightfield is None or Path(heightfield).suffix.lower() in HEIGHTMAP_SUFFIXES \
+            or getattr(args, "height_range", None) is not None:
+        return None
+    shape = raster_shape(heightfield)
+    if shape is None or min(shape) < 2 or len(plan_tiles(shape, args.tile_size)) < 2:
+        return None
+    base = Path(args.out if args.out is not None else args.tiles_dir).absolute()
+    parent = base.parent if base.parent.is_dir() else Path(os.getcwd())
+    folder = parent / _work_name(base, "partial")
+    folder.mkdir()
+    return str(folder)
+
+
 def _run(hf, regions, params: TerraceParams, args: argparse.Namespace, context,
-         protect: Sequence[str]) -> int:
-    """Generate and write; shared by ``generate`` and ``demo``."""
+         protect: Sequence[str], windows: str | None = None) -> int:
+    """Generate and write; shared by ``generate`` and ``demo``. With ``windows`` (a working
+    folder, :func:`_work_folder`) the tiles go to memory maps there, not to in-memory arrays.
+    """
     from .io import write_outputs
 
     progress = Progress(sys.stderr, enabled=not args.quiet)
@@ -406,6 +438,13 @@ def _run(hf, regions, params: TerraceParams, args: argparse.Namespace, context,
     # the one warning channel: each line is printed once, by the log (not through `warnings`)
     log = WarningLog(echo=show, issue=False)
     tile = getattr(args, "tile", None)
+    sink = None
+    if windows is not None and not _work_item(args):
+        from .io.windows import MapSink
+
+        sink = MapSink(windows, hf.shape)
+        progress.message(f"{hf.shape[0]} x {hf.shape[1]} cells in tiles: the grid is read and "
+                         f"written window by window through {windows}")
     try:
         result = generate(hf, regions, params=params, progress=progress,
                           tile_size=getattr(args, "tile_size", None),
@@ -413,7 +452,8 @@ def _run(hf, regions, params: TerraceParams, args: argparse.Namespace, context,
                           tile_progress=None if args.quiet else _tile_progress(progress),
                           log=log, tile_store=getattr(args, "tiles_dir", None),
                           tile_only=None if tile is None else [tile],
-                          farm_step=getattr(args, "farm_step", None))
+                          farm_step=getattr(args, "farm_step", None),
+                          sinks=() if sink is None else [sink], in_memory=sink is None)
     except TerraceInputError as e:
         progress.end()
         raise _name_input(e, context.inputs) from None
@@ -421,6 +461,10 @@ def _run(hf, regions, params: TerraceParams, args: argparse.Namespace, context,
     if _work_item(args):                    # a farm work item: its piece is in --tiles-dir
         _item_done(args, hf, progress)
         return 0
+    if sink is not None:                     # the writers read the memory maps strip by strip
+        terrace, lot_mask = sink.arrays()
+        result.terrace_heightfield = result.source.with_heights(terrace)
+        result.lot_mask = lot_mask
     t_write = time.perf_counter()
     context.warnings = WarningLog(echo=show, issue=False)   # the writers' warnings, said once
     files = write_outputs(result, args.out, context, overwrite=args.overwrite, protect=protect,
@@ -439,15 +483,7 @@ def _run(hf, regions, params: TerraceParams, args: argparse.Namespace, context,
 
 @_command("generate", "Terrace regions into a heightfield file.")
 def cmd_generate(args: argparse.Namespace) -> int:
-    from .io import (
-        OutputContext,
-        check_output_folder,
-        check_regions_against,
-        heightfield_format,
-        read_heightfield,
-        read_regions,
-    )
-    from .io.readers.geojson import check_metric_crs
+    from .io import check_output_folder
 
     protect = [args.heightfield, args.regions]
     params = _params_from(args)              # bad parameters fail before any reading
@@ -456,8 +492,30 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if not _work_item(args):
         _clean_stale(args.out)
         check_output_folder(args.out, args.overwrite, protect)
+    windows = _work_folder(args, args.heightfield)
+    try:
+        return _generate(args, params, protect, windows)
+    finally:
+        if windows is not None:
+            import shutil
+
+            shutil.rmtree(windows, ignore_errors=True)
+
+
+def _generate(args: argparse.Namespace, params: TerraceParams, protect: list[str],
+              windows: str | None) -> int:
+    """``generate`` once its output folder is checked (``windows``: :func:`_work_folder`)."""
+    from .io import (
+        OutputContext,
+        check_regions_against,
+        heightfield_format,
+        read_heightfield,
+        read_regions,
+    )
+    from .io.readers.geojson import check_metric_crs
+
     hf = read_heightfield(args.heightfield, cell_size=args.cell_size,
-                          height_range=args.height_range)
+                          height_range=args.height_range, windows=windows)
     _note_large_read(args.regions, args.quiet)
     # the readers' warnings: printed once each, in the order they arise
     reader_log = WarningLog(echo=_warn, issue=False)
@@ -478,8 +536,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
         crs=regs.crs or hf.crs,
         inputs={"heightfield": args.heightfield, "regions": args.regions},
         command=[PROG, *args.argv],
-        report_extra={"repairs": [rep.to_dict() for rep in regs.repairs]})
-    return _run(hf, regs.regions, params, args, context, protect)
+        report_extra={"repairs": [rep.to_dict() for rep in regs.repairs]},
+        cog=args.cog)
+    return _run(hf, regs.regions, params, args, context, protect, windows)
 
 
 @_command("demo", "Terrace the built-in synthetic mountain (no input files needed).")
@@ -499,7 +558,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     context = OutputContext(heightfield_format=fmt, crs=None,
                             inputs={"heightfield": "built-in demo mountain",
                                     "regions": "built-in demo cities"},
-                            command=[PROG, *args.argv])
+                            command=[PROG, *args.argv], cog=args.cog)
     if fmt == "npy" and not args.quiet:
         _warn("rasterio is not installed: writing terrace_heightfield.npy + .json instead of"
               " .tif (pip install terrace-foundation[io])")

@@ -502,6 +502,12 @@ _RUN = [
         "Do not write preview.html, the self-contained 3D viewer (written by default; about "
         "5 MB for a grid of a million cells or more, at most 25 MB).",
         scope="run", commands=_RUNS, group=_OUTPUT),
+    Parameter(
+        "cog", bool, False, "Cloud-Optimised GeoTIFF",
+        "Write terrace_heightfield.tif (and masks/lot_id.tif) as cloud-optimised GeoTIFFs: "
+        "512-cell tiles, deflate, overviews (average heights, nearest lot ids). Written "
+        "window by window like the plain GeoTIFF.",
+        scope="run", commands=_RUNS, group=_OUTPUT),
     # --- generate only
     Parameter(
         "strict", bool, False, "Strict",

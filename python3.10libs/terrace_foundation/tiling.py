@@ -199,6 +199,11 @@ class TeeSink:
             s.close()
 
 
+#: Triangles per chunk when a job's per-triangle figures are computed (cell boxes, digest),
+#: so no (T, 3, 2) array of the whole map's corners is made.
+TRIANGLE_CHUNK = 1 << 20
+
+
 @dataclass
 class ReferenceJob:
     """Everything a tile of the reference preset needs (picklable for Dask workers).
@@ -207,10 +212,11 @@ class ReferenceJob:
     ----------
     shape : (rows, cols)
     cell_size : float
-    tri_xy : (T, 3, 2) ndarray
-        Slice triangles in the grid's local frame (north-west corner at the origin).
-    tri_value : (T, 3) ndarray
-        Slice height at each corner.
+    tri_xy : (T, 3, 2) ndarray, or (V, 2) with ``triangles``
+        Slice triangles in the grid's local frame (north-west corner at the origin); with
+        ``triangles``, the vertices they index.
+    tri_value : (T, 3) ndarray, or (V,) with ``triangles``
+        Slice height at each corner (at each vertex).
     tri_label : (T,) ndarray of int
         Lot id of each triangle.
     h : float
@@ -218,6 +224,10 @@ class ReferenceJob:
     reach : int
         Blur reach, cells (:func:`~.terrain.blend.blur_reach`).
     n_lots : int
+    triangles : (T, 3) ndarray of int, optional
+        Vertex indices of each triangle: the job then holds the slice mesh's own arrays,
+        not (T, 3) copies of its corners (0.7 GB at 32769², 9.6 M triangles). The corners
+        are gathered per window (:meth:`corners`): the same values.
     """
 
     shape: tuple[int, int]
@@ -228,17 +238,35 @@ class ReferenceJob:
     h: float
     reach: int
     n_lots: int
+    triangles: np.ndarray | None = None
     bbox: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         rows, cols = self.shape
         g = self.grid()
-        r, c = g.world_to_grid(self.tri_xy[..., 0], self.tri_xy[..., 1])
-        # candidate cells of each triangle, as rasterize_triangles bounds them
-        self.bbox = np.column_stack([
-            np.clip(np.ceil(r.min(axis=1)), 0, rows), np.clip(np.floor(r.max(axis=1)), -1, rows - 1),
-            np.clip(np.ceil(c.min(axis=1)), 0, cols), np.clip(np.floor(c.max(axis=1)), -1, cols - 1),
-        ]).astype(np.int64) if len(self.tri_xy) else np.zeros((0, 4), dtype=np.int64)
+        n = len(self.tri_label)
+        # candidate cells of each triangle, as rasterize_triangles bounds them (int32: a
+        # grid side is far below 2**31), a chunk of triangles at a time
+        self.bbox = np.zeros((n, 4), dtype=np.int32)
+        for s in range(0, n, TRIANGLE_CHUNK):
+            xy, _ = self.corners(slice(s, s + TRIANGLE_CHUNK))
+            r, c = g.world_to_grid(xy[..., 0], xy[..., 1])
+            self.bbox[s:s + TRIANGLE_CHUNK] = np.column_stack([
+                np.clip(np.ceil(r.min(axis=1)), 0, rows),
+                np.clip(np.floor(r.max(axis=1)), -1, rows - 1),
+                np.clip(np.ceil(c.min(axis=1)), 0, cols),
+                np.clip(np.floor(c.max(axis=1)), -1, cols - 1)])
+
+    def corners(self, sel=None) -> tuple[np.ndarray, np.ndarray]:
+        """``(xy, value)`` of triangles ``sel`` (an index, mask or slice; all by default):
+        ``(k, 3, 2)`` corner coordinates and ``(k, 3)`` corner values.
+        """
+        if self.triangles is None:
+            if sel is None:
+                return self.tri_xy, self.tri_value
+            return self.tri_xy[sel], self.tri_value[sel]
+        t = self.triangles if sel is None else self.triangles[sel]
+        return self.tri_xy[t], self.tri_value[t]
 
     def grid(self) -> Heightfield:
         """The grid's georeference in the local frame (no heights held)."""
@@ -255,9 +283,26 @@ class ReferenceJob:
         """
         d = hashlib.sha256(repr((self.shape, float(self.cell_size), float(self.h),
                                  int(self.reach), int(self.n_lots))).encode())
-        for a in (self.tri_xy, self.tri_value, self.tri_label):
-            d.update(np.ascontiguousarray(a).tobytes())
+        n = len(self.tri_label)
+        for k in (0, 1):        # all corners, then all values (the bytes of whole arrays)
+            for s in range(0, n, TRIANGLE_CHUNK):
+                d.update(np.ascontiguousarray(self.corners(slice(s, s + TRIANGLE_CHUNK))[k])
+                         .tobytes())
+        d.update(np.ascontiguousarray(self.tri_label).tobytes())
         return d.hexdigest()
+
+    def for_tile(self, tile: Window) -> "ReferenceJob":
+        """The job cut to the slice triangles that tile ``tile`` rasterises (those whose cell
+        box meets the tile grown by the total halo), in their order: :func:`terrace_tile` of
+        the tile gives the same result, bit for bit. A Dask task ships only these (the
+        whole job of a 32769² map is about 0.8 GB of triangles).
+        """
+        r0, r1, c0, c1 = grow(tile, self.halos["total"], self.shape)
+        b = self.bbox
+        keep = np.nonzero((b[:, 0] < r1) & (b[:, 1] >= r0) & (b[:, 2] < c1) & (b[:, 3] >= c0))[0]
+        xy, value = self.corners(keep)
+        return ReferenceJob(self.shape, self.cell_size, xy, value, self.tri_label[keep], self.h,
+                            self.reach, self.n_lots)
 
     def rasterize(self, win: Window) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Lot cells in ``win``: flat index in the window's array, slice height and lot id.
@@ -271,8 +316,8 @@ class ReferenceJob:
         if len(sel) == 0:
             e = np.zeros(0, dtype=np.int64)
             return e, np.zeros(0), e
-        return rasterize_window(self.tri_xy[sel], self.tri_value[sel], self.tri_label[sel],
-                                self.grid(), win)
+        xy, value = self.corners(sel)
+        return rasterize_window(xy, value, self.tri_label[sel], self.grid(), win)
 
 
 @dataclass

@@ -5,6 +5,7 @@ io/windows.py)."""
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -120,3 +121,53 @@ def test_grading_tiles_as_dask_tasks_equal_the_serial_run():
     serial = tf.generate(hf, regions, preset="grading", tile_size=64)
     threaded = tf.generate(hf, regions, preset="grading", tile_size=64, scheduler="threads")
     assert_same_result(serial, threaded)
+
+
+def test_dask_tasks_carry_their_tiles_triangles_and_few_are_in_flight(monkeypatch):
+    """Local process pool: each task gets only the slice triangles its window meets
+    (ReferenceJob.for_tile) and results are written batch by batch (a few tiles held, not the
+    map); the result is the serial one, bit for bit."""
+    needs("dask")
+    from terrace_foundation.io import tiled
+    from terrace_foundation.tiling import ReferenceJob, terrace_tile
+
+    hf = wavy_terrain(260, 250)
+    regions = wavy_towns(hf)
+    serial = tf.generate(hf, regions, tile_size=64)
+    shipped, batches = [], []
+    real_for_tile = ReferenceJob.for_tile
+    monkeypatch.setattr(ReferenceJob, "for_tile", lambda self, t: shipped.append(
+        len(self.tri_label)) or real_for_tile(self, t))
+    real_compute = tiled.require_dask().compute
+
+    def compute(*tasks, **kw):
+        batches.append(len(tasks))
+        return real_compute(*tasks, **kw)
+    monkeypatch.setattr(tiled.require_dask(), "compute", compute)
+    res = tf.generate(hf, regions, tile_size=64, scheduler="processes")
+    assert_same_result(serial, res)
+    n_tiles = len(plan_tiles(hf.shape, 64))
+    assert len(shipped) == n_tiles and sum(batches) == n_tiles
+    assert max(batches) <= tiled.IN_FLIGHT_PER_WORKER * (os.cpu_count() or 1)
+    # a tile's share of the triangles gives the whole job's tile, bit for bit
+    from terrace_foundation import tiling
+
+    captured = {}
+
+    def grab(job, tile, source, sink):
+        captured.setdefault("job", job)
+        return terrace_tile(job, tile, source, sink)
+    monkeypatch.setattr(tiling, "terrace_tile", grab)
+    tf.generate(hf, regions, tile_size=64)
+    job = captured["job"]
+    sizes = []
+    for tile in plan_tiles(hf.shape, 64):
+        a, b = tiled._Collect(), tiled._Collect()
+        fa = terrace_tile(job, tile, tiling.ArraySource(hf.heights), a)
+        part = real_for_tile(job, tile)
+        fb = terrace_tile(part, tile, tiling.ArraySource(hf.heights), b)
+        sizes.append(len(part.tri_label))
+        assert a.tile[1].tobytes() == b.tile[1].tobytes()
+        assert a.tile[2].tobytes() == b.tile[2].tobytes()
+        assert fa.cells == fb.cells and fa.counts == fb.counts
+    assert max(sizes) < len(job.tri_label)          # every task ships a part of the job

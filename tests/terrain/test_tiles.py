@@ -38,15 +38,11 @@ def test_tiled_equals_untiled_bit_for_bit(params):
 
 
 @pytest.mark.parametrize("params", [
-    {},                                                     # mean pads, embankments
+    {},                                                     # mean pads, embankments, the cap
     {"pad_rule": "median", "max_slope": 20.0},             # wider band
     {"pad_rule": "balanced", "seed": 2},
-    # tiers, and the cap (presets.limits.cap_steps) acting across the tile seams: the cap is
-    # a global min-plus envelope, so a tile's window (CAP_MARGIN cells of halo) gives it
-    # exactly only where the steps it shares out lie within that halo (issue 14, open)
-    pytest.param({"pad_rule": "min", "max_wall_height": 1.0, "max_embankment_height": 2.0},
-                 marks=pytest.mark.xfail(reason="cap_steps is not tile-exact near seams",
-                                         strict=False)),
+    # tiers (on 2 m cells a 1 m wall is less than an embankment's rise: no cap)
+    {"pad_rule": "min", "max_wall_height": 1.0, "max_embankment_height": 2.0},
     {"pad_rule": "max", "boundary": "wall"},
 ])
 def test_grading_tiled_equals_untiled_bit_for_bit(params):
@@ -63,6 +59,30 @@ def test_grading_tiled_equals_untiled_bit_for_bit(params):
         assert_same_result(whole, tiled)
         assert [(w.report_row(), [line.tobytes() for line in w.lines]) for w in whole.walls] \
             == [(w.report_row(), [line.tobytes() for line in w.lines]) for w in tiled.walls]
+        if not params:
+            # the cap (presets.limits.cap_steps) moved cells of this run: its result is tile-exact too
+            assert whole.report["totals"]["capped_cells"] > 0
+
+
+def test_cap_steps_is_local_to_its_reach():
+    """cap_steps on a window grown by its reach around a tile gives the whole field's result
+    on the tile bit for bit (the tiled grading relies on it)."""
+    from terrace_foundation.presets.limits import cap_steps
+    rng = np.random.default_rng(7)
+    lots = np.zeros((90, 110), dtype=np.int64)
+    lots[10:80, 10:100] = 1 + (np.arange(110)[None, 10:100] // 9) + 20 * (np.arange(90)[10:80, None] // 14)
+    terrain = rng.normal(0.0, 2.0, lots.shape).cumsum(axis=1) + 3.0 * np.arange(90)[:, None]
+    graded = terrain.copy()
+    graded[lots > 0] = (3.0 * (lots % 20) + 5.0 * (lots // 20))[lots > 0]
+    reach = 12
+    whole = cap_steps(graded, terrain, 4.0, 0.5, lots, rise=1.3, reach=reach)
+    assert not np.array_equal(whole, graded)
+    for r0, c0 in ((30, 40), (0, 0), (60, 80)):
+        tile = (slice(r0, r0 + 30), slice(c0, c0 + 30))
+        win = (slice(max(r0 - reach, 0), r0 + 30 + reach), slice(max(c0 - reach, 0), c0 + 30 + reach))
+        part = cap_steps(graded[win], terrain[win], 4.0, 0.5, lots[win], rise=1.3, reach=reach)
+        got = part[r0 - win[0].start:r0 - win[0].start + 30, c0 - win[1].start:c0 - win[1].start + 30]
+        assert np.array_equal(got, whole[tile])
 
 
 def test_grading_halos_come_from_the_parameters():

@@ -13,6 +13,7 @@ Scheduler strings: ``threads``, ``processes`` (Dask's local schedulers), or the 
 from __future__ import annotations
 
 import time
+from concurrent.futures import Executor
 from typing import TYPE_CHECKING
 
 from ..errors import TerraceInputError
@@ -87,9 +88,32 @@ def map_tiles_dask(func, job, tiles, source, scheduler) -> list:
             client.close()
 
 
+#: Tasks in flight per worker (a local scheduler: per core): the results wait in memory only
+#: until they are written, so a run holds a few tiles, not the map.
+IN_FLIGHT_PER_WORKER = 2
+
+
+def _job_of(job, func, tile):
+    """What a task carries: the tile's share of a reference job
+    (:meth:`ReferenceJob.for_tile`), else the job itself.
+    """
+    return job.for_tile(tile) if _per_tile(job, func) else job
+
+
+def _per_tile(job, func) -> bool:
+    """Tasks carry their tile's share of the job (:meth:`ReferenceJob.for_tile`), not all of it."""
+    return func is terrace_tile and isinstance(job, ReferenceJob)
+
+
 def run_tiles_dask(job: ReferenceJob | GradingJob, tiles, source, sink, scheduler, progress=None,
                    func=terrace_tile, total: TileFigures | None = None) -> TileFigures:
     """Run the tiles as Dask tasks; write them to ``sink`` and combine their figures in order.
+
+    Each reference tile's task carries only the slice triangles its window meets
+    (:meth:`~terrace_foundation.tiling.ReferenceJob.for_tile`); other jobs (the grading
+    preset's) are sent to each worker once. At most :data:`IN_FLIGHT_PER_WORKER` tasks per
+    worker are pending at a time, and each result is written as soon as it arrives, so the
+    caller holds a few tiles, not the map.
 
     Parameters
     ----------
@@ -107,38 +131,89 @@ def run_tiles_dask(job: ReferenceJob | GradingJob, tiles, source, sink, schedule
     """
     t0 = time.perf_counter()
     total = TileFigures.empty(job.n_lots) if total is None else total
+    per_tile = _per_tile(job, func)
+    done: dict[int, TileFigures] = {}
+
+    def take(k: int, piece, fig) -> None:
+        sink.write(*piece)
+        done[k] = fig
+        if progress is not None:
+            progress(len(done), len(tiles), sum(f.cells for f in done.values()),
+                     time.perf_counter() - t0)
+
     if isinstance(scheduler, str) and scheduler in _LOCAL:
         dask = require_dask()
-        tasks = [dask.delayed(_task)(job, t, source, func) for t in tiles]
-        results = dask.compute(*tasks, scheduler=scheduler)
-        for k, (piece, fig) in enumerate(results):
-            _take(sink, piece, fig, total, k, len(tiles), progress, t0)
-        return total
-    client, own = _client(scheduler)
-    from distributed import as_completed
-    try:
-        job_f, src_f = client.scatter([job, source], broadcast=True)
-        futures = [client.submit(_task, job_f, t, src_f, func, pure=False) for t in tiles]
-        index = {f.key: k for k, f in enumerate(futures)}
-        done: dict[int, TileFigures] = {}
-        for n, fut in enumerate(as_completed(futures), 1):
-            piece, fig = fut.result()
-            sink.write(*piece)
-            done[index[fut.key]] = fig
-            fut.release()
-            if progress is not None:
-                cells = sum(f.cells for f in done.values())
-                progress(n, len(tiles), cells, time.perf_counter() - t0)
-        for k in range(len(tiles)):     # combine in tile order (figures are order-free anyway)
-            total.combine(done[k])
-    finally:
-        if own:
-            client.close()
+        with _local_pool(scheduler) as (pool, width):
+            step = max(1, IN_FLIGHT_PER_WORKER * width)
+            for b0 in range(0, len(tiles), step):
+                batch = range(b0, min(b0 + step, len(tiles)))
+                tasks = [dask.delayed(_task)(_job_of(job, func, tiles[k]), tiles[k], source,
+                                             func) for k in batch]
+                kw = {} if pool is None else {"pool": pool}
+                for k, (piece, fig) in zip(batch, dask.compute(*tasks, scheduler=scheduler,
+                                                               **kw)):
+                    take(k, piece, fig)
+    else:
+        client, own = _client(scheduler)
+        from distributed import as_completed
+        try:
+            if per_tile:
+                src_f = client.scatter(source, broadcast=True)
+                job_f = None
+            else:
+                job_f, src_f = client.scatter([job, source], broadcast=True)
+            width = max(1, len(client.scheduler_info().get("workers", {})))
+            queue = list(range(len(tiles)))[::-1]
+            index: dict = {}
+
+            def submit():
+                k = queue.pop()
+                fut = client.submit(_task, _job_of(job, func, tiles[k]) if per_tile else job_f,
+                                    tiles[k], src_f, func, pure=False)
+                index[fut.key] = k
+                return fut
+
+            running = as_completed([submit() for _ in range(min(len(queue),
+                                                                IN_FLIGHT_PER_WORKER * width))])
+            for fut in running:
+                piece, fig = fut.result()
+                take(index.pop(fut.key), piece, fig)
+                fut.release()
+                if queue:
+                    running.add(submit())
+        finally:
+            if own:
+                client.close()
+    for k in range(len(tiles)):     # combine in tile order (figures are order-free anyway)
+        total.combine(done[k])
     return total
 
 
-def _take(sink, piece, fig, total, k, n, progress, t0) -> None:
-    sink.write(*piece)
-    total.combine(fig)
-    if progress is not None:
-        progress(k + 1, n, total.cells, time.perf_counter() - t0)
+class _local_pool:
+    """A thread or process pool for Dask's local schedulers, made once for all batches:
+    ``(pool, width)`` (one worker per core); ``(None, 1)`` for the synchronous scheduler.
+    Worker processes are started fresh (``spawn``) and receive only their tasks.
+    """
+
+    def __init__(self, scheduler: str) -> None:
+        self.scheduler = scheduler
+        self.pool: Executor | None = None
+
+    def __enter__(self):
+        import multiprocessing
+        import os
+        from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+        width = os.cpu_count() or 1
+        if self.scheduler == "threads":
+            self.pool = ThreadPoolExecutor(width)
+        elif self.scheduler == "processes":
+            # fresh interpreters, not forks: a fork would share (and count) the caller's lots
+            self.pool = ProcessPoolExecutor(width, mp_context=multiprocessing.get_context("spawn"))
+        else:
+            width = 1
+        return self.pool, width
+
+    def __exit__(self, *exc) -> None:
+        if self.pool is not None:
+            self.pool.shutdown()

@@ -382,7 +382,7 @@ def _cap(out, heights, lot_mask, win, max_wall, info, band, max_step, rise) -> N
     """
     before = out[win].copy()
     capped = cap_steps(before, heights[win].astype(np.float64), max_wall, max_step,
-                       lot_mask[win], rise)
+                       lot_mask[win], rise, reach=info["cap_reach"])
     # a cell moves by at most a wall and an embankment on each side (on coarse grids a step
     # can be far beyond what the cells around it can share out: it stays, a limit breach)
     reach = max_wall + 2 * info["max_emb"]
@@ -476,7 +476,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
                      wall_fill=np.zeros(len(pad)), wall_cut=np.zeros(len(pad)),
                      nearest_lot=np.zeros(lot_mask.shape, dtype=np.int32), band_width=0.0,
                      embankment_height=np.zeros(lot_mask.shape), capped_cells=0,
-                     cap_max_change=0.0, max_emb=max_emb,
+                     cap_max_change=0.0, max_emb=max_emb, cap_reach=cap_margin(cell_size),
                      capped=np.zeros(lot_mask.shape, dtype=bool))
     if not lots.any():
         return out, band, (slice(0, 0), slice(0, 0)), info
@@ -792,33 +792,27 @@ def lot_figures(per_lot: dict[str, np.ndarray], pad_moved: np.ndarray,
 
 
 def _min_plus(v: np.ndarray, cost_h: np.ndarray, cost_v: np.ndarray,
-              sweeps: int = 50) -> np.ndarray:
-    """``min_y v[y] + D(x, y)`` on the 4-neighbour grid, ``D`` the path length with the
-    costs of the cell sides (``cost_h`` (M, N - 1) between columns, ``cost_v`` (M - 1, N)
-    between rows): raster sweeps down and up, each row finished both ways by a cumulative
-    minimum, repeated until nothing changes (every step a vectorised row operation).
+              steps: int) -> np.ndarray:
+    """``min_y v[y] + D(x, y)`` on the 4-neighbour grid over the paths of at most ``steps``
+    cell sides, ``D`` the path length with the costs of the cell sides (``cost_h`` (M, N - 1)
+    between columns, ``cost_v`` (M - 1, N) between rows): ``steps`` Jacobi rounds, each cell
+    taking the least of itself and its four neighbours plus the side's cost from the previous
+    round, stopping early once a round changes nothing (the paths' minimum is then reached).
+
+    A cell's result depends only on ``v`` within ``steps`` sides of it, and each path's sum is
+    formed in the same order whatever the window, so a tile whose window holds that margin
+    gives the untiled result bit for bit.
     """
     u = v.copy()
-    m = u.shape[0]
-    s = np.zeros(cost_h.shape[:1] + (cost_h.shape[1] + 1,))
-    np.cumsum(cost_h, axis=1, out=s[:, 1:])
-
-    def row(r):
-        x = u[r]
-        np.minimum(x, s[r] + np.minimum.accumulate(x - s[r]), out=x)
-        np.minimum(x, -s[r] + np.minimum.accumulate((x + s[r])[::-1])[::-1], out=x)
-
-    for _ in range(sweeps):
-        before = u.copy()
-        row(0)
-        for r in range(1, m):
-            np.minimum(u[r], u[r - 1] + cost_v[r - 1], out=u[r])
-            row(r)
-        for r in range(m - 2, -1, -1):
-            np.minimum(u[r], u[r + 1] + cost_v[r], out=u[r])
-            row(r)
-        if np.array_equal(u, before):
+    for _ in range(steps):
+        new = u.copy()
+        np.minimum(new[:, 1:], u[:, :-1] + cost_h, out=new[:, 1:])
+        np.minimum(new[:, :-1], u[:, 1:] + cost_h, out=new[:, :-1])
+        np.minimum(new[1:, :], u[:-1, :] + cost_v, out=new[1:, :])
+        np.minimum(new[:-1, :], u[1:, :] + cost_v, out=new[:-1, :])
+        if np.array_equal(new, u):
             break
+        u = new
     return u
 
 
@@ -841,7 +835,8 @@ def terrain_step(d_graded: np.ndarray, d_terrain: np.ndarray, outside: np.ndarra
 
 
 def cap_steps(graded: np.ndarray, terrain: np.ndarray, max_wall: float, max_step: float,
-              lots: np.ndarray, rise: float = 0.0, tol: float = 1e-6) -> np.ndarray:
+              lots: np.ndarray, rise: float = 0.0, tol: float = 1e-6,
+              reach: int = CAP_MARGIN) -> np.ndarray:
     """The nearest heightfield (in the largest change) with no wall above ``max_wall``: every
     step across a cell side between two lots at most ``max_wall``; elsewhere at most
     ``max_wall`` or ``rise`` (what an embankment rises over a cell side, no wall), and between
@@ -866,13 +861,18 @@ def cap_steps(graded: np.ndarray, terrain: np.ndarray, max_wall: float, max_step
         ``tan(max_slope) * cell_size``.
     tol : float
         Steps within ``tol`` of the limit count as within it (world units).
+    reach : int
+        Longest path (cell sides) the extensions follow (:func:`_min_plus`): a cell moves
+        only for what lies within ``reach`` sides of it, so a tile whose window holds
+        ``reach`` cells beyond its graded cells gives the untiled cap bit for bit. A step that
+        needs a longer path to be shared out stays above the limit (a breach, measured).
 
     Returns
     -------
     (M, N) ndarray
         ``graded`` itself when nothing exceeds a limit.
     """
-    costs, over = [], False
+    costs = []
     for axis in (1, 0):
         dh = np.diff(terrain, axis=axis)
         a, b = ((slice(None), slice(1, None)), (slice(None), slice(None, -1))) if axis == 1 \
@@ -881,13 +881,10 @@ def cap_steps(graded: np.ndarray, terrain: np.ndarray, max_wall: float, max_step
         two = (lots[a] > 0) & (lots[b] > 0) & (lots[a] != lots[b])
         cost = np.where(two, max_wall, max(max_wall, rise))
         cost = np.where(both, np.maximum(cost, np.abs(dh) + max_step), cost)
-        over = over or bool((np.abs(np.diff(graded, axis=axis)) > cost + tol).any())
         costs.append(cost)
-    if not over:
-        return graded
     cost_h, cost_v = costs
-    upper = _min_plus(graded, cost_h, cost_v)
-    lower = -_min_plus(-graded, cost_h, cost_v)
+    upper = _min_plus(graded, cost_h, cost_v, reach)
+    lower = -_min_plus(-graded, cost_h, cost_v, reach)
     # (a field at the limit within rounding stays as it is)
     mid = 0.5 * (upper + lower)
     return np.where(np.abs(mid - graded) <= tol, graded, mid)

@@ -71,9 +71,9 @@ class ReferencePreset(Preset):
         """
         hf, mesh = run.heightfield, run.mesh
         _, h = self.blur(run.params, hf.cell_size)
-        return ReferenceJob(hf.shape, hf.cell_size, mesh.vertices[mesh.triangles],
-                            run.sliced[mesh.triangles], mesh.triangle_lot + 1, h, blur_reach(h),
-                            run.n_lots)
+        return ReferenceJob(hf.shape, hf.cell_size, mesh.vertices, run.sliced,
+                            mesh.triangle_lot + 1, h, blur_reach(h), run.n_lots,
+                            triangles=mesh.triangles)
 
     def terrace(self, run: Run) -> TiledTerrace | None:
         hf, opt = run.heightfield, run.options

@@ -82,4 +82,4 @@ def _write_masks(result: TerraceResult, folder: Path, context: OutputContext) ->
     from .masks import write_masks
 
     terrace, lot_mask = result.raster()
-    return write_masks(lot_mask, terrace, folder, context.crs)
+    return write_masks(lot_mask, terrace, folder, context.crs, cog=context.cog)

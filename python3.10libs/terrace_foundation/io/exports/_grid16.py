@@ -74,13 +74,28 @@ def resample_corners(heights: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
         ``(i * (M - 1) / (rows - 1), j * (N - 1) / (cols - 1))``. A constant region stays
         exactly constant (flat pads stay flat); the four corners are copied exactly.
     """
-    h = np.asarray(heights, dtype=np.float64)
+    h = heights if isinstance(heights, np.ndarray) else np.asarray(heights)
     if h.shape == tuple(shape):
-        return h.copy()
+        return np.array(h, dtype=np.float64)
     r0, r1, fr = _axis_weights(h.shape[0], shape[0])
     c0, c1, fc = _axis_weights(h.shape[1], shape[1])
-    cols = h[:, c0] * (1.0 - fc) + h[:, c1] * fc          # (M, cols)
-    return cols[r0] * (1.0 - fr)[:, None] + cols[r1] * fr[:, None]
+    out = np.empty(tuple(shape))
+    # a band of output rows at a time, each from the input rows it needs (a memory-mapped
+    # map of a streamed run is never copied whole); every value is the same expression
+    band = max(1, (1 << 22) // max(int(h.shape[1]), int(shape[1]), 1))
+    for s in range(0, shape[0], band):
+        a, b = r0[s:s + band], r1[s:s + band]
+        top = _cols(h, a, c0, c1, fc)
+        bottom = _cols(h, b, c0, c1, fc)
+        out[s:s + band] = top * (1.0 - fr[s:s + band])[:, None] + bottom * fr[s:s + band][:, None]
+    return out
+
+
+def _cols(h: np.ndarray, rows: np.ndarray, c0: np.ndarray, c1: np.ndarray,
+          fc: np.ndarray) -> np.ndarray:
+    """Rows ``rows`` of ``h`` resampled along the columns (float64)."""
+    sub = np.asarray(h[rows], dtype=np.float64)
+    return sub[:, c0] * (1.0 - fc) + sub[:, c1] * fc
 
 
 def encode_u16(heights: np.ndarray, low: float, step: float) -> np.ndarray:

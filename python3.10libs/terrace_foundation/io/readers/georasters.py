@@ -138,14 +138,21 @@ def _read_sidecar(path: Path) -> dict:
             "shape": shape, "sidecar": sidecar, "z_units": side.get("z_units")}
 
 
-def read_npy_heightfield(path: str | os.PathLike) -> Heightfield:
-    """Read ``path`` (``.npy``, 2-D, real) and its JSON sidecar; see the module docstring."""
+def read_npy_heightfield(path: str | os.PathLike, windows: str | os.PathLike | None = None
+                         ) -> Heightfield:
+    """Read ``path`` (``.npy``, 2-D, real) and its JSON sidecar; see the module docstring.
+
+    With ``windows`` (a working folder), the array is memory-mapped instead of read: a float64
+    array as it is, any other dtype copied strip by strip into a float64 ``.npy`` there
+    (:func:`~terrace_foundation.io.windows.map_heights`), so the grid stays on disk.
+    """
     path = Path(path)
     source = str(path)
     check_file(path)
     side = _read_sidecar(path)
     try:
-        heights = np.load(path, allow_pickle=False)
+        heights = np.load(path, allow_pickle=False,
+                          mmap_mode="r" if windows is not None else None)
     except OSError as e:
         raise TerraceInputError(f"cannot read: {os_problem(e)}", source) from None
     except (ValueError, EOFError) as e:
@@ -159,21 +166,53 @@ def read_npy_heightfield(path: str | os.PathLike) -> Heightfield:
         raise TerraceInputError(
             f"array shape {tuple(heights.shape)} does not match the sidecar's shape {tuple(shape)}",
             source)
-    if heights.ndim == 2 and np.issubdtype(heights.dtype, np.number):
+    dtype = str(heights.dtype)
+    if windows is not None and heights.ndim == 2 and np.issubdtype(heights.dtype, np.number) \
+            and not np.issubdtype(heights.dtype, np.complexfloating):
+        heights = _mapped(heights, windows, side["nodata"], source)
+    elif heights.ndim == 2 and np.issubdtype(heights.dtype, np.number):
         _check_nodata(heights, side["nodata"], source)
     hf = Heightfield(heights, side["cell_size"], side["origin"], normalise_crs(side["crs"]),
                      meta={"format": "npy", "path": source, "sidecar": side["sidecar"],
-                           "dtype": str(heights.dtype), "z_units": side["z_units"]})
+                           "dtype": dtype, "z_units": side["z_units"]})
     return hf.validate(source=source)
+
+
+def _mapped(heights: np.ndarray, folder, nodata, source: str) -> np.ndarray:
+    """A memory-mapped ``.npy`` as a float64 memory map: itself when it is one (its nodata
+    counted strip by strip), else a float64 copy made strip by strip in ``folder``.
+    """
+    from ...heightfield import release_pages
+    from ..windows import _count_nodata, map_heights, row_strips
+
+    rows, cols = heights.shape
+    if heights.dtype == np.float64 and heights.flags.c_contiguous:
+        bad = 0
+        for r0, r1 in row_strips(rows, cols):
+            bad += _count_nodata(heights[r0:r1], nodata)
+            release_pages(heights)
+    else:
+        def read(r0, r1):
+            v = np.array(heights[r0:r1], dtype=np.float64)
+            release_pages(heights)
+            return v
+        heights, bad = map_heights(folder, read, (rows, cols), nodata)
+    if bad:
+        raise _nodata_error(bad, float(nodata), source)
+    return heights
 
 
 # --------------------------------------------------------------------------- GeoTIFF
 
-def read_geotiff_heightfield(path: str | os.PathLike, band: int = 1) -> Heightfield:
+def read_geotiff_heightfield(path: str | os.PathLike, band: int = 1,
+                             windows: str | os.PathLike | None = None) -> Heightfield:
     """Read band ``band`` of a GeoTIFF (or any raster GDAL reads) as a heightfield.
 
     The grid must be north-up with square cells and no rotation. Cells equal to the file's
-    nodata value are an error (they would be terraced as real heights).
+    nodata value are an error (they would be terraced as real heights). With ``windows`` (a
+    working folder) the band is read window by window (strips of whole blocks) into a
+    float64 ``.npy`` there and memory-mapped (:func:`~terrace_foundation.io.windows.map_heights`):
+    the grid is never whole in memory.
     """
     path = Path(path)
     source = str(path)
@@ -187,8 +226,13 @@ def read_geotiff_heightfield(path: str | os.PathLike, band: int = 1) -> Heightfi
             if band < 1 or band > src.count:
                 raise TerraceInputError(f"has {src.count} bands, band {band} asked", source)
             ta, tb, tc, td, te, tf = (float(v) for v in tuple(src.transform)[:6])
-            heights = src.read(band)
             nodata = src.nodatavals[band - 1]
+            if windows is None:
+                heights = src.read(band)
+            else:
+                heights, bad = _map_band(src, band, windows, nodata)
+                if bad:
+                    raise _nodata_error(bad, float(nodata), source)
             crs = src.crs.to_string() if src.crs else None
             tags = src.tags()
     except TerraceInputError:
@@ -203,9 +247,28 @@ def read_geotiff_heightfield(path: str | os.PathLike, band: int = 1) -> Heightfi
         raise TerraceInputError("south-up grids are not supported (transform e > 0)", source)
     if ta > 0 and te < 0 and not math.isclose(ta, -te, rel_tol=1e-6):
         raise TerraceInputError(f"cells must be square, got {ta:.12g} x {-te:.12g}", source)
-    if np.issubdtype(heights.dtype, np.number):
+    if windows is None and np.issubdtype(heights.dtype, np.number):
         _check_nodata(heights, nodata, source)
     hf = Heightfield(heights, ta, (tc, tf), crs,
                      meta={"format": "gtiff", "path": source, "profile": profile,
-                           "dtype": str(heights.dtype), "z_units": tags.get("z_units")})
+                           "dtype": str(heights.dtype if windows is None
+                                        else profile.get("dtype", heights.dtype)),
+                           "z_units": tags.get("z_units")})
     return hf.validate(source=source)
+
+
+def _map_band(src, band: int, folder, nodata) -> tuple[np.ndarray, int]:
+    """Band ``band`` of the open dataset ``src`` copied window by window into a float64
+    memory map in ``folder``; ``(heights, nodata count)``.
+    """
+    from rasterio.windows import Window
+
+    from ..windows import map_heights
+
+    block = int(src.block_shapes[band - 1][0]) if src.block_shapes else 256
+    if src.dtypes[band - 1] in ("complex64", "complex128", "complex_int16", "complex_int32"):
+        return src.read(band), 0                  # refused by validate (not real numbers)
+
+    def read(r0, r1):
+        return src.read(band, window=Window(0, r0, src.width, r1 - r0))
+    return map_heights(folder, read, (src.height, src.width), nodata, max(1, block))

@@ -52,7 +52,8 @@ TIFF_SUFFIXES = (".tif", ".tiff")
 # --------------------------------------------------------------------------- dispatch
 
 def read_heightfield(path: str | os.PathLike, *, cell_size: float | None = None,
-                     height_range: Sequence[float] | None = None) -> Heightfield:
+                     height_range: Sequence[float] | None = None,
+                     windows: str | os.PathLike | None = None) -> Heightfield:
     """Read any supported heightfield file.
 
     Parameters
@@ -64,6 +65,10 @@ def read_heightfield(path: str | os.PathLike, *, cell_size: float | None = None,
         Cell edge in metres, for files without georeference (overrides the sidecar).
     height_range : (float, float), optional
         ``(zmin, zmax)`` metres that values 0 and 65535 (or 0.0 and 1.0) stand for.
+    windows : path, optional
+        A working folder: ``.npy`` and georeferenced GeoTIFF grids are then read window by
+        window into a float64 memory map (:mod:`terrace_foundation.io.windows`) instead of into
+        memory (the CLI does this for maps cut into tiles). Other formats are read whole.
 
     Returns
     -------
@@ -92,14 +97,16 @@ def read_heightfield(path: str | os.PathLike, *, cell_size: float | None = None,
         if cell_size is not None or height_range is not None:
             raise TerraceInputError("an .npy heightfield takes its cell size and heights from its"
                                     " JSON sidecar; drop --cell-size / --height-range", str(p))
-        return read_npy_heightfield(p)
+        return read_npy_heightfield(p, windows=windows)
     if suffix in TIFF_SUFFIXES:
-        return read_tiff_heightmap(p, cell_size=cell_size, height_range=height_range)
+        return read_tiff_heightmap(p, cell_size=cell_size, height_range=height_range,
+                                   windows=windows)
     if cell_size is not None:
         raise TerraceInputError("--cell-size is for heightmaps without georeference (.png, .r16,"
                                 " .raw, .exr, plain .tif)", str(p))
-    hf = read_geotiff_heightfield(p)
-    return _apply_range(hf, height_range, str(p)) if height_range is not None else hf
+    if height_range is not None:
+        return _apply_range(read_geotiff_heightfield(p), height_range, str(p))
+    return read_geotiff_heightfield(p, windows=windows)
 
 
 # --------------------------------------------------------------------------- shared pieces
@@ -302,9 +309,11 @@ def read_exr_heightmap(path: str | os.PathLike, *, cell_size: float | None = Non
 
 
 def read_tiff_heightmap(path: str | os.PathLike, *, cell_size: float | None = None,
-                        height_range: Sequence[float] | None = None) -> Heightfield:
-    """Read a TIFF: georeferenced ones through :func:`.rasters.read_geotiff_heightfield`, plain
-    ones (float metres, or 16-bit with a height range) with ``cell_size``.
+                        height_range: Sequence[float] | None = None,
+                        windows: str | os.PathLike | None = None) -> Heightfield:
+    """Read a TIFF: georeferenced ones through :func:`.rasters.read_geotiff_heightfield`
+    (window by window into a memory map with ``windows``), plain ones (float metres, or 16-bit
+    with a height range) with ``cell_size``.
     """
     path = Path(path)
     source = str(path)
@@ -326,8 +335,9 @@ def read_tiff_heightmap(path: str | os.PathLike, *, cell_size: float | None = No
         if cell_size is not None:
             raise TerraceInputError("is a georeferenced TIFF with its own cell size; drop"
                                     " --cell-size", source)
-        hf = read_geotiff_heightfield(path)
-        return _apply_range(hf, height_range, source) if height_range is not None else hf
+        if height_range is not None:
+            return _apply_range(read_geotiff_heightfield(path), height_range, source)
+        return read_geotiff_heightfield(path, windows=windows)
     assert values is not None
     is_int = values.dtype.kind in "ui"
     if is_int and values.dtype.itemsize > 2:

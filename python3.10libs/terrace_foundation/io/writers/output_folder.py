@@ -68,6 +68,9 @@ class OutputContext:
         log (:class:`~terrace_foundation.errors.WarningLog`, the one warning channel; by
         default a log that issues each line as a :class:`~terrace_foundation.TerraceWarning`;
         the CLI passes one that prints it). ``report.json`` lists them after the engine's.
+    cog : bool
+        Write the GeoTIFF rasters (the terrace heightfield, ``masks/lot_id.tif``) as
+        cloud-optimised GeoTIFFs with overviews (``--cog``).
     """
 
     heightfield_format: str = "gtiff"
@@ -77,6 +80,7 @@ class OutputContext:
     report_extra: dict = field(default_factory=dict)
     written: list = field(default_factory=list)
     warnings: list = field(default_factory=WarningLog)
+    cog: bool = False
 
 
 Writer = Callable[[TerraceResult, Path, OutputContext], Sequence[Path]]
@@ -486,7 +490,8 @@ def _write_heightfield(result: TerraceResult, folder: Path, context: OutputConte
     terrace, _ = result.raster()
     if context.heightfield_format == "npy":
         return write_npy_heightfield(terrace, folder / "terrace_heightfield.npy", provenance)
-    return write_geotiff_heightfield(terrace, folder / "terrace_heightfield.tif", provenance)
+    return write_geotiff_heightfield(terrace, folder / "terrace_heightfield.tif", provenance,
+                                     cog=context.cog)
 
 
 @register_writer("slices-geojson", description="terrace_slices.geojson, one polygon per lot",

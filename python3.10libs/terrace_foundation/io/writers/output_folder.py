@@ -400,11 +400,18 @@ def _commit(tmp: Path, out: Path, overwrite: bool) -> None:
     if out.exists():
         check_output_folder(out, overwrite)  # it may have appeared while we worked
         old = out.absolute().parent / _work_name(out, "old")
-        os.rename(out, old)
         try:
+            os.rename(out, old)
             os.rename(tmp, out)
         except BaseException:
-            os.rename(old, out)
+            # a failure or a signal (Ctrl-C, SIGTERM) anywhere in the swap, even between the two
+            # renames or just after them: put the earlier output back, the new one goes with
+            # the working folder, so "nothing was written" holds (issue 15, defect 5)
+            if os.path.lexists(old):
+                if os.path.lexists(out) and not os.path.lexists(tmp):
+                    os.rename(out, tmp)
+                if not os.path.lexists(out):
+                    os.rename(old, out)
             raise
         shutil.rmtree(old, ignore_errors=True)
     else:

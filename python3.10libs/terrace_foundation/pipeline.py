@@ -48,22 +48,47 @@ ProgressFn = Callable[[str, float], None]
 def as_regions(regions, source: str = "regions") -> list[Region]:
     """Accept one Region, a sequence of Regions, or raw rings; return Regions.
 
-    Raw input per region is either an ``(K, 2)`` outer ring or a list ``[outer, hole, ...]``.
+    Raw input per region is either an ``(K, 2)`` outer ring or a list ``[outer, hole, ...]``;
+    an object with a ``__geo_interface__`` Polygon or MultiPolygon (a shapely geometry) is
+    taken as its rings (the parts of a MultiPolygon share one region id).
+
+    Raises
+    ------
+    TerraceInputError
+        Nothing usable given (one line naming what was given instead).
     """
     if isinstance(regions, Region):
         return [regions]
-    if _is_point_list(regions):
-        regions = [regions]  # one outer ring given on its own
+    if _is_point_list(regions) or hasattr(regions, "__geo_interface__"):
+        regions = [regions]  # one outer ring (or one geometry) given on its own
+    if isinstance(regions, (str, bytes, dict)) or not hasattr(regions, "__iter__"):
+        raise TerraceInputError("must be a Region, a ring of (x, y) points, a polygon with a"
+                                " __geo_interface__ (shapely) or a sequence of them; got"
+                                f" {type(regions).__name__}", source)
     out = []
     for k, r in enumerate(regions):
         if isinstance(r, Region):
             out.append(r)
             continue
-        rings = list(r) if isinstance(r, (list, tuple)) and len(r) and np.ndim(r[0]) == 2 else [r]
-        out.append(Region.from_rings(rings[0], rings[1:], region_id=k, source=source))
+        for rings in _polygons_of(r, source):
+            out.append(Region.from_rings(rings[0], rings[1:], region_id=k, source=source))
     if not out:
         raise TerraceInputError("no range polygons given", source)
     return out
+
+
+def _polygons_of(r, source: str) -> list:
+    """The ``[outer, hole, ...]`` ring lists of one raw region (see :func:`as_regions`)."""
+    geo = getattr(r, "__geo_interface__", None)
+    if geo is not None:
+        kind = geo.get("type") if isinstance(geo, dict) else None
+        if kind == "Polygon":
+            return [[np.asarray(ring, dtype=np.float64) for ring in geo["coordinates"]]]
+        if kind == "MultiPolygon":
+            return [[np.asarray(ring, dtype=np.float64) for ring in poly]
+                    for poly in geo["coordinates"]]
+        raise TerraceInputError(f"a {kind or type(r).__name__} is not a polygon", source)
+    return [list(r) if isinstance(r, (list, tuple)) and len(r) and np.ndim(r[0]) == 2 else [r]]
 
 
 def _simplified(region: Region, spacing: float, warn: WarningLog) -> Region:

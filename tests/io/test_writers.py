@@ -331,3 +331,42 @@ def test_output_folder_permissions_follow_umask(tmp_path):
     mask = os.umask(0)
     os.umask(mask)
     assert mode == 0o777 & ~mask
+
+
+@pytest.mark.parametrize("when,error", [(1, KeyboardInterrupt), (2, KeyboardInterrupt),
+                                        (-2, OSError)])
+def test_a_signal_during_the_swap_keeps_the_earlier_output(tmp_path, monkeypatch, when, error):
+    """Defect 5: Ctrl-C or SIGTERM (raised in Python by their handlers) just after the first
+    rename (the earlier output set aside) or just after the second (the new one in place),
+    or the second rename failing: the earlier output is back in place, whole, and no working
+    folder is left."""
+    import importlib
+    import os
+
+    of = importlib.import_module("terrace_foundation.io.writers.output_folder")
+
+    out = tmp_path / "out"
+    with of.output_folder(out) as tmp:
+        (tmp / "report.json").write_text(json.dumps(
+            {"generator": {"name": "terrace-foundation"}, "outputs": ["report.json", "a.txt"]}))
+        (tmp / "a.txt").write_text("earlier")
+    real_rename, calls = os.rename, []
+
+    def rename(src, dst):
+        calls.append(src)
+        if len(calls) == -when:
+            raise error("simulated")
+        real_rename(src, dst)
+        if len(calls) == when:
+            raise error("simulated")
+
+    with pytest.raises(error):
+        with of.output_folder(out, overwrite=True) as tmp:
+            (tmp / "report.json").write_text(json.dumps(
+                {"generator": {"name": "terrace-foundation"},
+                 "outputs": ["report.json", "a.txt"]}))
+            (tmp / "a.txt").write_text("new")
+            monkeypatch.setattr(of.os, "rename", rename)
+    monkeypatch.setattr(of.os, "rename", real_rename)
+    assert (out / "a.txt").read_text() == "earlier"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

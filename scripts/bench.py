@@ -260,10 +260,11 @@ def run_lots(size: int, lots: int, preset: str | None) -> dict:
     hf, regions, params = lot_heavy_case(size, max(1, round(lots / 40)))
     if preset:
         params["preset"] = preset
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     res = tf.generate(hf, regions, **params)
     total = time.perf_counter() - t0
     return {"size": size, "regions": len(regions), "lots": len(res.lots), "seconds": total,
+            "cpu_seconds": time.process_time() - c0,
             "stages": res.timings, "passes": getattr(res, "passes", None) or {},
             "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
 
@@ -412,19 +413,20 @@ def main(argv=None) -> int:
                                                           if args.preset else [])
                 out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
                 row = json.loads(out.strip().splitlines()[-1])
-                if best is None or row["seconds"] < best["seconds"]:
+                if best is None or row["cpu_seconds"] < best["cpu_seconds"]:
                     best = row
             rows.append(best)
             stages = ", ".join(f"{k} {v:.2f}" + (f" ({best['passes'][k]} passes)"
                                                  if k in best["passes"] else "")
                                for k, v in best["stages"].items())
             print(f"{best['size']}^2: {best['regions']} regions, {best['lots']} lots, "
-                  f"{best['seconds']:.2f} s, peak {best['peak_mb']:.0f} MB  [{stages}]",
-                  flush=True)
+                  f"{best['seconds']:.2f} s (cpu {best['cpu_seconds']:.2f} s), "
+                  f"peak {best['peak_mb']:.0f} MB  [{stages}]", flush=True)
         if len(rows) > 1:
             lots = [r["lots"] for r in rows]
             print(f"growth exponent of time vs lots ({rows[0]['lots']} to {rows[-1]['lots']}):"
-                  f" {growth_exponent(lots, [r['seconds'] for r in rows]):.2f}; per stage: "
+                  f" {growth_exponent(lots, [r['seconds'] for r in rows]):.2f} (cpu "
+                  f"{growth_exponent(lots, [r['cpu_seconds'] for r in rows]):.2f}); per stage: "
                   + ", ".join(f"{k} {growth_exponent(lots, [max(r['stages'][k], 1e-3) for r in rows]):.2f}"
                               for k in rows[0]["stages"] if all(k in r["stages"] for r in rows)))
         return 0

@@ -125,6 +125,15 @@ class TileStore:
         """The file of tile ``index``'s piece ``kind`` (``tile``, ``survey``)."""
         return os.path.join(self.folder, f"{kind}_{index:05d}.pkl")
 
+    def piece(self, step: str, index: int | None = None) -> str:
+        """The file a farm work item of ``step`` stores: ``survey_00003.pkl`` (``survey``),
+        ``plan.pkl`` (``plan``, the whole map), ``tile_00003.pkl`` (``tile``).
+        """
+        if step == "plan":
+            return os.path.join(self.folder, "plan.pkl")
+        assert index is not None, "a survey or tile piece has a tile index"
+        return self.path(index, "survey" if step == "survey" else "tile")
+
     def count(self, kind: str = "tile") -> int:
         """How many pieces ``kind`` the folder holds (of any run)."""
         try:

@@ -747,3 +747,24 @@ def test_lot_whose_outline_segments_link_to_nothing():
     _assert_partition(hf, regions, res)
     assert any("narrower than the spacing of the world coordinates" in w and "(lot 4;" in w
                for w in res.warnings)
+
+
+def test_needle_lot_keeps_its_outline_within_the_stated_precision():
+    """Found by the long run: a needle triangle (region 2, 9.4e-11 wide at its base) loses
+    its overlap with two earlier triangles; one of its lots (9.3e-12) got an outline whose
+    area was 5.6e-18 less (a vertex collinear within 1e-12 dropped), 6e-7 of the lot's area.
+    The pipeline took that for a wrong outline and traced the lot again from the region,
+    which gave an empty outline; it now allows 16 ulps x the lot's box, as the property."""
+    hf = _slope(3, 3, 0.5, (0.0, 1.5))
+    regs = [
+        (np.array([[0.15000000000000002, 0.0], [0.010610580250155438, 0.1496242479906082],
+                   [-0.14849887449006682, 0.021168001208980085]]), []),
+        (np.array([[0.75, 0.0], [0.4052267294011048, 0.6311032386059223],
+                   [-0.3121101274103568, 0.6819730701192612]]), []),
+        (np.array([[0.09375, 0.0], [0.09375, 9.375000000000001e-11],
+                   [0.4052267294011048, 0.6311032386059223]]), []),
+    ]
+    regions, res = _run(hf, regs, dict(_SMALL))
+    assert res is not None
+    assert all(lot.footprint for lot in res.lots)
+    _assert_partition(hf, regions, res)

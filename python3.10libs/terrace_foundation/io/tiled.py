@@ -149,7 +149,9 @@ def run_tiles_dask(job: ReferenceJob | GradingJob, tiles, source, sink, schedule
                 batch = range(b0, min(b0 + step, len(tiles)))
                 tasks = [dask.delayed(_task)(_job_of(job, func, tiles[k]), tiles[k], source,
                                              func) for k in batch]
-                kw = {} if pool is None else {"pool": pool}
+                # chunksize 1: one task per worker call (dask's default packs a batch of
+                # ready tasks into one chunk, which ran every tile of it in one process)
+                kw = {"chunksize": 1} if pool is None else {"pool": pool, "chunksize": 1}
                 for k, (piece, fig) in zip(batch, dask.compute(*tasks, scheduler=scheduler,
                                                                **kw)):
                     take(k, piece, fig)

@@ -13,6 +13,15 @@ parameter is a flag (``--scatter-count 40``).
 Both outputs are cooked and checked before anything is written: an error on the asset or on
 any node inside it (``--warnings-as-errors``: a warning too) exits with status 1 and one line
 naming the node, e.g. ``cook: /obj/terrace_cook/terrace/lot_subdivision: ...``.
+
+Farm work items (numpy asset, its Farm folder; as ``terrace-foundation generate``)::
+
+    hython scripts/cook.py REGIONS HEIGHTFIELD --asset numpy --tiles-dir D --tile K [--tile-size N]
+    hython scripts/cook.py REGIONS HEIGHTFIELD --asset numpy --tiles-dir D --out DIR
+
+The first stores tile ``K`` in ``D`` (and prints the file; nothing is written to an output
+folder); ``--farm-step survey`` / ``plan`` are the grading preset's first steps. The second,
+after every item, takes the stored tiles and writes both outputs, as a one-shot cook does.
 """
 
 from __future__ import annotations
@@ -27,15 +36,24 @@ sys.path.insert(0, os.path.join(_ROOT, "python3.10libs"))
 
 import hou  # noqa: E402
 
-from terrace_foundation.cli import cook_parser  # noqa: E402
+from terrace_foundation.cli import parse_cook_args  # noqa: E402
 from terrace_foundation.houdini.network import ASSETS, NATIVE, NUMPY  # noqa: E402
+from terrace_foundation.houdini.sop import FARM_PIECE  # noqa: E402
 
 OUTPUT_FILES = ("terrace_slices.bgeo.sc", "terrace_heightfield.bgeo.sc")
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    # every flag from the registry (command "cook"): terrace_foundation.cli.cook_parser
-    return cook_parser(__doc__.split("\n")[0]).parse_args(argv)
+    # every flag from the registry (command "cook"), with the farm flags' usage errors:
+    # terrace_foundation.cli.parse_cook_args
+    return parse_cook_args(argv, __doc__.split("\n")[0])
+
+
+def _work_item(args: argparse.Namespace) -> bool:
+    return args.tile is not None or args.farm_step == "plan"
+
+
+_FARM_FLAGS = ("tile_size", "tiles_dir", "tile", "farm_step")
 
 
 def _install_libraries() -> None:
@@ -78,6 +96,10 @@ def cook(args: argparse.Namespace) -> list[str]:
     """Cook the chosen asset on the inputs; return the written file paths."""
     _install_libraries()
     spec = NATIVE if args.asset == "native" else NUMPY
+    farm = [name for name in _FARM_FLAGS if getattr(args, name, None) is not None]
+    if farm and spec is NATIVE:
+        raise ValueError(f"--{farm[0].replace('_', '-')}: the native asset cooks the map in one "
+                         "piece; farm work items need --asset numpy")
     obj = hou.node("/obj")
     assert isinstance(obj, hou.OpNode)
     geo = obj.createNode("geo", "terrace_cook")
@@ -91,6 +113,8 @@ def cook(args: argparse.Namespace) -> list[str]:
         if value is not None:
             _set(asset, p.name, value)
     assert isinstance(asset, hou.SopNode)
+    if _work_item(args):
+        return [_cook_work_item(asset, args)]
     asset.cook(force=True)
     # Each output is cooked on its own (geometry(i) cooks output i); check them all.
     results = [asset.geometry(index) for index in range(len(OUTPUT_FILES))]
@@ -117,6 +141,23 @@ def cook(args: argparse.Namespace) -> list[str]:
                 os.remove(tmp)
         written.append(target)
     return written
+
+
+def _cook_work_item(asset: hou.SopNode, args: argparse.Namespace) -> str:
+    """Cook a farm work item: its piece goes to --tiles-dir; return the stored file's path
+    (the output's detail attribute ``terrace_farm_piece``)."""
+    asset.cook(force=True)
+    result = asset.geometry(1)              # the heightfield output carries the attribute
+    problems = node_problems(asset, args.warnings_as_errors)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise hou.OperationFailed(problems[0] + more)
+    # hou.Geometry.stringAttribValue(name): "Return the global (a.k.a. detail) attribute value
+    # for a particular string attribute" (https://www.sidefx.com/docs/houdini/hom/hou/
+    # Geometry.html#stringAttribValue, as quoted in the types-houdini stubs)
+    if result is None or result.findGlobalAttrib(FARM_PIECE) is None:
+        raise hou.OperationFailed(f"{asset.path()}: the work item stored nothing")
+    return result.stringAttribValue(FARM_PIECE)
 
 
 def main(argv: list[str]) -> int:

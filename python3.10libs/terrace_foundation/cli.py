@@ -23,8 +23,8 @@ from . import TerraceParams, __version__, generate
 from .errors import TerraceError, TerraceInputError, WarningLog
 from .params import METHOD_PARAMETERS, Parameter, run_options
 
-__all__ = ["main", "build_parser", "cook_parser", "COMMANDS", "add_parameter",
-           "add_run_options"]
+__all__ = ["main", "build_parser", "cook_parser", "parse_cook_args", "COMMANDS",
+           "add_parameter", "add_run_options"]
 
 PROG = "terrace-foundation"
 
@@ -113,6 +113,16 @@ def cook_parser(description: str = "") -> argparse.ArgumentParser:
         add_parameter(ap, info, default=None,
                       help=info.help + ("" if info.native else " (numpy asset only)"))
     return ap
+
+
+def parse_cook_args(argv: Sequence[str], description: str = "") -> argparse.Namespace:
+    """``hython scripts/cook.py`` arguments: :func:`cook_parser`, with the farm work items'
+    usage errors of the CLI (``--out`` unless a work item, ``--tile`` needs ``--tiles-dir``...).
+    """
+    parser = cook_parser(description)
+    args = parser.parse_args(list(argv))
+    _check_farm_flags(parser, args, out="cook_out")
+    return args
 
 
 def _shared_options() -> list[Parameter]:
@@ -275,13 +285,13 @@ def _item_done(args: argparse.Namespace, hf, progress: "Progress") -> None:
     store = TileStore(args.tiles_dir)
     seconds = time.perf_counter() - progress.t0
     if args.tile is None:
-        progress.message(f"pad plan saved to {store.folder} ({seconds:.1f} s)")
+        progress.message(f"pad plan saved to {store.piece('plan')} ({seconds:.1f} s)")
         return
     kind = "survey" if args.farm_step == "survey" else "tile"
     tiles = plan_tiles(hf.shape, args.tile_size)
     r0, r1, c0, c1 = tiles[args.tile]
     rate = (r1 - r0) * (c1 - c0) / max(seconds, 1e-9)
-    progress.message(f"{kind} {args.tile} saved to {store.path(args.tile, kind)} ({seconds:.1f}"
+    progress.message(f"{kind} {args.tile} saved to {store.piece(kind, args.tile)} ({seconds:.1f}"
                      f" s with the lots, {rate / 1e6:.2f} million cells/s); {kind}s stored:"
                      f" {store.count(kind)}/{len(tiles)}")
 
@@ -612,14 +622,18 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _check_farm_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Usage errors of --out, --tile, --tiles-dir and --farm-step (exit 2)."""
+def _check_farm_flags(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                      out: str = "out") -> None:
+    """Usage errors of --out, --tile, --tiles-dir and --farm-step (exit 2); ``out`` names the
+    output folder's attribute (``cook_out`` for ``scripts/cook.py``).
+    """
     item = _work_item(args)
-    if args.out is None and not item:
-        parser.error("the following arguments are required: --out/-o")
+    if getattr(args, out) is None and not item:
+        parser.error("the following arguments are required: "
+                     + ("--out/-o" if out == "out" else "--out"))
     if item and args.tiles_dir is None:
         parser.error("--tile and --farm-step need --tiles-dir (the folder the work items share)")
-    if item and args.out is not None:
+    if item and getattr(args, out) is not None:
         parser.error("a work item (--tile, --farm-step plan) stores its piece in --tiles-dir;"
                      " the outputs (--out) come from the finishing run, without --tile")
     if args.farm_step == "plan" and args.tile is not None:

@@ -607,7 +607,7 @@ def plan_fingerprint(job: GradingJob, base: str) -> str:
 
 
 def _plan_path(store) -> str:
-    return os.path.join(store.folder, "plan.pkl")
+    return store.piece("plan")
 
 
 def check_plan_stored(store) -> None:

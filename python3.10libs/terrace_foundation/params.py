@@ -106,6 +106,9 @@ class Parameter:
         How ``--help`` names a run option's value (``DIR``); ``""`` for a switch.
     required : bool
         A run option the command cannot run without (``--out``).
+    numpy_asset : bool
+        A run option that is also a parameter of the numpy asset (its Farm folder: the farm
+        work items, :mod:`terrace_foundation.houdini.network`) and so a flag of ``cook``.
 
     A run option's :attr:`kind` is ``bool`` for a switch (off unless given) or a function
     that turns the flag's text into its value (and raises ``argparse.ArgumentTypeError``
@@ -134,6 +137,7 @@ class Parameter:
     short: str = ""
     value_name: str = ""
     required: bool = False
+    numpy_asset: bool = False
 
     def __post_init__(self) -> None:
         # a malformed entry fails at import, not when a front end first shows it
@@ -468,8 +472,8 @@ _RUN = [
         f"Run the raster stages in tiles of CELLS a side (a multiple of {TILE_CHUNK}; 0 = one "
         f"tile). Default: {DEFAULT_TILE_SIZE} (a map up to {DEFAULT_TILE_SIZE * 5 // 4} a side "
         "is one tile). The outputs are byte-identical whatever the tiling.",
-        unit="cells", scope="run", commands=(*_RUNS, "tiles"), group=_TILES,
-        value_name="CELLS"),
+        unit="cells", scope="run", commands=(*_RUNS, "tiles", "cook"), group=_TILES,
+        value_name="CELLS", numpy_asset=True),
     Parameter(
         "scheduler", str, None, "Scheduler",
         "Run the tiles as Dask tasks: threads, processes or the address of a dask.distributed "
@@ -481,12 +485,14 @@ _RUN = [
         "--out takes every tile (and the grading preset's pad plan) stored there instead of "
         "computing it (missing ones are computed) and writes the outputs, byte-identical to a "
         "one-shot run.",
-        scope="run", commands=_RUNS, group=_TILES, value_name="DIR"),
+        scope="run", commands=(*_RUNS, "cook"), group=_TILES, value_name="DIR",
+        numpy_asset=True),
     Parameter(
         "tile", _tile_index, None, "Tile",
         "A farm work item: compute only tile INDEX (0-based, as the tiles command lists them "
         "for the same --tile-size) and save it into --tiles-dir; no output folder is written.",
-        scope="run", commands=_RUNS, group=_TILES, value_name="INDEX"),
+        scope="run", commands=(*_RUNS, "cook"), group=_TILES, value_name="INDEX",
+        numpy_asset=True),
     Parameter(
         "farm_step", str, None, "Farm Step",
         "Which step of a farm cook a work item runs. tile (default): terrace or grade tile "
@@ -495,7 +501,7 @@ _RUN = [
         "tile items. The reference preset has only tile: its survey and plan items do nothing.",
         options=(("survey", "Survey a tile (grading)"), ("plan", "Plan the pads (grading)"),
                  ("tile", "Terrace a tile")),
-        scope="run", commands=_RUNS, group=_TILES),
+        scope="run", commands=(*_RUNS, "cook"), group=_TILES, numpy_asset=True),
     Parameter(
         "no_viewer", bool, False, "No Viewer",
         "Do not write preview.html, the self-contained 3D viewer (written by default; about "
@@ -545,8 +551,9 @@ _RUN = [
         scope="run", commands=("report",), flag_name="--lots"),
     # --- hython scripts/cook.py
     Parameter(
-        "cook_out", str, None, "Output Folder", "output folder",
-        scope="run", commands=("cook",), flag_name="--out", value_name="DIR", required=True),
+        "cook_out", str, None, "Output Folder",
+        "output folder (required, except for a farm work item: --tile, --farm-step plan)",
+        scope="run", commands=("cook",), flag_name="--out", value_name="DIR"),
     Parameter(
         "asset", str, "native", "Asset",
         "native-node asset (needs SideFX Labs) or the numpy Python SOP asset",
@@ -707,7 +714,7 @@ def markdown_table(front_end: str = "cli") -> str:
         rows.append("|---|---|---|" if cook else "|---|---|---|---|")
         for p in RUN_OPTIONS.values():
             commands = [c for c in p.commands if c != "cook"]
-            if cook != ("cook" in p.commands) or not (cook or commands):
+            if ("cook" not in p.commands) if cook else not commands:
                 continue
             flag = ", ".join(f"`{f}`" if p.is_switch else f"`{f} {p.metavar}`"
                              for f in p.flags)

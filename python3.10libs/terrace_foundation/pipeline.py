@@ -495,6 +495,13 @@ def _footprints(regs: list[Region], lot_set: LotSet, shift: np.ndarray,
     # pieces meeting on a non-vertical line (the contour layout's cuts): trace
     off = ~(np.abs(got - areas) <= 1e-9 * np.maximum(np.abs(areas), 1e-300) + slack)
     for i in np.nonzero(off)[0]:
+        if lot_set.outline_count[i] == 0:
+            # a lot cut along a contour line has no convex outline: its pieces, in world
+            # coordinates
+            sel = lot_set.piece_lot == i
+            outlines[i] = pieces_outline(world[sel], lot_set.piece_count[sel])
+            in_world[i] = True
+            continue
         ra, rb = regs[int(lot_region[i])].edges()
         outlines[i] = lot_footprint(ra, rb, lot_set.outline[i], int(lot_set.outline_count[i]))
         in_world[i] = False

@@ -37,13 +37,17 @@ from .report import (
     inner_cells,
     label_order,
 )
-from .terrain.blend import box_blur
+from .terrain.blend import add_blurred
 from .terrain.kernels import nearest_label, slope_tangent
 from .terrain.project import rasterize_window
 from .terrain.tiles import CHUNK, PartialSums, Window, box_dilate, grow, halo_cells, plan_tiles
 
 __all__ = ["ReferenceJob", "TileFigures", "ArraySource", "ArraySink", "TeeSink", "TileStore",
            "terrace_tile", "run_tiles", "tile_progress_printer"]
+
+#: Block side (cells) of the blend's blur (:func:`~.terrain.blend.add_blurred`): a block
+#: and its reach stay in the CPU's cache through the six passes.
+BLUR_BLOCK = 256
 
 #: Slopes up to this many degrees count as buildable (as :func:`report.lot_extras`).
 BUILDABLE_DEG = 5.0
@@ -120,6 +124,15 @@ class TileStore:
     def path(self, index: int, kind: str = "tile") -> str:
         """The file of tile ``index``'s piece ``kind`` (``tile``, ``survey``)."""
         return os.path.join(self.folder, f"{kind}_{index:05d}.pkl")
+
+    def piece(self, step: str, index: int | None = None) -> str:
+        """The file a farm work item of ``step`` stores: ``survey_00003.pkl`` (``survey``),
+        ``plan.pkl`` (``plan``, the whole map), ``tile_00003.pkl`` (``tile``).
+        """
+        if step == "plan":
+            return os.path.join(self.folder, "plan.pkl")
+        assert index is not None, "a survey or tile piece has a tile index"
+        return self.path(index, "survey" if step == "survey" else "tile")
 
     def count(self, kind: str = "tile") -> int:
         """How many pieces ``kind`` the folder holds (of any run)."""
@@ -411,6 +424,81 @@ def _add_sums(sums: list[PartialSums], values: list[np.ndarray], keys: np.ndarra
         acc.parts.append(np.column_stack([head, np.add.reduceat(v, starts)]))
 
 
+def _run_extremes(labels: np.ndarray, values: dict[str, tuple[np.ndarray, tuple[str, ...]]],
+                  n: int) -> dict[str, np.ndarray]:
+    """Per-label minima and maxima (labels 1..n) and cell counts over a grid, by runs.
+
+    The cells of a label along a row form runs; each value array is reduced over every run
+    of the row-major layout at once (one pass, no sort of the cells), then the runs (a few
+    per lot and row) are grouped by label. Minima and maxima are exact whatever the
+    grouping, so the figures are those of :func:`~.report._grouped` over the cells.
+
+    Parameters
+    ----------
+    labels : (M, N) ndarray of int
+        Label per cell, 0 for cells that count for no label.
+    values : dict
+        ``name: (array, reductions)``: a C-contiguous array of ``labels``' shape and the
+        reductions wanted (``"min"``, ``"max"``).
+    n : int
+        Largest label.
+
+    Returns
+    -------
+    dict of (n + 1,) ndarray
+        ``{name}_{reduction}`` (NaN for labels without cells) and ``cells`` (int64).
+    """
+    flat = labels.ravel()
+    new = np.empty(flat.size, dtype=bool)
+    if flat.size:
+        new[0] = True
+        np.not_equal(flat[1:], flat[:-1], out=new[1:])
+        new[::labels.shape[1]] = True                  # runs end with their row
+    starts = np.flatnonzero(new)
+    del new
+    lab = flat[starts]
+    keep = np.flatnonzero(lab > 0)
+    order = keep[label_order(lab[keep], n)]          # runs by label, row-major within one
+    lk = lab[order]
+    groups = np.r_[0, np.flatnonzero(lk[1:] != lk[:-1]) + 1] if len(lk) else \
+        np.zeros(0, dtype=np.intp)
+    present = lk[groups]
+    out: dict[str, np.ndarray] = {}
+    for name, (arr, wanted) in values.items():
+        a = arr.ravel()                                  # C-contiguous: a view, no copy
+        for fn in wanted:
+            red = np.minimum if fn == "min" else np.maximum
+            res = np.full(n + 1, np.nan)
+            if len(lk):
+                res[present] = red.reduceat(red.reduceat(a, starts)[order], groups)
+            out[f"{name}_{fn}"] = res
+    cnt = np.bincount(flat, minlength=n + 1).astype(np.int64)
+    cnt[0] = 0
+    out["cells"] = cnt
+    return out
+
+
+def _groups_split(keys: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> bool:
+    """Whether cells listed row by row hold a ``(key, row, column chunk)`` group in more than
+    one piece (another key's cells between), so that the pieces are not the group's sum.
+    """
+    if len(keys) < 2:
+        return False
+    chunk = cols // CHUNK
+    place = np.empty(len(keys), dtype=bool)            # a new (row, chunk): pieces restart
+    place[0] = True
+    np.not_equal(rows[1:], rows[:-1], out=place[1:])
+    place[1:] |= chunk[1:] != chunk[:-1]
+    new = place.copy()
+    new[1:] |= keys[1:] != keys[:-1]
+    heads = np.flatnonzero(new)
+    # one code per piece: (row, chunk) in listing order, then the key; a code seen twice is
+    # a group in two pieces
+    code = np.cumsum(place[heads], dtype=np.int64) * (int(keys.max()) + 1) + keys[heads]
+    code.sort()
+    return bool((code[1:] == code[:-1]).any())
+
+
 def _box(outer: Window, inner: Window) -> tuple[slice, slice]:
     """Slices of ``inner`` in an array covering ``outer`` (both in the same coordinates)."""
     return (slice(inner[0] - outer[0], inner[1] - outer[0]),
@@ -491,12 +579,11 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     diff.ravel()[(rr[inb] - src[0]) * diff.shape[1] + (cc[inb] - src[2])] = \
         val[inb] - hw.ravel()[fi[inb]]
     del rr, cc, inb, fi, val, lab
-    blurred = box_blur(diff, job.h, (src[0], src[2]), shape)
+    a_in_src = _box(src, act)
+    add_blurred(hw[_box(win, act)], diff, job.h, (src[0], src[2]),
+                (a_in_src[0].start, a_in_src[0].stop, a_in_src[1].start, a_in_src[1].stop),
+                shape, BLUR_BLOCK)
     del diff
-    b = blurred[_box(src, act)]
-    a = hw[_box(win, act)]
-    np.add(a, b, out=a, where=b != 0)
-    del blurred, b, a
     clock("blend")
     sink.write(tile, hw[_box(win, tile)], lm[_box(win, tile)])
     clock("write")
@@ -508,18 +595,23 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     cut = (cut[0], max(cut[0], cut[1]), cut[2], max(cut[2], cut[3]))
     t_sl = _box(box, cut)
     r0, c0 = cut[0], cut[2]
-    sb = slope_tangent(before_b, cs)[t_sl]
-    sa = slope_tangent(after_b, cs)[t_sl]
+    sb_b = slope_tangent(before_b, cs)
+    sa_b = slope_tangent(after_b, cs)
+    sb, sa = sb_b[t_sl], sa_b[t_sl]
     clock("slopes")
     before, after, mask = before_b[t_sl], after_b[t_sl], lm_b[t_sl]
     lots_b = lm_b > 0
     lots_in = lots_b[t_sl]
     d = after - before
-    sel = mask[lots_in]
-    g = _grouped(sel, {"before": before[lots_in], "after": after[lots_in],
-                       "slope_before": sb[lots_in], "slope_after": sa[lots_in]}, n,
-                 {"before": ("min", "max"), "after": ("min", "max"),
-                  "slope_before": ("max",), "slope_after": ("max",)})
+    # per-lot extremes over the runs of a lot's cells along the box's rows, the tile's cells
+    # only (labels zero elsewhere): reductions of the contiguous box arrays, no sort of cells
+    after_c = np.ascontiguousarray(after_b)
+    lab_c = np.zeros(lm_b.shape, dtype=lm_b.dtype)
+    lab_c[t_sl] = mask
+    g = _run_extremes(lab_c, {"before": (before_b, ("min", "max")),
+                              "after": (after_c, ("min", "max")),
+                              "slope_before": (sb_b, ("max",)),
+                              "slope_after": (sa_b, ("max",))}, n)
     for k in ("before", "after"):
         fig.lot_min[k] = g[f"{k}_min"]
         fig.lot_max[k] = g[f"{k}_max"]
@@ -527,22 +619,27 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     fig.lot_max["slope_before"] = _deg(g["slope_before_max"])
     fig.lot_max["slope_after"] = _deg(g["slope_after_max"])
     fig.lot_count["cells"] = g["cells"]
-    del g, sel
+    del g
     clock("lot figures")
     # partial sums over the changed cells (a selection that does not depend on the window)
     changed = d != 0
-    on_lots = changed & lots_in
-    key = mask[on_lots]
-    order = label_order(key, n)                  # by lot, row-major within a lot
-    dl = d[on_lots][order]
-    rr_l, cc_l = (x[order] + o for x, o in zip(np.nonzero(on_lots), (r0, c0)))
-    _add_sums([fig.sums["fill"], fig.sums["cut"]],
-              [np.maximum(dl, 0.0) * area, np.maximum(-dl, 0.0) * area], key[order], rr_l, cc_l)
-    del order, dl, rr_l, cc_l, key, on_lots
     dc = d[changed]
     rr_c, cc_c = np.nonzero(changed)
     rr_c += r0
     cc_c += c0
+    key = mask[changed]
+    on_lots = key > 0
+    key = key[on_lots]
+    dl, rr_l, cc_l = dc[on_lots], rr_c[on_lots], cc_c[on_lots]
+    if _groups_split(key, rr_l, cc_l):
+        # a lot's cells of one row and chunk interrupted by another lot's: sort the cells
+        # by lot (row-major within a lot) so that each group's cells are summed together
+        order = label_order(key, n)
+        key, dl, rr_l, cc_l = key[order], dl[order], rr_l[order], cc_l[order]
+        del order
+    _add_sums([fig.sums["fill"], fig.sums["cut"]],
+              [np.maximum(dl, 0.0) * area, np.maximum(-dl, 0.0) * area], key, rr_l, cc_l)
+    del dl, rr_l, cc_l, key, on_lots
     _add_sums([fig.sums["cut_total"], fig.sums["fill_total"], fig.sums["net_total"]],
               [np.maximum(-dc, 0.0), np.maximum(dc, 0.0), dc], 0, rr_c, cc_c)
     fig.counts["changed"] = int(len(dc))
@@ -562,13 +659,12 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     fig.counts["band"] = int(band.sum())
     clock("band")
     # pads: cells one in from the lot's edge
-    inner = (inner_cells(lm_b) & lots_b)[t_sl]
-    gi = _grouped(mask[inner], {"h": after[inner], "s": sa[inner]}, n,
-                  {"h": ("min", "max"), "s": ("max",)})
+    gi = _run_extremes(np.where(inner_cells(lm_b), lab_c, 0),
+                       {"h": (after_c, ("min", "max")), "s": (sa_b, ("max",))}, n)
     fig.lot_min["pad_h"] = gi["h_min"]
     fig.lot_max["pad_h"] = gi["h_max"]
     fig.lot_max["pad_s"] = _deg(gi["s_max"])
-    del inner, gi
+    del gi, after_c
     flat = lots_in & (sa <= np.tan(np.radians(BUILDABLE_DEG)))
     fig.lot_count["buildable"] = np.bincount(mask[flat], minlength=n + 1)
     del flat

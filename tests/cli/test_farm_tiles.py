@@ -260,3 +260,45 @@ def test_grading_work_items_on_the_command_line(cli, tmp_path):
     b = json.loads((one / "report.json").read_text())
     a.pop("command", None), b.pop("command", None)
     assert a == b
+
+
+# --------------------------------------------------------------------------- hython cook.py
+
+def test_cook_script_takes_the_farm_flags_of_the_cli():
+    """``hython scripts/cook.py`` takes --tile, --tiles-dir, --tile-size and --farm-step (from
+    the registry) with the CLI's usage rules; the numpy asset has them as its Farm folder."""
+    from terrace_foundation.cli import parse_cook_args
+    from terrace_foundation.houdini.network import NATIVE, NUMPY
+    from terrace_foundation.params import RUN_OPTIONS
+
+    args = parse_cook_args(["r.bgeo.sc", "h.bgeo.sc", "--asset", "numpy", "--tiles-dir", "d",
+                            "--tile", "3", "--tile-size", "128", "--farm-step", "survey"])
+    assert (args.tiles_dir, args.tile, args.tile_size, args.farm_step, args.cook_out) == \
+        ("d", 3, 128, "survey", None)
+    assert parse_cook_args(["r", "h", "--tiles-dir", "d", "--farm-step", "plan"]).tile is None
+    for bad in (["r", "h"],                                       # no --out, no work item
+                ["r", "h", "--tile", "0"],                        # no --tiles-dir
+                ["r", "h", "--tile", "0", "--tiles-dir", "d", "--out", "o"],
+                ["r", "h", "--tiles-dir", "d", "--farm-step", "plan", "--tile", "1"],
+                ["r", "h", "--tiles-dir", "d", "--farm-step", "survey", "--out", "o"],
+                ["r", "h", "--out", "o", "--tile-size", "100"]):  # not a multiple of 64
+        with pytest.raises(SystemExit) as e:
+            parse_cook_args(bad)
+        assert e.value.code == 2, bad
+    farm = [p for p in NUMPY.parms if p.folder == "fd_farm"]
+    assert [p.name for p in farm] == [n for n, o in RUN_OPTIONS.items() if o.numpy_asset] == \
+        ["tile_size", "tiles_dir", "tile", "farm_step"]
+    by_name = {p.name: p for p in farm}
+    assert by_name["tile"].default == -1 and by_name["tile"].min_locked
+    assert by_name["tile_size"].default == 2048 and by_name["farm_step"].default == "tile"
+    assert by_name["tiles_dir"].type == "directory" and by_name["tiles_dir"].default == ""
+    assert not [p for p in NATIVE.parms if p.folder == "fd_farm"]
+
+
+def test_a_work_item_names_the_file_it_stores(tmp_path):
+    from terrace_foundation.tiling import TileStore
+
+    store = TileStore(tmp_path)
+    assert store.piece("survey", 3).endswith("survey_00003.pkl")
+    assert store.piece("tile", 3).endswith("tile_00003.pkl")
+    assert store.piece("plan") == str(tmp_path / "plan.pkl")

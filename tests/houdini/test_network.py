@@ -19,6 +19,7 @@ from terrace_foundation.houdini.network import (
     Src,
     parm_kind,
 )
+from terrace_foundation.params import RUN_OPTIONS
 from terrace_testkit import REPO as ROOT
 from terrace_testkit import shared_path
 
@@ -222,7 +223,11 @@ def test_promoted_parms_follow_engine_parameters():
         # The reference method's parameters are all promoted on both assets.
         method = {"seed", "scatter_count", "relax_iterations", "min_lot_size", "lot_iterations",
                   "irregularity", "remesh_size", "blend", "blur_radius"}
-        assert method <= set(names) and set(names) - {"blur_iterations"} <= set(METHOD_PARAMETERS)
+        # besides them: the native network's pad blur and the numpy asset's Farm folder (the
+        # registry's run options marked numpy_asset)
+        farm = {n for n, o in RUN_OPTIONS.items() if o.numpy_asset}
+        assert method <= set(names)
+        assert set(names) - {"blur_iterations"} - farm <= set(METHOD_PARAMETERS)
         assert len(names) == len(set(names))
     # Every engine parameter is on the numpy asset (it runs the engine, presets included).
     assert set(METHOD_PARAMETERS) <= {p.name for p in NUMPY.parms}
@@ -257,7 +262,9 @@ def test_both_assets_share_the_interface():
     numpy_names = [p.name for p in NUMPY.parms]
     engine_only = [n for n, info in METHOD_PARAMETERS.items() if not info.native]
     grading = [n for n in numpy_names if n in METHOD_PARAMETERS and METHOD_PARAMETERS[n].folder == "grading"]
-    assert [n for n in numpy_names if n not in engine_only or n in grading] == native + grading
+    farm = [n for n, o in RUN_OPTIONS.items() if o.numpy_asset]      # the Farm folder, last
+    assert [n for n in numpy_names if n not in engine_only or n in grading] == \
+        native + grading + farm
     assert not set(engine_only) & set(native) and set(engine_only) <= set(numpy_names)
     assert [p.name for p in NATIVE.parms if p.name in METHOD_PARAMETERS] == \
         [n for n, info in METHOD_PARAMETERS.items() if info.native]

@@ -234,12 +234,15 @@ def test_dialog_script_labels_and_parms(written):
         assert names == [p.name for p in spec.parms]
         for p in spec.parms:
             block = ds.split(f'name    "{p.name}"', 1)[1].split("\n        }", 1)[0]
-            default = re.search(r'default \{ "([^"]+)" \}', block).group(1)
+            default = re.search(r'default \{ "([^"]*)" \}', block).group(1)
             assert "help    " in block
             if p.menu:                       # string menu: stores the token, no range
                 assert "type    string" in block and default == p.default
                 menu = re.search(r"menu \{\n(.*?)\n            \}", block, re.S).group(1)
                 assert re.findall(r'^ +"(\w+)" +"[^"]+"$', menu, re.M) == [t for t, _ in p.menu]
+                assert "range" not in block
+            elif p.type == "directory":      # a folder path (the Farm folder): no range
+                assert "type    directory" in block and default == p.default == ""
                 assert "range" not in block
             else:
                 assert default == f"{p.default:g}".replace("+", "")

@@ -333,3 +333,31 @@ def test_cone_envelope_is_at_most_the_slope():
         assert np.all(v >= seed.ravel()[i] - 0.5 * np.hypot(y - 2.0 * r, x - 2.0 * c) - 1e-9)
     assert np.abs(np.diff(v, axis=1)).max() <= 0.5 * 2.0 + 1e-9
     assert np.abs(v[1:, 1:] - v[:-1, :-1]).max() <= 0.5 * 2.0 * np.sqrt(2) + 1e-9
+
+
+def test_coarse_grid_is_graded_with_a_warning_that_says_what_was_done(real):
+    # 25-30 m cells are coarser than max_wall_height / tan(max_slope) = 6 m: the run is not
+    # refused; the warning names the cell size, the bound, what was not done (the cap) and
+    # the walls left above the limit with the tallest, and the cell size that grades within
+    hf, res = real
+    note = [w for w in res.warnings if w.startswith("grid cells of")]
+    assert len(note) == 1
+    over = [w.height for w in res.walls if w.height > 4.0 + 1e-6]
+    assert f"grid cells of {hf.cell_size:g} are coarser" in note[0]
+    assert "= 6.0:" in note[0] and "not capped at max_wall_height" in note[0]
+    if over:
+        assert f"{len(over)} wall(s) stay above it (up to {max(over):.1f} m)" in note[0]
+    assert note[0].endswith("resample the heightfield to 5 cells or finer to grade within "
+                            "the limits")
+
+
+def test_coarse_grid_note_only_on_coarse_cells():
+    from terrace_foundation.presets.grading import coarse_grid_note
+
+    # 4 / tan(33.7 deg) = 6.0: 5.9 m cells are fine, 6.1 m coarse; limits out of reach never
+    assert coarse_grid_note(5.9, 33.7, 4.0, [9.0]) is None
+    assert coarse_grid_note(30.0, 33.7, 1e6, [9.0]) is None
+    note = coarse_grid_note(10.0, 33.7, 4.0, [3.0, 9.0, 4.0])
+    assert note is not None and "1 wall(s) stay above it (up to 9.0 m)" in note
+    assert "rises 6.7 over one cell" in note
+    assert "no wall is above it here" in coarse_grid_note(10.0, 33.7, 4.0, [4.0])

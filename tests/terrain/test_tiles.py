@@ -9,7 +9,7 @@ import pytest
 import terrace_foundation as tf
 from terrace_foundation import Heightfield, Region
 from terrace_foundation.report import edge_tangents, edge_tangents_at
-from terrace_foundation.terrain.blend import box_blur
+from terrace_foundation.terrain.blend import add_blurred, blur_reach, box_blur
 from terrace_foundation.terrain.kernels import OCTAGON_STRETCH, cone_envelope, nearest_label
 from terrace_foundation.terrain.tiles import CHUNK, PartialSums, box_dilate, plan_tiles, window_sums
 from terrace_testkit import assert_same_result, seam_crossings, wavy_terrain, wavy_towns
@@ -214,3 +214,57 @@ def test_edge_tangents_at_some_cells_equal_the_whole_grid():
     rows, cols = np.nonzero(active)
     got = edge_tangents_at(h, active, rows, cols, 2.5)
     assert got.tobytes() == edge_tangents(h, active, 2.5)[rows, cols].tobytes()
+
+
+@pytest.mark.parametrize("h,block", [(2.7, 16), (3.3333333333333335, 40), (1.0, 7), (0.0, 16)])
+def test_blur_added_block_by_block_equals_the_whole_blur(h, block):
+    # a window of a larger grid touching its west and north edges; sparse differences, so
+    # some blocks are skipped
+    rng = np.random.default_rng(7)
+    diff = np.zeros((130, 150))
+    diff[20:60, 30:70] = rng.normal(size=(40, 40))
+    diff[100:104, 140:150] = 3.0
+    full = (400, 160)
+    ref = box_blur(diff, h, (0, 10), full)
+    region = (blur_reach(h), 130 - blur_reach(h), 5, 150 - blur_reach(h))
+    base = rng.normal(size=(region[1] - region[0], region[3] - region[2]))
+    target = base.copy()
+    add_blurred(target, diff, h, (0, 10), region, full, block)
+    want = base.copy()
+    part = ref[region[0]:region[1], region[2]:region[3]]
+    np.add(want, part, out=want, where=part != 0)
+    assert target.tobytes() == want.tobytes()
+
+
+def test_run_extremes_equal_the_grouped_figures_of_the_cells():
+    from terrace_foundation.report import _grouped
+    from terrace_foundation.tiling import _run_extremes
+    rng = np.random.default_rng(8)
+    lab = _lots_with_gaps((90, 77), 30, 9)
+    lab = np.where(rng.random(lab.shape) < 0.3, rng.integers(1, 60, size=lab.shape), lab)
+    a, b = rng.normal(size=lab.shape), rng.normal(size=lab.shape)
+    n = int(lab.max()) + 2                       # a label without cells: NaN
+    got = _run_extremes(lab, {"a": (a, ("min", "max")), "b": (b, ("max",))}, n)
+    sel = lab > 0
+    want = _grouped(lab[sel], {"a": a[sel], "b": b[sel]}, n,
+                    {"a": ("min", "max"), "b": ("max",)})
+    for k in ("a_min", "a_max", "b_max", "cells"):
+        assert got[k].tobytes() == want[k].tobytes(), k
+
+
+def test_lot_sums_of_a_lot_cut_in_two_by_another_in_one_chunk_row():
+    from terrace_foundation.tiling import _add_sums, _groups_split
+    # lot 1's cells of row 0 in chunk 0 are cut in two by lot 2's: split; other rows are not
+    keys = np.array([1, 1, 2, 1, 1, 2, 2])
+    rows = np.array([0, 0, 0, 0, 1, 1, 1])
+    cols = np.array([3, 4, 5, 6, 3, 4, CHUNK + 1])
+    assert _groups_split(keys, rows, cols)
+    assert not _groups_split(keys[4:], rows[4:], cols[4:])
+    assert not _groups_split(np.array([1, 2, 1]), np.array([0, 0, 0]),
+                             np.array([CHUNK - 1, CHUNK, CHUNK + 1]))   # other chunks
+    # the group sums of cells sorted by lot, the order the tile uses when groups split
+    v = np.array([0.1, 0.2, 0.3, 0.7, 1.1, 1.3, 1.7])
+    order = np.argsort(keys, kind="stable")
+    acc = PartialSums()
+    _add_sums([acc], [v[order]], keys[order], rows[order], cols[order])
+    np.testing.assert_allclose(acc.totals(3), [0, 0.1 + 0.2 + 0.7 + 1.1, 0.3 + 1.3 + 1.7])

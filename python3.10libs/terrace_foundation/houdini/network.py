@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Union
 
-from ..params import METHOD_PARAMETERS, Parameter, TerraceParams
+from ..params import DEFAULT_TILE_SIZE, METHOD_PARAMETERS, RUN_OPTIONS, Parameter, TerraceParams
 
 __all__ = [
     "Expr", "Indirect", "Src", "ParmSpec", "FolderSpec", "NodeSpec", "NetBoxSpec", "AssetSpec",
@@ -95,6 +95,7 @@ class ParmSpec:
     name: str
     label: str
     type: str                      # "integer" | "float" | "toggle" | "string" (with a menu)
+    #                                | "directory" (a folder path, the Farm folder's)
     default: float | str           # str for "string" parameters (the menu token)
     help: str
     folder: str
@@ -209,6 +210,13 @@ FOLDERS = (
 #: The numpy asset's extra folder: the grading preset (the native network implements the
 #: reference method only).
 GRADING_FOLDER = FolderSpec("fd_grading", "Grading")
+#: The numpy asset's farm folder: the registry's run options marked ``numpy_asset`` (a tile
+#: of a farm cook as a work item; an HDA Processor TOP sets Tile to ``@pdg_index``).
+FARM_FOLDER = FolderSpec("fd_farm", "Farm")
+#: Asset values of the farm options that mean "not set" on the command line: Tile Size the
+#: CLI's default, Tile -1 (no work item: the whole run), Tiles Folder empty (no farm).
+_FARM_PARMS = {"tile_size": (float(DEFAULT_TILE_SIZE), 0.0, 8192.0),
+               "tile": (-1.0, -1.0, 255.0)}
 #: Pad-height blur passes of the native network; enough for lots about 40 remesh edges across.
 BLUR_ITERATIONS = 1000
 
@@ -262,6 +270,24 @@ def _parms(native: bool) -> tuple:
                 out.append(_blur_iterations(native))
             out.append(_engine_parm(info, native))
     return tuple(out)
+
+
+def _farm_parm(info: Parameter) -> ParmSpec:
+    """The numpy asset parameter of a farm run option (Farm folder)."""
+    folder = FARM_FOLDER.name
+    if info.options:
+        return ParmSpec(info.name, info.label, "string", info.options[-1][0], info.help,
+                        folder, menu=info.options)
+    if info.name == "tiles_dir":
+        return ParmSpec(info.name, info.label, "directory", "", info.help, folder)
+    default, lo, hi = _FARM_PARMS[info.name]
+    return ParmSpec(info.name, info.label, "integer", default, info.help, folder, lo, hi,
+                    min_locked=True)
+
+
+def farm_parms() -> tuple:
+    """The numpy asset's Farm folder, from the registry's run options marked ``numpy_asset``."""
+    return tuple(_farm_parm(info) for info in RUN_OPTIONS.values() if info.numpy_asset)
 
 
 def _ch(name: str) -> Expr:
@@ -634,7 +660,7 @@ NATIVE_VS_ENGINE = (
     "the same radius. For the engine's own lots use Terrace Foundation (numpy).")
 
 _NATIVE_PARMS = _parms(native=True)
-_NUMPY_PARMS = _parms(native=False)
+_NUMPY_PARMS = _parms(native=False) + farm_parms()
 
 NATIVE = AssetSpec(
     namespace="terrace", name="terrace_foundation", version="1.0",
@@ -662,7 +688,7 @@ NUMPY = AssetSpec(
     namespace="terrace", name="terrace_foundation_numpy", version="1.0",
     label="Terrace Foundation (numpy)", icon="SOP_python",
     input_labels=NATIVE.input_labels, output_labels=NATIVE.output_labels,
-    folders=FOLDERS + (GRADING_FOLDER,), parms=_NUMPY_PARMS, nodes=_NUMPY_NODES,
+    folders=FOLDERS + (GRADING_FOLDER, FARM_FOLDER), parms=_NUMPY_PARMS, nodes=_NUMPY_NODES,
     netboxes=_NUMPY_BOXES,
     help=_help(
         "Terrace Foundation (numpy)", "terrace::terrace_foundation_numpy::1.0",
@@ -672,8 +698,14 @@ NUMPY = AssetSpec(
         "needs the Terrace Foundation package on PYTHONPATH (install houdini_package.json).\n\n"
         "The Grading folder adds the engine's grading preset (not on the native asset): flat "
         "pads by a pad rule, retaining walls where neighbouring pads differ by more than Max "
-        "Step, embankments no steeper than Max Slope.",
-        _NUMPY_PARMS, FOLDERS + (GRADING_FOLDER,),
+        "Step, embankments no steeper than Max Slope.\n\n"
+        "The Farm folder cooks a map bigger than memory as work items (an HDA Processor TOP "
+        "per tile, Tile set to `@pdg_index`): with a Tiles Folder and a Tile, the cook stores "
+        "that tile in the folder and passes the input heightfield through unchanged, with the "
+        "detail attribute `terrace_farm_piece` naming the stored file; a last cook with the "
+        "Tiles Folder and Tile -1 takes every stored tile and gives the outputs of a one-shot "
+        "cook. The grading preset first needs a Survey item per tile and one Plan item.",
+        _NUMPY_PARMS, FOLDERS + (GRADING_FOLDER, FARM_FOLDER),
         "    Grading preset: the detail attribute `retaining_walls` (string, on both outputs) "
         "holds the walls as a GeoJSON FeatureCollection in world coordinates (x = X, y = -Z), "
         "properties `lot_a`, `lot_b`, `base_height`, `top_height`, `height`, `length`, as in "

@@ -55,8 +55,9 @@ from .convert import (
 from .cookerror import one_line
 from .network import SLICES_GROUP
 
-__all__ = ["cook", "read_heightfield", "read_regions", "read_params", "write_result",
-           "write_walls", "volume_frame", "find_volume", "SLICES_GROUP"]
+__all__ = ["cook", "read_heightfield", "read_regions", "read_params", "read_farm", "farm_piece",
+           "write_result", "write_walls", "volume_frame", "find_volume", "SLICES_GROUP",
+           "FARM_PIECE"]
 
 #: Names of the output volumes (Houdini and Houdini Engine conventions).
 HEIGHT, MASK = "height", "mask"
@@ -165,6 +166,42 @@ def read_params(asset: hou.OpNode) -> dict[str, int | float | str]:
         else:
             out[name] = parm.evalAsFloat()
     return out
+
+
+#: Detail attribute of a farm work item's output: the file its piece was stored in.
+FARM_PIECE = "terrace_farm_piece"
+
+
+def read_farm(asset: hou.OpNode) -> dict:
+    """The Farm folder as :func:`terrace_foundation.generate`'s keywords: ``tile_size``, and
+    with a Tiles Folder ``tile_store``, ``tile_only`` (Tile 0 or more: a work item) and
+    ``farm_step``; empty on an asset without the folder (the native asset).
+    """
+    # the parameters read as read_params reads them (hou.Parm.evalAsInt / evalAsString)
+    size, tiles_dir, tile_parm, step_parm = (asset.parm(name) for name in
+                                             ("tile_size", "tiles_dir", "tile", "farm_step"))
+    if size is None or tiles_dir is None or tile_parm is None or step_parm is None:
+        return {}
+    out: dict = {"tile_size": size.evalAsInt()}
+    folder = tiles_dir.evalAsString()
+    if folder:
+        out["tile_store"] = folder
+        tile = tile_parm.evalAsInt()
+        step = step_parm.evalAsString()
+        if tile >= 0:
+            out["tile_only"] = [tile]
+        if step != "tile":
+            out["farm_step"] = step
+    return out
+
+
+def farm_piece(farm: dict) -> str:
+    """The file a farm work item of :func:`read_farm`'s keywords stores."""
+    from ..tiling import TileStore
+
+    only = farm.get("tile_only")
+    return TileStore(farm["tile_store"]).piece(farm.get("farm_step", "tile"),
+                                               None if only is None else only[0])
 
 
 def write_walls(geo: hou.Geometry, res: TerraceResult, frame: VolumeFrame) -> None:
@@ -297,9 +334,17 @@ def cook(node: hou.SopNode) -> None:
         hf, _, frame = read_heightfield(hf_geo)
         regions = read_regions(inputs[0].geometry(), frame, log=log)
         params = read_params(asset) if isinstance(asset, hou.OpNode) else {}
-        res = generate(hf, regions, log=log, **params)
+        farm = read_farm(asset) if isinstance(asset, hou.OpNode) else {}
+        res = generate(hf, regions, log=log, **params, **farm)
         geo.clear()
         geo.merge(hf_geo)
+        if res.terrace_heightfield is None:
+            # a farm work item: its piece is in the Tiles Folder; the heightfield passes
+            # through and the detail attribute names the piece (hou.Geometry.addAttrib and
+            # setGlobalAttribValue as write_walls uses them)
+            geo.addAttrib(hou.attribType.Global, FARM_PIECE, "")
+            geo.setGlobalAttribValue(FARM_PIECE, farm_piece(farm))
+            return
         write_result(geo, res, frame)
         write_walls(geo, res, frame)
     except hou.NodeError:

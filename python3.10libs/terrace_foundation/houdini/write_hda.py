@@ -143,7 +143,7 @@ def dialog_script(a: AssetSpec) -> str:
                 L += [f"                {_ds_string(tok)}    {_ds_string(lab)}"
                       for tok, lab in p.menu]
                 L.append("            }")
-            else:
+            elif p.type in ("integer", "float"):
                 lo = _num(p.minimum) + ("!" if p.min_locked else "")
                 hi = _num(p.maximum) + ("!" if p.max_locked else "")
                 L.append(f"            range   {{ {lo} {hi} }}")

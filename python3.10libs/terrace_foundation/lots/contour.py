@@ -1,4 +1,4 @@
-"""Contour-aligned lot subdivision: cut lots along and across the local contour direction.
+"""Contour-aligned lot subdivision: cut lots along contour lines and across them.
 
 Terraced towns are built in rows along the contours: each row is shallow across the slope
 (little cut and fill per lot, one wall between rows) and long along it; lots of one row meet
@@ -7,29 +7,29 @@ at cross edges where the pads are about level, so those edges carry little or no
 For every lot that is still too large, the terrain gradient is sampled over the lot's own
 area (:func:`lot_structure`): its structure tensor gives the dominant slope direction and how
 well one direction describes the lot (the *coherence*; the spread of the gradient's direction
-is about ``sqrt((1 - coherence) / 2)`` radians). The cut is a straight line through the lot's
-centroid that runs
+is about ``sqrt((1 - coherence) / 2)`` radians). The lot is cut (:func:`contour_cut_normals`)
 
-* **along the contour** (its normal is the gradient) while the lot is deep: its depth across
-  the slope is more than ``1 / k`` of its length along it, where the row aspect
-  ``k = min(aspect, 1 / spread)``: a straight row of length ``L`` over contours that turn by
-  ``spread`` rises about ``L * spread`` times the slope along itself, so a row longer than
-  ``depth / spread`` gains nothing over a compact lot (on a plane ``k = aspect``; on real
-  terrain whose contours bend, rows stay as long as the contours stay straight);
-* **across the contour** (along the gradient) once the lot is shallow enough;
-* across the lot's major axis, like the Voronoi layout, where ``k < MIN_ROW_ASPECT`` (the
-  gradient points in too many directions over the lot: a town over a dissected ridge, or a
-  piece larger than the terrain's folds): the piece is cut into compact blocks until one
-  direction describes each block, and the rows start there; so is a lot on ground flatter
-  than ``flat_slope``, or rising less than ``FLAT_RELIEF`` across it (a flat town, or the
-  flat part of one, is cut into compact lots like the default layout), and a needle (a lot
+* **along a contour line** while it is deep: its depth across the slope is more than ``1 / k``
+  of its length along it, where the row aspect ``k = min(aspect, 1 / spread)``. The cut is
+  not straight: it follows the contour line of the terrain, smoothed at the lot's own scale,
+  through the cut's point (:func:`contour_curves`: a polyline with a vertex every sixth of the
+  lot's depth, clipped exactly to the lot's pieces), so rows bend with the contours around
+  spurs and hollows instead of leaving wedges between straight rows;
+* **across the contour** (a straight line along the gradient) once the lot is shallow enough:
+  a straight row over contours that turn by ``spread`` gains nothing beyond ``depth /
+  spread``, so rows over bending contours are cut into shorter lots;
+* across the lot's major axis, like the Voronoi layout, on ground flatter than
+  ``flat_slope`` or rising less than ``FLAT_RELIEF`` across the lot (a flat town, or the flat
+  part of one, is cut into compact lots like the default layout), and for a needle (a lot
   more than ``2 * aspect`` times longer than wide, left where cuts met at a sharp angle), so
   that it gets shorter rather than thinner.
 
-Cuts run through the whole lot (all its convex pieces), so the first cuts through a coherent
-slope are whole rows and the rows of neighbouring lots line up. The cut is shifted along its
-normal at random by up to ``0.3 * irregularity`` of the lot's extent (seeded), never turned:
-turning it would tilt the rows against the contours.
+Cuts run through the whole lot (all its pieces), so the first cuts through a town are long
+terrace edges along its contours: no straight seam crosses the town (the straight rows before
+curved cuts needed compact blocks first where the gradient spread by more than 29 degrees,
+and the first block cut was such a seam). The cut is shifted along its normal at random by up
+to ``0.3 * irregularity`` of the lot's extent (seeded), never turned: turning it would tilt
+the rows against the contours.
 """
 
 from __future__ import annotations
@@ -40,14 +40,11 @@ import numpy as np
 
 from ..geometry import polygon_halfplanes
 
-__all__ = ["lot_structure", "contour_cut_normals", "CONTOUR_ASPECT", "MIN_ROW_ASPECT",
+__all__ = ["lot_structure", "contour_cut_normals", "contour_curves", "CONTOUR_ASPECT",
            "FLAT_SLOPE", "FLAT_RELIEF"]
 
 #: a lot stops being cut along the contour once it is this many times longer than deep
 CONTOUR_ASPECT = 4.0
-#: below this row aspect (gradient directions spread by more than 1 / 2 radian, about 29
-#: degrees, over the lot) the lot is cut compact, like the Voronoi layout
-MIN_ROW_ASPECT = 2.0
 #: ground flatter than this (rise per run, about 1.1 degrees) is cut like the Voronoi layout
 FLAT_SLOPE = 0.02
 #: so is a lot whose ground rises less than this across it (world units): its cut and fill
@@ -55,6 +52,22 @@ FLAT_SLOPE = 0.02
 FLAT_RELIEF = 1.0
 #: samples per side of the grid over each lot's bounding box for :func:`lot_structure`
 SAMPLES = 7
+#: segments of a curved cut per depth of the lot along it
+SEGMENTS_PER_DEPTH = 6.0
+#: the terrain a curved cut follows is smoothed over this share of the lot's depth
+SMOOTH = 0.125
+#: most segments of a cut along a contour line (:func:`contour_curves`)
+MAX_SEGMENTS = 24
+#: a cut whose contour line bends less than this share of the lot's depth away from the
+#: straight cut is straight
+MIN_BEND = 0.01
+#: a curved cut stays within this share of the lot's depth of the straight cut
+MAX_BEND = 0.6
+#: an inner vertex of a curved cut within this share of a slab's width of a vertex of the
+#: lot's pieces moves onto it
+KNOT_SNAP = 0.05
+#: heights sampled across the window on each slab line to find the contour's crossing
+CURVE_SAMPLES = 9
 #: numbers per chunk of the point-in-piece tests of :func:`lot_structure` (8 MB of float64)
 CHUNK = 1_000_000
 
@@ -168,7 +181,8 @@ def _extent(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarray,
 def contour_cut_normals(lots, which: np.ndarray, area: np.ndarray, centroid: np.ndarray,
                         axis: np.ndarray, length: np.ndarray, terrain: Terrain,
                         aspect: float = CONTOUR_ASPECT,
-                        flat_slope: float = FLAT_SLOPE) -> tuple[np.ndarray, np.ndarray]:
+                        flat_slope: float = FLAT_SLOPE
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Unit normals of the cuts of lots ``which`` and the lots' extents along them.
 
     Parameters
@@ -207,11 +221,182 @@ def contour_cut_normals(lots, which: np.ndarray, area: np.ndarray, centroid: np.
     cut_along_contour = depth * k > run
     normal = np.where(cut_along_contour[:, None], down, along)
     extent = np.where(cut_along_contour, depth, run)
-    compact = (slope < flat_slope) | (slope * depth < FLAT_RELIEF) | (k < MIN_ROW_ASPECT)
+    compact = (slope < flat_slope) | (slope * depth < FLAT_RELIEF)
     # a lot already far thinner than a row should be (a needle left by cuts that met at a
     # sharp angle) is cut across its own long axis instead, so it does not get thinner
     width = area[which] / np.maximum(length[which], 1e-300)
     compact |= length[which] > 2.0 * aspect * width
     normal[compact] = axis[which][compact]
     extent[compact] = length[which][compact]
-    return normal, extent
+    return normal, extent, cut_along_contour & ~compact
+
+
+def _smoothed(terrain: Terrain, x: np.ndarray, y: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """Terrain at ``(x, y)`` averaged over the centre and four points ``h`` away (a box
+    filter about ``h`` wide: the contour of the terrain at the lot's own scale).
+    """
+    x, y, h = np.broadcast_arrays(x, y, h)
+    acc = terrain(x.ravel(), y.ravel())
+    for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+        acc = acc + terrain((x + dx * h).ravel(), (y + dy * h).ravel())
+    return (acc / 5.0).reshape(x.shape)
+
+
+def contour_curves(lots, which: np.ndarray, normal: np.ndarray, offset: np.ndarray,
+                   point: np.ndarray, depth: np.ndarray, along: np.ndarray, terrain: Terrain,
+                   samples: int = CURVE_SAMPLES):
+    """The cuts of lots ``which``: along a contour line where ``along``, else straight.
+
+    A cut along the contour follows the contour line, through the cut's point, of the
+    terrain smoothed over ``SMOOTH`` of the lot's depth (a five-point box, :func:`_smoothed`):
+    a polyline over the lot's extent along the grid axis nearest the contour (``x`` where the
+    contour runs more east-west than north-south, else ``y``), with one vertex on each line
+    between ``clip(round(SEGMENTS_PER_DEPTH * run / depth), 2, MAX_SEGMENTS)`` equal slabs
+    (moved onto a vertex of the lot's pieces within ``KNOT_SNAP`` of a slab's width: an
+    earlier cut's slab line). On each slab line the vertex is the contour's crossing nearest
+    the straight cut (``samples`` heights across a window of half the depth each way,
+    interpolated linearly); the offsets from the straight cut are smoothed (weights 1 2 1)
+    and kept within ``MAX_BEND`` of the depth; where no crossing is found the straight cut's
+    point is kept. A cut whose offsets all stay below ``MIN_BEND`` of the depth (contours
+    straight over the lot, a plane) is the straight cut, one segment. Deterministic: no
+    random draws beyond the cut's point.
+
+    Parameters
+    ----------
+    lots : LotSet
+    which : (B,) ndarray of int
+    normal, offset : (B, 2), (B,) ndarray
+        The straight cuts ``normal . p = offset`` (:func:`contour_cut_normals`).
+    point : (B, 2) ndarray
+        The point each cut passes through.
+    depth : (B,) ndarray
+        Each lot's extent along ``normal``.
+    along : (B,) ndarray of bool
+        Cuts along the contour (curved); the others stay straight.
+    terrain : callable(x, y) -> heights
+
+    Returns
+    -------
+    Cuts
+    """
+    from .subdivide import Cuts
+
+    cuts = Cuts.straight(normal, offset)
+    k = np.nonzero(along)[0]
+    if len(k) == 0:
+        return cuts
+    tangent = np.column_stack([-normal[k, 1], normal[k, 0]])
+    ax = np.where(np.abs(tangent[:, 0]) >= np.abs(tangent[:, 1]), 0, 1)   # slabs across ax
+    rows = np.arange(len(k))
+    ta, tb = tangent[rows, ax], tangent[rows, 1 - ax]
+    pa, pb = point[k][rows, ax], point[k][rows, 1 - ax]
+    # the lot's extent along the slab axis
+    slot = np.full(lots.n_lots, -1)
+    slot[which[k]] = rows
+    pk = np.nonzero(slot[lots.piece_lot] >= 0)[0]
+    q = slot[lots.piece_lot[pk]]
+    used = np.arange(lots.pieces.shape[1])[None, :] < lots.piece_count[pk][:, None]
+    coord = np.where(ax[q][:, None] == 0, lots.pieces[pk][..., 0], lots.pieces[pk][..., 1])
+    amin = np.full(len(k), np.inf)
+    amax = np.full(len(k), -np.inf)
+    np.minimum.at(amin, q, np.where(used, coord, np.inf).min(axis=1))
+    np.maximum.at(amax, q, np.where(used, coord, -np.inf).max(axis=1))
+    d = depth[k]
+    run = (amax - amin) / np.maximum(np.abs(ta), 1e-12)
+    m = np.clip(np.round(SEGMENTS_PER_DEPTH * run / np.maximum(d, 1e-12)), 2,
+                MAX_SEGMENTS).astype(np.intp)
+    s_n = int(m.max())
+    j = np.arange(s_n + 1)
+    frac = np.minimum(j[None, :], m[:, None]) / m[:, None]                    # (K, S+1)
+    knot_a = amin[:, None] + (amax - amin)[:, None] * frac
+    knot_a[rows, m] = amax
+    # an inner knot near a vertex of the lot's pieces (a slab line of an earlier cut) moves
+    # onto it: no sliver pieces between two lines a few ulps apart, and fewer pieces
+    vert = np.where(used, coord, np.nan)                                    # (P, K)
+    for jj in range(1, s_n):
+        near_d = np.abs(vert - knot_a[q, jj][:, None])
+        best = np.full(len(k), np.inf)
+        np.minimum.at(best, q, np.nanmin(np.where(np.isnan(near_d), np.inf, near_d), axis=1))
+        tol = KNOT_SNAP * (amax - amin) / m
+        hit = np.where((near_d == best[q][:, None]) & (near_d <= tol[q][:, None]), vert,
+                       -np.inf)
+        to = np.full(len(k), -np.inf)
+        np.maximum.at(to, q, hit.max(axis=1))
+        move = np.isfinite(to) & (jj < m)
+        knot_a[move, jj] = to[move]
+    line_b = pb[:, None] + (knot_a - pa[:, None]) * (tb / ta)[:, None]        # straight cut
+    # heights across a window of half the depth each way, on every slab line
+    w = np.linspace(-1.0, 1.0, samples)
+    half = 0.5 * d
+    sb = line_b[..., None] + half[:, None, None] * w[None, None, :]          # (K, S+1, J)
+    sa = np.broadcast_to(knot_a[..., None], sb.shape)
+    axx = ax[:, None, None]
+    sx = np.where(axx == 0, sa, sb)
+    sy = np.where(axx == 0, sb, sa)
+    h = np.broadcast_to((SMOOTH * d)[:, None, None], sb.shape)
+    level = _smoothed(terrain, point[k][:, 0], point[k][:, 1], SMOOTH * d)    # (K,)
+    g = _smoothed(terrain, sx, sy, h) - level[:, None, None]
+    g0, g1 = g[..., :-1], g[..., 1:]
+    cross = (g0 == 0) | ((g0 < 0) != (g1 < 0)) & (g1 != 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(g0 == g1, 0.0, g0 / (g0 - g1))
+    root = sb[..., :-1] + np.clip(t, 0.0, 1.0) * (sb[..., 1:] - sb[..., :-1])
+    dist = np.where(cross, np.abs(root - line_b[..., None]), np.inf)
+    best = dist.argmin(axis=2)
+    found = np.isfinite(dist.min(axis=2))
+    dev = np.where(found, np.take_along_axis(root, best[..., None], axis=2)[..., 0] - line_b,
+                   0.0)
+    # smoothed (1 2 1, ends repeated), and kept within MAX_BEND of the depth
+    live = j[None, :] <= m[:, None]
+    dev = np.where(live, dev, 0.0)
+    left = np.concatenate([dev[:, :1], dev[:, :-1]], axis=1)
+    right_idx = np.minimum(j[None, :] + 1, m[:, None])
+    right = np.take_along_axis(dev, right_idx, axis=1)
+    dev = np.where(live, 0.25 * left + 0.5 * dev + 0.25 * right, 0.0)
+    dev = np.clip(dev, -MAX_BEND * d[:, None], MAX_BEND * d[:, None])
+    # contours straight over the lot (a plane): the straight cut, one segment
+    bent = np.abs(dev).max(axis=1) > MIN_BEND * d
+    if not bent.any():
+        return cuts
+    k, rows = k[bent], np.arange(int(bent.sum()))
+    ax, m, dev, knot_a, line_b = ax[bent], m[bent], dev[bent], knot_a[bent], line_b[bent]
+    s_n = int(m.max())
+    j = np.arange(s_n + 1)
+    dev, knot_a, line_b = dev[:, :s_n + 1], knot_a[:, :s_n + 1], line_b[:, :s_n + 1]
+    axx = ax[:, None, None]
+    knot_b = line_b + dev
+    # segment s runs from knot s to knot s + 1; the first and last slabs reach out forever
+    a0, a1 = knot_a[:, :-1], knot_a[:, 1:]
+    b0, b1 = knot_b[:, :-1], knot_b[:, 1:]
+    seg = j[None, :-1]
+    valid = seg < m[:, None]
+    lo = np.where(seg == 0, -np.inf, a0)
+    hi = np.where(seg == m[:, None] - 1, np.inf, a1)
+    # the side normal . p <= offset keeps the straight cut's near side: the normal is
+    # (-(b1 - b0), a1 - a0) in (a, b), flipped where the straight normal points to -b (its
+    # b part is at least |ta| >= 0.7, so the side is the same on every segment)
+    nb = np.stack([-(b1 - b0), a1 - a0], axis=-1)                          # (K, S, 2) in (a, b)
+    nx = np.where(axx[..., 0] == 0, nb[..., 0], nb[..., 1])
+    ny = np.where(axx[..., 0] == 0, nb[..., 1], nb[..., 0])
+    flip = (normal[k][rows, 1 - ax] < 0)[:, None]
+    nx, ny = np.where(flip, -nx, nx), np.where(flip, -ny, ny)
+    px = np.where(axx[..., 0] == 0, a0, b0)
+    py = np.where(axx[..., 0] == 0, b0, a0)
+    off = nx * px + ny * py
+    out = Cuts(cuts.axis.copy(), np.full((len(which), s_n), np.inf),
+               np.full((len(which), s_n), np.inf), np.zeros((len(which), s_n, 2)),
+               np.ones((len(which), s_n)), np.full((len(which), s_n), np.nan),
+               np.full((len(which), s_n), np.nan), np.zeros((len(which), s_n), dtype=bool))
+    out.lo[:, 0] = -np.inf
+    out.normal[:, 0] = normal
+    out.offset[:, 0] = offset
+    out.valid[:, 0] = True
+    out.axis[k] = ax
+    out.lo[k] = np.where(valid, lo, np.inf)
+    out.hi[k] = np.where(valid, hi, np.inf)
+    out.normal[k] = np.where(valid[..., None], np.stack([nx, ny], axis=-1), 0.0)
+    out.offset[k] = np.where(valid, off, 1.0)
+    out.knot_lo[k] = np.where(valid & (seg > 0), b0, np.nan)
+    out.knot_hi[k] = np.where(valid & (seg < m[:, None] - 1), b1, np.nan)
+    out.valid[k] = valid
+    return out

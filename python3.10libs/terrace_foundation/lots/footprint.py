@@ -451,7 +451,70 @@ def pieces_outline(pieces: np.ndarray, count: np.ndarray) -> list[list[np.ndarra
             segs.append(np.stack([p0, p1] if forward else [p1, p0], axis=1))
     if not segs:
         return []
-    return _chain_rings(np.concatenate(segs))
+    seg = np.concatenate(segs)
+    shared = _shared_horizontal(seg)
+    if shared.any():
+        seg = np.concatenate([seg[~shared], _one_sided_horizontal(seg[shared])])
+    return _chain_rings(seg)
+
+
+def _shared_horizontal(seg: np.ndarray) -> np.ndarray:
+    """Which directed segments ``(S, 2, 2)`` are horizontal and overlap, on the same line, a
+    horizontal segment running the other way (two pieces of one lot meeting on a horizontal
+    line: the contour layout's slabs across ``y``, :mod:`terrace_foundation.lots.subdivide`).
+    """
+    out = np.zeros(len(seg), dtype=bool)
+    a, b = seg[:, 0], seg[:, 1]
+    hor = (a[:, 1] == b[:, 1]) & (a[:, 0] != b[:, 0])
+    if not hor.any():
+        return out
+    k = np.nonzero(hor)[0]
+    y = a[k, 1]
+    east = b[k, 0] > a[k, 0]
+    lo = np.minimum(a[k, 0], b[k, 0])
+    hi = np.maximum(a[k, 0], b[k, 0])
+    for yv in np.unique(y):
+        g = y == yv
+        if east[g].all() or not east[g].any():
+            continue
+        e, w = g & east, g & ~east
+        # a span of one direction overlapping a span of the other (not only touching)
+        ov = (lo[e][:, None] < hi[w][None, :]) & (lo[w][None, :] < hi[e][:, None])
+        out[k[e]] |= ov.any(axis=1)
+        out[k[w]] |= ov.any(axis=0)
+    return out
+
+
+def _one_sided_horizontal(seg: np.ndarray) -> np.ndarray:
+    """The stretches of horizontal segments ``(S, 2, 2)`` covered from one side only, directed
+    as the segments covering them (what :func:`pieces_outline` does on vertical lines).
+    """
+    out = []
+    y_all = seg[:, 0, 1]
+    for yv in np.unique(y_all):
+        g = seg[y_all == yv]
+        east = g[:, 1, 0] > g[:, 0, 0]
+        lo = np.minimum(g[:, 0, 0], g[:, 1, 0])
+        hi = np.maximum(g[:, 0, 0], g[:, 1, 0])
+        xs = np.unique(np.concatenate([lo, hi]))
+        if len(xs) < 2:
+            continue
+        cov_e = np.zeros(len(xs) - 1, dtype=bool)
+        cov_w = np.zeros(len(xs) - 1, dtype=bool)
+        for l_, h_, d in zip(lo, hi, east):
+            cover = (xs[:-1] >= l_) & (xs[1:] <= h_)
+            if d:
+                cov_e |= cover
+            else:
+                cov_w |= cover
+        for sel, forward in ((cov_e & ~cov_w, True), (cov_w & ~cov_e, False)):
+            k = np.nonzero(sel)[0]
+            if len(k) == 0:
+                continue
+            p0 = np.column_stack([xs[k], np.full(len(k), yv)])
+            p1 = np.column_stack([xs[k + 1], np.full(len(k), yv)])
+            out.append(np.stack([p0, p1] if forward else [p1, p0], axis=1))
+    return np.concatenate(out) if out else np.zeros((0, 2, 2))
 
 
 def _chain_rings(seg: np.ndarray) -> list[list[np.ndarray]]:
@@ -628,6 +691,27 @@ def lot_outlines(pieces: np.ndarray, count: np.ndarray, piece_lot: np.ndarray, n
     bad_node = (out_deg != 1) | (in_deg != 1)
     bad_lot = np.zeros(n_lots, dtype=bool)
     bad_lot[slot_[bad_node[start] | bad_node[end]]] = True
+    # pieces of one lot meeting on a horizontal line (only the contour layout's slabs make
+    # them): the segments there cancel, which pieces_outline works out
+    hor = (s0[:, 1] == s1[:, 1]) & (s0[:, 0] != s1[:, 0])
+    if hor.any():
+        hk = np.nonzero(hor)[0]
+        key_lot, key_y = slot_[hk], s0[hk, 1]
+        east = s1[hk, 0] > s0[hk, 0]
+        o = np.lexsort((key_y, key_lot))
+        newg = np.ones(len(o), dtype=bool)
+        newg[1:] = (key_lot[o][1:] != key_lot[o][:-1]) | (key_y[o][1:] != key_y[o][:-1])
+        grp = np.cumsum(newg) - 1
+        n_e = np.bincount(grp, east[o], minlength=int(grp[-1]) + 1)
+        n_all = np.bincount(grp)
+        both = (n_e > 0) & (n_e < n_all)
+        for g in np.nonzero(both)[0]:
+            lot_g = int(key_lot[o][newg][g])
+            if bad_lot[lot_g]:
+                continue
+            sel = hk[o][grp == g]
+            seg = np.stack([s0[sel], s1[sel]], axis=1)
+            bad_lot[lot_g] = bool(_shared_horizontal(seg).any())
     by_start = np.zeros(n_nodes, dtype=np.intp)
     by_start[start] = np.arange(n)
     nxt = np.where(bad_lot[slot_], np.arange(n), by_start[end])
@@ -669,7 +753,7 @@ def lot_outlines(pieces: np.ndarray, count: np.ndarray, piece_lot: np.ndarray, n
     rings_per_lot = np.bincount(k_lot[good], minlength=n_lots)
     pos_per_lot = np.bincount(k_lot[good & (area > 0)], minlength=n_lots)
     simple = ~bad_lot & (rings_per_lot == 1) & (pos_per_lot == 1)
-    lot_area = np.bincount(k_lot[good], area[good], minlength=n_lots)
+    lot_area = np.bincount(k_lot[good], area[good], minlength=n_lots).astype(np.float64)
     # the simple lots' rings, split into arrays
     use = good & simple[k_lot]
     take = use[kid]

@@ -14,10 +14,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..geometry import clip_halfplane, polygon_area, polygon_moments, widen_polygons
-from .contour import contour_cut_normals
+from ..geometry import (
+    clip_halfplane,
+    pad_polygons,
+    polygon_area,
+    polygon_moments,
+    widen_polygons,
+)
+from .contour import contour_curves, contour_cut_normals
 
-__all__ = ["LotSet", "subdivide_lots", "lot_frames"]
+__all__ = ["LotSet", "Cuts", "subdivide_lots", "lot_frames"]
 
 
 @dataclass
@@ -29,6 +35,7 @@ class LotSet:
     outline : (L, K, 2) ndarray
         Convex outline of each lot (the lot is the region inside it).
     outline_count : (L,) ndarray of int
+        0 for a lot with no such outline (cut along a contour line: not convex).
     pieces : (Q, J, 2) ndarray
         Convex pieces tiling the lots.
     piece_count : (Q,) ndarray of int
@@ -151,6 +158,16 @@ def _split(lots: LotSet, which: np.ndarray, normal: np.ndarray, offset: np.ndarr
     piece_lot = np.concatenate([lots.piece_lot[rest], idx, new_id[idx]])
     keep = piece_count >= 3
     pieces, piece_count, piece_lot = pieces[keep], piece_count[keep], piece_lot[keep]
+    return _ordered(lots, which, outline, outline_count, pieces, piece_count, piece_lot)
+
+
+def _ordered(lots: LotSet, which: np.ndarray, outline: np.ndarray, outline_count: np.ndarray,
+             pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarray
+             ) -> tuple[LotSet, np.ndarray, np.ndarray]:
+    """The split's lots (far sides appended as lots ``n ..``), each region's new lots after
+    its own lots; returns as :func:`_split`.
+    """
+    n = lots.n_lots
     far_id = n + np.arange(len(which))
     if lots.lot_region is None:
         return LotSet(outline, outline_count, pieces, piece_count, piece_lot), which, far_id
@@ -164,6 +181,187 @@ def _split(lots: LotSet, which: np.ndarray, normal: np.ndarray, offset: np.ndarr
     out = LotSet(outline[perm], outline_count[perm], pieces[p_order], piece_count[p_order],
                  new_index[piece_lot[p_order]], region[perm])
     return out, new_index[which], new_index[far_id]
+
+
+@dataclass
+class Cuts:
+    """Cuts of lots ``which`` made of straight segments, each over a slab of the grid's ``x``
+    (``axis`` 0) or ``y`` (``axis`` 1).
+
+    Segment ``s`` of cut ``i`` cuts the part of the lot with ``lo[i, s] <= p[axis] <=
+    hi[i, s]`` by the line ``normal[i, s] . p = offset[i, s]`` (the lot keeps the side
+    ``<=``; the far side becomes a new lot). A straight cut is one segment over
+    ``(-inf, inf)``; a curved cut (:func:`terrace_foundation.lots.contour.contour_curves`)
+    is a polyline whose vertices lie on the slab lines, at ``knot_lo`` / ``knot_hi`` across
+    the axis (NaN: none), where the segments' ends are put exactly so that neighbouring
+    segments meet.
+
+    Attributes
+    ----------
+    axis : (B,) ndarray of int
+    lo, hi : (B, S) ndarray
+    normal : (B, S, 2) ndarray
+    offset : (B, S) ndarray
+    knot_lo, knot_hi : (B, S) ndarray
+    valid : (B, S) ndarray of bool
+    """
+
+    axis: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    normal: np.ndarray
+    offset: np.ndarray
+    knot_lo: np.ndarray
+    knot_hi: np.ndarray
+    valid: np.ndarray
+
+    @classmethod
+    def straight(cls, normal: np.ndarray, offset: np.ndarray) -> "Cuts":
+        """One segment per cut: the line ``normal . p = offset`` through the whole lot."""
+        b = len(offset)
+        inf = np.full((b, 1), np.inf)
+        nan = np.full((b, 1), np.nan)
+        return cls(np.zeros(b, dtype=np.intp), -inf, inf.copy(), normal[:, None, :],
+                   offset[:, None], nan, nan.copy(), np.ones((b, 1), dtype=bool))
+
+    def take(self, keep: np.ndarray) -> "Cuts":
+        return Cuts(self.axis[keep], self.lo[keep], self.hi[keep], self.normal[keep],
+                    self.offset[keep], self.knot_lo[keep], self.knot_hi[keep],
+                    self.valid[keep])
+
+
+#: a vertex a cut makes within this many units of the coordinates' magnitude of a slab line
+#: (or of a knot on it) is put on it exactly, so the pieces on its two sides meet exactly
+SNAP = 1e-12
+
+
+def _made(before: np.ndarray, after: np.ndarray, after_n: np.ndarray) -> np.ndarray:
+    """Which vertices of the clipped polygons ``after`` are not vertices of ``before`` (the
+    crossings the clip made), ``(N, K')`` bool.
+    """
+    same = np.all(after[:, :, None, :] == before[:, None, :, :], axis=-1).any(axis=2)
+    return ~same & (np.arange(after.shape[1])[None, :] < after_n[:, None])
+
+
+def _snap(poly: np.ndarray, count: np.ndarray, made: np.ndarray, axis: np.ndarray,
+          value: np.ndarray, knot: np.ndarray | None = None) -> None:
+    """Put the vertices ``made`` by a clip within :data:`SNAP` of the line ``p[axis] =
+    value`` on it, in place; with ``knot``, those exactly on that line within :data:`SNAP`
+    of ``p[1 - axis] = knot`` on the knot (rows with a non-finite value or knot are left).
+    Vertices the pieces had before are never moved (they are shared with other lots).
+    """
+    if len(poly) == 0:
+        return
+    on_x = (axis == 0)[:, None]
+    a = np.where(on_x, poly[..., 0], poly[..., 1])                       # (N, K)
+    b = np.where(on_x, poly[..., 1], poly[..., 0])
+    scale = np.maximum(1.0, np.abs(np.where(made[..., None], poly, 0.0)).max(axis=(1, 2)))
+    tol = (SNAP * scale)[:, None]
+    v = value[:, None]
+    if knot is None:
+        hit = made & np.isfinite(v) & (np.abs(a - v) <= tol)
+        a = np.where(hit, v, a)
+    else:
+        kn = knot[:, None]
+        hit = made & np.isfinite(kn) & (a == v) & (np.abs(b - kn) <= tol)
+        b = np.where(hit, kn, b)
+    poly[..., 0] = np.where(on_x, a, b)
+    poly[..., 1] = np.where(on_x, b, a)
+    pad_polygons(poly, count)             # the unused slots repeat the (moved) first vertex
+
+
+def _split_cuts(lots: LotSet, which: np.ndarray, cuts: Cuts
+                ) -> tuple[LotSet, np.ndarray, np.ndarray]:
+    """Split lots ``which`` by :class:`Cuts` (straight or curved); returns as :func:`_split`.
+
+    Every piece of a cut lot is cut by each segment whose slab it overlaps: clipped to the
+    slab (vertices put on the slab lines exactly), then by the segment's line into a near
+    and a far part, so both sides are unions of convex pieces and tile the lot. The pieces
+    of a side meet on the slab lines, which are vertical or horizontal:
+    :func:`terrace_foundation.lots.footprint.lot_outlines` traces their union exactly.
+    """
+    n = lots.n_lots
+    b_n = len(which)
+    row = np.full(n, -1)
+    row[which] = np.arange(b_n)
+    new_id = np.full(n, -1)
+    new_id[which] = n + np.arange(b_n)
+    p_sel = np.nonzero(row[lots.piece_lot] >= 0)[0]
+    r = row[lots.piece_lot[p_sel]]
+    poly_all, cnt_all = lots.pieces[p_sel], lots.piece_count[p_sel]
+    used = np.arange(poly_all.shape[1])[None, :] < cnt_all[:, None]
+    ax = cuts.axis[r]
+    coord = np.where(ax[:, None] == 0, poly_all[..., 0], poly_all[..., 1])
+    amin = np.where(used, coord, np.inf).min(axis=1)
+    amax = np.where(used, coord, -np.inf).max(axis=1)
+    # (piece, segment) pairs whose slab the piece overlaps with area
+    over = cuts.valid[r] & (amax[:, None] > cuts.lo[r]) & (amin[:, None] < cuts.hi[r])
+    pp, ss = np.nonzero(over)                  # piece by piece, segments in order
+    rr = r[pp]
+    poly, cnt = poly_all[pp], cnt_all[pp]
+    pax = cuts.axis[rr]
+    e = np.zeros((len(pp), 2))
+    e[np.arange(len(pp)), pax] = 1.0
+    lo, hi = cuts.lo[rr, ss], cuts.hi[rr, ss]
+    cut_lo = np.isfinite(lo)
+    cut_hi = np.isfinite(hi)
+    for value, sign, cut in ((lo, -1.0, cut_lo), (hi, 1.0, cut_hi)):
+        clipped, cnt = clip_halfplane(poly, cnt, sign * e, np.where(cut, sign * value, np.inf))
+        _snap(clipped, cnt, _made(poly, clipped, cnt), pax, np.where(cut, value, np.nan))
+        poly = clipped
+    nrm, off = cuts.normal[rr, ss], cuts.offset[rr, ss]
+    sides = []
+    for sign in (1.0, -1.0):
+        side, side_n = clip_halfplane(poly, cnt, sign * nrm, sign * off)
+        made = _made(poly, side, side_n)
+        _snap(side, side_n, made, pax, lo, knot=cuts.knot_lo[rr, ss])
+        _snap(side, side_n, made, pax, hi, knot=cuts.knot_hi[rr, ss])
+        sides.append((side, side_n))
+    (near, near_n), (far, far_n) = sides
+    # a piece wholly on one side of the cut stays whole (not split into slabs)
+    n_pp = len(p_sel)
+    near_any = np.bincount(pp, near_n > 0, minlength=n_pp) > 0
+    far_any = np.bincount(pp, far_n > 0, minlength=n_pp) > 0
+    first = np.r_[True, pp[1:] != pp[:-1]] if len(pp) else np.zeros(0, dtype=bool)
+    whole_near = ~far_any[pp]
+    whole_far = ~near_any[pp]
+    width = max(poly_all.shape[1], near.shape[1], far.shape[1])
+    near = widen_polygons(near, near_n, width)
+    far = widen_polygons(far, far_n, width)
+    src = widen_polygons(poly_all, cnt_all, width)[pp]
+    near = np.where((whole_near & first)[:, None, None], src, near)
+    near_n = np.where(whole_near, np.where(first, cnt_all[pp], 0), near_n)
+    far = np.where((whole_far & first)[:, None, None], src, far)
+    far_n = np.where(whole_far, np.where(first, cnt_all[pp], 0), far_n)
+    idx = lots.piece_lot[p_sel][pp]
+    width = max(lots.pieces.shape[1], near.shape[1], far.shape[1])
+    rest = np.ones(len(lots.pieces), dtype=bool)
+    rest[p_sel] = False
+    pieces = np.concatenate([
+        widen_polygons(lots.pieces[rest], lots.piece_count[rest], width),
+        widen_polygons(near, near_n, width), widen_polygons(far, far_n, width)])
+    piece_count = np.concatenate([lots.piece_count[rest], near_n, far_n])
+    piece_lot = np.concatenate([lots.piece_lot[rest], idx, new_id[idx]])
+    keep = piece_count >= 3
+    pieces, piece_count, piece_lot = pieces[keep], piece_count[keep], piece_lot[keep]
+    # outlines: a straight cut clips the lot's convex outline (the lot stays region ∩
+    # outline); a curved one leaves lots no convex outline (count 0: their outline is only
+    # ever traced from the pieces)
+    straight = cuts.valid.sum(axis=1) == 1
+    o_near, o_near_n = clip_halfplane(lots.outline[which], lots.outline_count[which],
+                                      cuts.normal[:, 0], cuts.offset[:, 0])
+    o_far, o_far_n = clip_halfplane(lots.outline[which], lots.outline_count[which],
+                                    -cuts.normal[:, 0], -cuts.offset[:, 0])
+    o_near_n = np.where(straight & (lots.outline_count[which] > 0), o_near_n, 0)
+    o_far_n = np.where(straight & (lots.outline_count[which] > 0), o_far_n, 0)
+    width = max(lots.outline.shape[1], o_near.shape[1], o_far.shape[1])
+    outline = widen_polygons(lots.outline, lots.outline_count, width)
+    outline_count = lots.outline_count.copy()
+    outline[which] = widen_polygons(o_near, o_near_n, width)
+    outline_count[which] = o_near_n
+    outline = np.concatenate([outline, widen_polygons(o_far, o_far_n, width)])
+    outline_count = np.concatenate([outline_count, o_far_n])
+    return _ordered(lots, which, outline, outline_count, pieces, piece_count, piece_lot)
 
 
 def subdivide_lots(lots: LotSet, min_lot_size: float, iterations: int | np.ndarray,
@@ -213,18 +411,22 @@ def subdivide_lots(lots: LotSet, min_lot_size: float, iterations: int | np.ndarr
         per = np.bincount(group[big], minlength=g_n)
         u = np.concatenate([rngs[g].random((int(per[g]), 2)) for g in np.nonzero(per)[0]])
         u = u * 2.0 - 1.0
+        cuts = None
         if layout == "contour":
-            normal, extent = contour_cut_normals(lots, big, area, centroid, axis, length,
-                                                 terrain)
+            normal, extent, along = contour_cut_normals(lots, big, area, centroid, axis,
+                                                        length, terrain)
             point = centroid[big] + (0.3 * irregularity * u[:, 0] * extent)[:, None] * normal
+            offset = (normal * point).sum(axis=1)
+            cuts = contour_curves(lots, big, normal, offset, point, extent, along, terrain)
+            trial, near, far = _split_cuts(lots, big, cuts)
         else:
             turn = np.deg2rad(30.0) * irregularity * u[:, 1]
             c, s = np.cos(turn), np.sin(turn)
             ax = axis[big]
             normal = np.column_stack([c * ax[:, 0] - s * ax[:, 1], s * ax[:, 0] + c * ax[:, 1]])
             point = centroid[big] + (0.3 * irregularity * u[:, 0] * length[big])[:, None] * ax
-        offset = (normal * point).sum(axis=1)
-        trial, near, far = _split(lots, big, normal, offset)
+            offset = (normal * point).sum(axis=1)
+            trial, near, far = _split(lots, big, normal, offset)
         new_area = trial.areas()
         ok = (new_area[near] > 1e-9 * area[big]) & (new_area[far] > 1e-9 * area[big])
         if not ok.all():
@@ -235,6 +437,9 @@ def subdivide_lots(lots: LotSet, min_lot_size: float, iterations: int | np.ndarr
             if not ok.any():
                 continue
             big, normal, offset = big[ok], normal[ok], offset[ok]
-            trial = _split(lots, big, normal, offset)[0]
+            if cuts is not None:
+                trial = _split_cuts(lots, big, cuts.take(ok))[0]
+            else:
+                trial = _split(lots, big, normal, offset)[0]
         lots = trial
     return lots

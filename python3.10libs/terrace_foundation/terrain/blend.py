@@ -23,7 +23,8 @@ import numpy as np
 
 from .tiles import _along, window_sums
 
-__all__ = ["blur_radius_used", "blur_halfwidth", "blur_reach", "box_blur", "blend_difference"]
+__all__ = ["blur_radius_used", "blur_halfwidth", "blur_reach", "box_blur", "add_blurred",
+           "blend_difference"]
 
 
 def blur_radius_used(blur_radius: float, cell_size: float, min_blur_cells: float) -> float:
@@ -59,9 +60,10 @@ def _box_pass(a: np.ndarray, h: float, axis: int, offset: int, full: int) -> np.
     f = h - n
     k = n + 1 if f > 0 else n          # cells reached on each side
     m = a.shape[axis]
-    pad = [(0, 0)] * a.ndim
-    pad[axis] = (k, k)
-    padded = np.pad(a, pad)
+    shape = list(a.shape)
+    shape[axis] = m + 2 * k
+    padded = np.zeros(shape)
+    _along(padded, axis, k, k + m)[...] = a
     # full-weight cells |d| <= n: padded[i + k - n .. i + k + n]
     s = window_sums(_along(padded, axis, k - n, k + n + m), 2 * n + 1, axis)
     i = offset + np.arange(m)
@@ -73,9 +75,9 @@ def _box_pass(a: np.ndarray, h: float, axis: int, offset: int, full: int) -> np.
         del edge
         count += f * ((i - k >= 0).astype(np.float64) + (i + k <= full - 1))
     del padded
-    shape = [1] * a.ndim
-    shape[axis] = m
-    s /= count.reshape(shape)
+    cshape = [1] * a.ndim
+    cshape[axis] = m
+    s /= count.reshape(cshape)
     return s
 
 
@@ -112,6 +114,53 @@ def box_blur(a: np.ndarray, h: float, window_offset: tuple[int, int] = (0, 0),
         out = _box_pass(out, h, 0, window_offset[0], full[0])
         out = _box_pass(out, h, 1, window_offset[1], full[1])
     return out
+
+
+def add_blurred(target: np.ndarray, diff: np.ndarray, h: float, origin: tuple[int, int],
+                region: tuple[int, int, int, int], full_shape: tuple[int, int],
+                block: int = 256) -> None:
+    """Add :func:`box_blur` of ``diff`` to ``target`` where the blur is not zero, block by block.
+
+    The blur of the whole ``diff`` is never formed: ``region`` is cut into blocks of
+    ``block`` x ``block`` cells and each block is blurred from ``diff`` around it (the block
+    grown by the blur's reach), which gives the same bits as the whole array's blur
+    (the blur is translation-invariant, :func:`_box_pass`); blocks with nothing to blur
+    within their reach are skipped, and the passes over a block stay in the CPU's cache.
+
+    Parameters
+    ----------
+    target : (P, Q) ndarray of float64
+        Written in place: the cells of ``region``.
+    diff : (M, N) ndarray of float64
+        Values to blur, zero where nothing is; every non-zero value within the reach of
+        ``region`` lies in it.
+    h : float
+        Half-width in cells (:func:`box_blur`).
+    origin : (int, int)
+        Row and column of ``diff[0, 0]`` in the full grid.
+    region : (row0, row1, col0, col1)
+        The cells of ``diff`` (its own coordinates) that ``target`` holds.
+    full_shape : (int, int)
+        Shape of the full grid.
+    block : int
+        Block side, cells.
+    """
+    reach = blur_reach(h)
+    m, n = diff.shape
+    r0, r1, c0, c1 = region
+    for br in range(r0, r1, block):
+        er = min(br + block, r1)
+        a0, a1 = max(br - reach, 0), min(er + reach, m)
+        for bc in range(c0, c1, block):
+            ec = min(bc + block, c1)
+            b0, b1 = max(bc - reach, 0), min(ec + reach, n)
+            sub = diff[a0:a1, b0:b1]
+            if not sub.any():
+                continue
+            piece = box_blur(sub, h, (origin[0] + a0, origin[1] + b0), full_shape)
+            piece = piece[br - a0:er - a0, bc - b0:ec - b0]
+            t = target[br - r0:er - r0, bc - c0:ec - c0]
+            np.add(t, piece, out=t, where=piece != 0)
 
 
 def blend_difference(heights: np.ndarray, cells: np.ndarray, target: np.ndarray,

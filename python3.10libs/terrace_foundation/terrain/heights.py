@@ -35,10 +35,17 @@ def vertex_degrees(triangles: np.ndarray, n_vertices: int) -> np.ndarray:
     -------
     (V,) ndarray of int
     """
-    e = np.concatenate([triangles[:, [0, 1]], triangles[:, [1, 2]], triangles[:, [2, 0]]])
-    e.sort(axis=1)
-    e = np.unique(e, axis=0)
-    return np.bincount(e.ravel(), minlength=n_vertices)
+    t = np.asarray(triangles, dtype=np.int64)
+    a = np.concatenate([t[:, 0], t[:, 1], t[:, 2]])
+    b = np.concatenate([t[:, 1], t[:, 2], t[:, 0]])
+    # each edge once: one int64 key per (lower, higher) end, sorted and deduplicated (a
+    # one-dimensional sort, much cheaper than numpy.unique over rows)
+    key = np.minimum(a, b) * max(int(n_vertices), 1) + np.maximum(a, b)
+    del a, b
+    key.sort()
+    key = key[np.r_[True, key[1:] != key[:-1]]] if len(key) else key
+    lo, hi = np.divmod(key, max(int(n_vertices), 1))
+    return np.bincount(lo, minlength=n_vertices) + np.bincount(hi, minlength=n_vertices)
 
 
 def pad_heights(heights: np.ndarray, degree: np.ndarray, vertex_lot: np.ndarray,

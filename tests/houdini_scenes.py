@@ -67,3 +67,50 @@ for prim in geo.prims():
                       f"pts = geo.createPoints([(x, 0.0, -y) for x, y in {REGION.tolist()}])\n"
                       "geo.createPolygons([[p.number() for p in pts]])\n")
     return poly, write
+
+
+#: A national-grid offset (LV95 magnitudes): float32 holds 2.6e6 only to 0.25 m. It is a
+#: whole number, so the heightfield (voxel centres on 2.5 m steps) is exact in float32 too;
+#: the region's points carry fractions float32 cannot hold at this magnitude.
+NATIONAL_OFFSET = (2_600_000.0, 1_200_000.0)
+#: The region with centimetre fractions (0.25 m apart from the float32 grid at 2.6e6).
+REGION_FINE = REGION + np.array([0.13, 0.07])
+
+
+def make_national_inputs(geo_net, offset=NATIONAL_OFFSET):
+    """``make_inputs`` moved by ``offset`` (world x, y), the region's P stored as 64-bit floats.
+
+    The heightfield's centre moves by ``offset`` (HeightField SOP ``t``); the region
+    (:data:`REGION_FINE`) is built at the origin, its ``P`` cast to 64-bit by an Attribute Cast
+    SOP, then moved by ``offset`` in float64 by a Python SOP, as a 64-bit file of a national
+    survey arrives. ``offset=(0, 0)`` gives the same scene at the origin.
+    """
+    _, hf = make_inputs(geo_net)
+    ox, oy = offset
+    hf.inputs()[0].parmTuple("t").set((SIZE * CELL / 2 + ox, 0.0, -SIZE * CELL / 2 - oy))
+    poly = python_sop(geo_net, "region_fine", "geo = hou.pwd().geometry()\n"
+                      f"pts = geo.createPoints([(x, 0.0, -y) for x, y in {REGION_FINE.tolist()}])\n"
+                      "geo.createPolygons([[p.number() for p in pts]])\n")
+    # Attribute Cast SOP (https://www.sidefx.com/docs/houdini/nodes/sop/attribcast.html):
+    # Class, Attributes and Precision of the first cast; the parameter names class1/attribs1/
+    # precision1 and the tokens point/fpreal64 are those public hython scripts set (the page
+    # lists the labels and the storage types real16/real32/real64, not the tokens).
+    cast = geo_net.createNode("attribcast", "p_to_64bit")
+    cast.setInput(0, poly)
+    cast.parm("class1").set("point")
+    cast.parm("attribs1").set("P")
+    cast.parm("precision1").set("fpreal64")
+    # hou.Geometry.setPointFloatAttribValuesFromString(name, values, float_type): float_type
+    # hou.numericData.Float64 gives the values as doubles
+    # (https://www.sidefx.com/docs/houdini/hom/hou/Geometry.html#setPointFloatAttribValuesFromString)
+    move = python_sop(geo_net, "region_moved", f"""
+import numpy as np
+geo = hou.pwd().geometry()
+P = np.frombuffer(geo.pointFloatAttribValuesAsString("P", hou.numericData.Float64),
+                  dtype=np.float64).reshape(-1, 3).copy()
+P[:, 0] += {ox!r}
+P[:, 2] -= {oy!r}
+geo.setPointFloatAttribValuesFromString("P", P.tobytes(), hou.numericData.Float64)
+""")
+    move.setInput(0, cast)
+    return move, hf

@@ -51,3 +51,40 @@ def test_lot_row_to_json_is_json_and_nan_is_null():
     assert out["walls"] == [{"neighbour": 7, "length": 8.5, "height": 2.123457}]
     report = build_report([row], [_wall(lot_a=1)], {"lots": 1}, {}, [], (2, 2), 1.0)
     json.dumps(report, allow_nan=False)                     # JSON-ready, no NaN
+
+
+def test_lot_rows_column_by_column_equal_row_by_row():
+    """lot_json_rows gives LotRow.to_json's dicts for every lot: rounding, NaN as null, the
+    share of a lot with no cell, walls in both lots (not the outside, id 0), preset figures."""
+    from terrace_foundation import Lot
+    from terrace_foundation.report import lot_json_rows, lot_rows
+
+    rng = np.random.default_rng(2)
+    n = 40
+    lots = [Lot(i + 1, i % 3, [], float(rng.uniform(1, 1e4)), np.zeros((0, 3)), np.zeros(0),
+                np.zeros((0, 3), dtype=np.int64), float(rng.normal(500, 100))) for i in range(n)]
+    stats = {k: rng.normal(0, 1e3, n + 1) for k in ("before_min", "before_max", "after_min",
+                                                    "after_max", "slope_before_max",
+                                                    "slope_after_max", "cut", "fill")}
+    for v in stats.values():
+        v[rng.random(n + 1) < 0.2] = np.nan
+    stats["cells"] = rng.integers(0, 4, n + 1)
+    extra = {k: rng.random(n + 1) for k in ("pad_range", "pad_slope_max", "embankment_slope_max")}
+    extra["pad_range"][::3] = np.nan
+    extra["buildable_cells"] = np.minimum(rng.integers(0, 4, n + 1), stats["cells"])
+    walls = [_wall(lot_a=int(a), lot_b=int(b), height=float(h))
+             for a, b, h in zip(rng.integers(1, n + 1, 15), rng.integers(0, n + 1, 15),
+                                rng.random(15))]
+
+    class Figures:
+        def __init__(self, v):
+            self.v = v
+
+        def to_json(self):
+            return {"tallest_wall": round(self.v, 6), "note": None}
+
+    figures = [Figures(float(x)) for x in rng.random(n)]
+    for w, f in (((), None), (walls, figures)):
+        want = [r.to_json() for r in lot_rows(lots, stats, extra, w, f)]
+        got = lot_json_rows(lots, stats, extra, w, f)
+        assert json.dumps(got) == json.dumps(want) and got == want

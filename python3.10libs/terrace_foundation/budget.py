@@ -121,36 +121,60 @@ def check_budget(hf: Heightfield, regions: list[Region], p: TerraceParams,
     if grid_bytes > budget:
         raise TerraceInputError(_grid_too_big(rows, cols, grid_bytes, budget,
                                               "of working memory"), "heightfield")
+    from .pipeline import scatter_counts  # (the pipeline imports this module)
+
     x0, y0, x1, y1 = hf.extent
-    area = 0.0
-    for r in regions:
+    areas = np.zeros(len(regions))
+    for k, r in enumerate(regions):
         b = r.bounds
         w = max(0.0, min(b[2], x1) - max(b[0], x0))
         h = max(0.0, min(b[3], y1) - max(b[1], y0))
-        area += min(abs(r.area), w * h)
-    n_regions = max(len({r.region_id for r in regions}), 1)
+        areas[k] = min(abs(r.area), w * h)
+    area = float(areas.sum())
+    # the points each region gets (density mode: about area / min_lot_size, at most
+    # scatter_count; a region smaller than min_lot_size is one lot)
+    points = scatter_counts(areas, p).astype(np.float64)
+    most = float(points.max()) if len(points) else 0.0
     # Voronoi: a (points x points) distance table per region
-    vor = 8.0 * p.scatter_count ** 2 * 3
+    vor = 8.0 * most ** 2 * 3
     if vor > budget:
         fit_points = int(np.sqrt(budget / 24.0))
         raise TerraceInputError(
-            f"{p.scatter_count} points per region need about {_gib(vor)} for the Voronoi"
+            f"{most:.0f} points in one region need about {_gib(vor)} for the Voronoi"
             f" fracture, more than the {_gib(budget)} budget; at most about {fit_points} fit",
             "scatter_count")
     # lots: each piece larger than min_lot_size is split, at most lot_iterations times
-    lots: float = n_regions * p.scatter_count * 2.0 ** min(p.lot_iterations, 60)
-    lots = min(lots, max(area / p.min_lot_size * 1.5, n_regions * p.scatter_count))
+    split = 2.0 ** min(p.lot_iterations, 60)
+    per_region = np.minimum(points * split, np.maximum(areas / p.min_lot_size * 1.5, points))
+    lots = float(per_region.sum())
     if lots > MAX_LOTS:
+        floor = float(points.sum())        # one lot per point at least, whatever the size
+        if len(regions) > MAX_LOTS:
+            raise TerraceInputError(
+                f"{len(regions)} range polygons make at least one lot each, more than"
+                f" {MAX_LOTS}; merge neighbouring polygons or run the file in parts", "regions")
+        if floor > MAX_LOTS:
+            fit_count = max(1, int(MAX_LOTS / len(regions)))
+            raise TerraceInputError(
+                f"{p.scatter_count} gives the {len(regions)} range polygons {floor:.3g} points in"
+                f" all, one lot each at least (more than {MAX_LOTS}); lower it to at most"
+                f" {fit_count}", "scatter_count")
         fit_size = area * 1.5 / MAX_LOTS
         raise TerraceInputError(
             f"{p.min_lot_size:g} would make about {lots:.3g} lots (more than {MAX_LOTS});"
             f" raise it to at least {fit_size:.3g}", "min_lot_size")
     # triangles: two per remesh square, plus the cut along every lot outline
-    tris = 2.0 * area / p.remesh_size ** 2 + 8.0 * lots
+    # (a remesh size whose square underflows counts as infinitely many triangles)
+    square = p.remesh_size ** 2
+    tris = (2.0 * area / square if square > 0 else np.inf) + 8.0 * lots
     tri_bytes = tris * BYTES_PER_TRIANGLE
     if tri_bytes > budget:
         fit = np.sqrt(2.0 * area * BYTES_PER_TRIANGLE / max(budget - 8 * lots *
                                                             BYTES_PER_TRIANGLE, 1.0))
+        if not np.isfinite(tris):
+            raise TerraceInputError(f"{p.remesh_size:g} is too small to mesh with (its square is"
+                                    f" 0 in floating point); raise it to at least {fit:.3g}",
+                                    "remesh_size")
         raise TerraceInputError(
             f"{p.remesh_size:g} gives about {tris:.3g} slice triangles ({_gib(tri_bytes)}), more"
             f" than the {_gib(budget)} budget; raise it to at least {fit:.3g}", "remesh_size")

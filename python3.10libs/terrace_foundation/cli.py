@@ -373,6 +373,26 @@ def _note_large_read(path, quiet: bool) -> None:
         sys.stderr.flush()
 
 
+#: Seconds of reading the regions after which (and between which) a count is shown.
+READ_COUNT_INTERVAL = 5.0
+
+
+def _read_counter(path, quiet: bool):
+    """``reading <path>: polygons 3000/9000`` on stderr every few seconds of a long read (a
+    file of thousands of small polygons is checked polygon by polygon).
+    """
+    last = [time.perf_counter()]
+
+    def count(done: int, total: int) -> None:
+        now = time.perf_counter()
+        if quiet or now - last[0] < READ_COUNT_INTERVAL:
+            return
+        last[0] = now
+        sys.stderr.write(f"{PROG}: reading {path}: polygons {done}/{total}\n")
+        sys.stderr.flush()
+    return count
+
+
 def _clean_stale(out) -> None:
     """Remove working folders of ``out`` that killed runs left behind (and say so)."""
     from .io.writers.output_folder import remove_stale_work_folders
@@ -509,7 +529,8 @@ def _generate(args: argparse.Namespace, params: TerraceParams, protect: list[str
     _note_large_read(args.regions, args.quiet)
     # the readers' warnings: printed once each, in the order they arise
     reader_log = WarningLog(echo=_warn, issue=False)
-    regs = read_regions(args.regions, strict=args.strict, log=reader_log)
+    regs = read_regions(args.regions, strict=args.strict, log=reader_log,
+                        progress=_read_counter(args.regions, args.quiet))
     if not args.quiet and _file_size(args.regions) > LARGE_INPUT:
         n_v = sum(len(r) for reg in regs.regions for r in reg.rings)
         sys.stderr.write(f"{PROG}: read {len(regs.regions)} regions ({n_v} vertices)\n")
@@ -581,7 +602,7 @@ def cmd_tiles(args: argparse.Namespace) -> int:
     for t in rows:
         sys.stdout.write(" ".join(str(v) for v in [t["index"], t["tile_row"], t["tile_col"],
                                                    *t["window"]]
-                                  + [f"{v:.6g}" for v in t["bounds"]]) + "\n")
+                                  + [f"{v:.12g}" for v in t["bounds"]]) + "\n")
     return 0
 
 

@@ -337,7 +337,9 @@ class GradingFigures(TileFigures):
 
     faces_lot: list = field(default_factory=list)
     faces_h: list = field(default_factory=list)
-    pair_max: dict = field(default_factory=dict)
+    #: per tile, the lot pairs meeting across cell sides (``lo * (n_lots + 1) + hi``, unique)
+    #: and the tallest step across their sides there (see :attr:`pair_max`)
+    pair_steps: list = field(default_factory=list)
     wall_sides: list = field(default_factory=list)
     grid_sides: list = field(default_factory=list)
 
@@ -363,11 +365,25 @@ class GradingFigures(TileFigures):
         assert isinstance(other, GradingFigures)
         self.faces_lot += other.faces_lot
         self.faces_h += other.faces_h
-        for k, v in other.pair_max.items():
-            self.pair_max[k] = max(self.pair_max.get(k, -np.inf), v)
+        self.pair_steps += other.pair_steps
         self.wall_sides += other.wall_sides
         self.grid_sides += other.grid_sides
         return self
+
+    @property
+    def pair_max(self) -> dict[tuple[int, int], float]:
+        """``{(a, b): step}``: the tallest step of the terrace heightfield across the cell
+        sides lots ``a < b`` share, over all tiles (one reduction of the tiles' arrays).
+        """
+        if not self.pair_steps:
+            return {}
+        keys = np.concatenate([k for k, _ in self.pair_steps])
+        steps = np.concatenate([v for _, v in self.pair_steps])
+        uniq, inv = np.unique(keys, return_inverse=True)
+        best = np.full(len(uniq), -np.inf)
+        np.maximum.at(best, inv.reshape(-1), steps)
+        a, b = np.divmod(uniq, self.n_lots + 1)
+        return dict(zip(zip(a.tolist(), b.tolist()), best.tolist()))
 
 
 def _deg(t: np.ndarray) -> np.ndarray:
@@ -511,12 +527,11 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
         if m.any():
             lo, hi = np.minimum(x[m], y[m]), np.maximum(x[m], y[m])
             st = np.abs(after_e[a] - after_e[b])[m]
-            pairs, inv = np.unique(np.column_stack([lo, hi]), axis=0, return_inverse=True)
+            key = lo.astype(np.int64) * (job.n_lots + 1) + hi
+            pairs, inv = np.unique(key, return_inverse=True)
             best = np.full(len(pairs), -np.inf)
-            np.maximum.at(best, inv.ravel(), st)
-            for (p, q), v in zip(pairs, best):
-                pair = (int(p), int(q))
-                fig.pair_max[pair] = max(fig.pair_max.get(pair, -np.inf), float(v))
+            np.maximum.at(best, inv.reshape(-1), st)
+            fig.pair_steps.append((pairs, best))
     fig.seconds = time.perf_counter() - t_start
     return fig
 

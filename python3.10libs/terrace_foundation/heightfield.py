@@ -76,8 +76,10 @@ def _corners_by_band(h: np.ndarray, r0: np.ndarray, c0: np.ndarray):
 
 def _check_heights(h: np.ndarray, row0: int, source: str) -> None:
     """Raise on NaN, infinite or too large heights in a band of rows starting at ``row0``."""
-    if h.size and -MAX_HEIGHT <= np.min(h) and np.max(h) <= MAX_HEIGHT:
-        return              # two reductions, no temporaries: NaN and infinities fail them
+    # two reductions, no temporaries: NaN and infinities fail them (compared as Python floats:
+    # a float16 grid would cast the limit to float16, inf, with an overflow warning)
+    if h.size and -MAX_HEIGHT <= float(np.min(h)) and float(np.max(h)) <= MAX_HEIGHT:
+        return
     bad = ~np.isfinite(h)
     if bad.any():
         r, c = np.argwhere(bad)[0]

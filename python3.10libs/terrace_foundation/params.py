@@ -238,7 +238,8 @@ class Parameter:
                                         self.name)
             return str(value)
         try:
-            if isinstance(value, bool):
+            # a boolean or a numeric string is not a number here (issue 15, defect 13)
+            if isinstance(value, (bool, str, bytes)):
                 raise TypeError
             cast = self.kind(value)
             if self.kind is int and cast != value:

@@ -48,22 +48,47 @@ ProgressFn = Callable[[str, float], None]
 def as_regions(regions, source: str = "regions") -> list[Region]:
     """Accept one Region, a sequence of Regions, or raw rings; return Regions.
 
-    Raw input per region is either an ``(K, 2)`` outer ring or a list ``[outer, hole, ...]``.
+    Raw input per region is either an ``(K, 2)`` outer ring or a list ``[outer, hole, ...]``;
+    an object with a ``__geo_interface__`` Polygon or MultiPolygon (a shapely geometry) is
+    taken as its rings (the parts of a MultiPolygon share one region id).
+
+    Raises
+    ------
+    TerraceInputError
+        Nothing usable given (one line naming what was given instead).
     """
     if isinstance(regions, Region):
         return [regions]
-    if _is_point_list(regions):
-        regions = [regions]  # one outer ring given on its own
+    if _is_point_list(regions) or hasattr(regions, "__geo_interface__"):
+        regions = [regions]  # one outer ring (or one geometry) given on its own
+    if isinstance(regions, (str, bytes, dict)) or not hasattr(regions, "__iter__"):
+        raise TerraceInputError("must be a Region, a ring of (x, y) points, a polygon with a"
+                                " __geo_interface__ (shapely) or a sequence of them; got"
+                                f" {type(regions).__name__}", source)
     out = []
     for k, r in enumerate(regions):
         if isinstance(r, Region):
             out.append(r)
             continue
-        rings = list(r) if isinstance(r, (list, tuple)) and len(r) and np.ndim(r[0]) == 2 else [r]
-        out.append(Region.from_rings(rings[0], rings[1:], region_id=k, source=source))
+        for rings in _polygons_of(r, source):
+            out.append(Region.from_rings(rings[0], rings[1:], region_id=k, source=source))
     if not out:
         raise TerraceInputError("no range polygons given", source)
     return out
+
+
+def _polygons_of(r, source: str) -> list:
+    """The ``[outer, hole, ...]`` ring lists of one raw region (see :func:`as_regions`)."""
+    geo = getattr(r, "__geo_interface__", None)
+    if geo is not None:
+        kind = geo.get("type") if isinstance(geo, dict) else None
+        if kind == "Polygon":
+            return [[np.asarray(ring, dtype=np.float64) for ring in geo["coordinates"]]]
+        if kind == "MultiPolygon":
+            return [[np.asarray(ring, dtype=np.float64) for ring in poly]
+                    for poly in geo["coordinates"]]
+        raise TerraceInputError(f"a {kind or type(r).__name__} is not a polygon", source)
+    return [list(r) if isinstance(r, (list, tuple)) and len(r) and np.ndim(r[0]) == 2 else [r]]
 
 
 def _simplified(region: Region, spacing: float, warn: WarningLog) -> Region:
@@ -103,7 +128,8 @@ def fracture_region(region: Region, params: TerraceParams,
 
 
 def fracture_regions(regions: Sequence[Region], params: TerraceParams,
-                     clip: tuple[float, float, float, float], terrain=None) -> LotSet:
+                     clip: tuple[float, float, float, float], terrain=None,
+                     step: Callable[[int], None] | None = None) -> LotSet:
     """Steps 1-2 for many regions at once: scatter, relax, Voronoi-fracture, subdivide.
 
     Every step runs on all regions together (flat arrays with a region index); only the
@@ -123,6 +149,9 @@ def fracture_regions(regions: Sequence[Region], params: TerraceParams,
         The heightfield's extent: lots are clipped to it.
     terrain : callable(x, y) -> heights, optional
         Terrain sampler in the regions' frame (needed by the contour layout).
+    step : callable(done), optional
+        Called with 1 ... :data:`FRACTURE_STEPS` as the steps end (scatter, relax, Voronoi
+        cells, cut to the regions, split): progress of the whole batch.
 
     Returns
     -------
@@ -132,6 +161,7 @@ def fracture_regions(regions: Sequence[Region], params: TerraceParams,
         refuses a region wholly outside first, with
         :func:`~terrace_foundation.region.check_on_grid`).
     """
+    done = step if step is not None else (lambda k: None)
     g_n = len(regions)
     if g_n == 0:
         empty, none = np.zeros((0, 4, 2)), np.zeros(0, dtype=np.int64)
@@ -170,9 +200,12 @@ def fracture_regions(regions: Sequence[Region], params: TerraceParams,
         extra = np.ceil(np.log2(np.maximum(counts, 1))).astype(np.int64)
         lots = subdivide_lots(lots, params.min_lot_size, params.lot_iterations + extra,
                               params.irregularity, rngs, "contour", terrain)
+        done(FRACTURE_STEPS)
         return lots.compact()
     pts, pt_group = scatter_in_regions(edges, bounds, counts, rngs, draw=live)
+    done(1)
     pts = relax_in_regions(pts, pt_group, edges, bounds, params.relax_iterations, rngs)
+    done(2)
     n_pts = np.bincount(pt_group, minlength=g_n)
     if (live & (n_pts == 0)).any():
         # a sliver of a region on the grid that rejection sampling missed: seed it with
@@ -189,11 +222,18 @@ def fracture_regions(regions: Sequence[Region], params: TerraceParams,
         pts, pt_group = pts[order], pt_group[order]
         n_pts = np.bincount(pt_group, minlength=g_n)
     cells, cell_count = voronoi_cells_in_groups(pts, n_pts, bounds)
+    done(3)
     poly, cnt, cell = intersect_pieces(pieces, four, cells, cell_count, piece_group, pt_group)
+    done(4)
     lots = LotSet(cells, cell_count, poly, cnt, cell, pt_group).compact()
     lots = subdivide_lots(lots, params.min_lot_size, params.lot_iterations, params.irregularity,
                           rngs)
+    done(FRACTURE_STEPS)
     return lots.compact()
+
+
+#: Steps of :func:`fracture_regions` its ``step`` callback counts.
+FRACTURE_STEPS = 5
 
 
 def rectangles(bounds: np.ndarray) -> np.ndarray:
@@ -367,7 +407,9 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     lots_meta = _footprints(regs, lot_set, shift, _counter(progress, "footprint", 0.25, 0.35,
                                                           lot_set.n_lots, "lots"))
     stage("remesh", 0.35)
-    mesh = remesh_lots(lot_set.pieces, lot_set.piece_count, lot_set.piece_lot, p.remesh_size)
+    mesh = remesh_lots(lot_set.pieces, lot_set.piece_count, lot_set.piece_lot, p.remesh_size,
+                       progress=_counter(progress, "remesh", 0.35, 0.5, len(lot_set.pieces),
+                                         "lot pieces"))
     stage("heights", 0.5)
     terrain, pads, sliced = _slice_heights(local, mesh, len(lots_meta), p)
     stage("project", 0.6)
@@ -448,12 +490,12 @@ def _regions_on_grid(regs: list[Region], hf: Heightfield, local: Heightfield,
 def _subdivide(regs: list[Region], p: TerraceParams, local: Heightfield,
                progress: ProgressFn | None) -> LotSet:
     """Steps 1-2 for every region at once (:func:`fracture_regions`)."""
-    lot_set = fracture_regions(regs, p, local.extent, local.sample)
+    # "subdivide: steps 2/5" on stderr every few seconds of a long batch
+    step = _counter(progress, "subdivide", 0.05, 0.25, FRACTURE_STEPS,
+                    f"steps (scatter, relax, cells, cut, split; {len(regs)} regions)")
+    lot_set = fracture_regions(regs, p, local.extent, local.sample, step)
     if lot_set.n_lots == 0:
         raise TerraceInputError("no part of any region lies on the heightfield", "regions")
-    count = getattr(progress, "count", None)
-    if count is not None:
-        count("subdivide", len(regs), len(regs), "regions")
     return lot_set
 
 

@@ -207,7 +207,8 @@ def overlapping_boxes(lo: np.ndarray, hi: np.ndarray,
     i = np.concatenate(out_i).astype(np.int64)
     j = np.concatenate(out_j).astype(np.int64)
     code = np.sort(i * n + j)
-    code = code[np.r_[True, code[1:] != code[:-1]]]
+    if len(code):                # (chunks may all come out empty: no pair at all)
+        code = code[np.r_[True, code[1:] != code[:-1]]]
     return (code // n).astype(np.intp), (code % n).astype(np.intp)
 
 

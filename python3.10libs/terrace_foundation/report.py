@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .params import TerraceParams
 
 __all__ = ["label_order", "lot_statistics", "lot_extras", "inner_cells", "edge_slopes",
-           "edge_tangents", "edge_tangents_at", "LotRow", "LotWall", "LotFigures", "lot_rows", "build_report",
+           "edge_tangents", "edge_tangents_at", "LotRow", "LotWall", "LotFigures", "lot_rows", "lot_json_rows", "build_report",
            "window_report", "tile_report", "wall_totals", "fit_and_absurd", "CREATED_SLOPE_MARGIN",
            "CREATED_SLOPE_LIMIT"]
 
@@ -417,15 +417,85 @@ def lot_rows(lots, stats: dict[str, np.ndarray], extra: dict[str, np.ndarray],
     return rows
 
 
-def build_report(rows: Sequence[LotRow], walls: Sequence[Wall], totals: dict[str, Any],
+def _num_column(values: "np.ndarray | Sequence[float]") -> list:
+    """:func:`_num` of each value, in bulk: floats rounded to 6 decimals, NaN as None."""
+    a = np.asarray(values, dtype=np.float64).reshape(-1)
+    out = list(map(round, a.tolist(), [6] * len(a)))
+    nan = np.isnan(a)
+    if nan.any():
+        obj = np.array(out + [None], dtype=object)[:-1]
+        obj[nan] = None
+        out = obj.tolist()
+    return out
+
+
+#: The keys of a lot's row of ``report.json``, in order (:meth:`LotRow.to_json`).
+LOT_KEYS = ("lot_id", "region_id", "area", "pad_height", "cells", "cut_volume", "fill_volume",
+            "height_range_before", "height_range_after", "max_slope_before_deg",
+            "max_slope_after_deg", "pad_height_range", "pad_max_slope_deg",
+            "max_embankment_slope_deg", "buildable_share", "walls")
+
+
+def lot_json_rows(lots, stats: dict[str, np.ndarray], extra: dict[str, np.ndarray],
+                  walls: Sequence[Wall] = (),
+                  figures: Sequence[LotFigures] | None = None) -> list[dict[str, Any]]:
+    """The lots' rows of ``report.json``: ``[row.to_json() for row in lot_rows(...)]``, the
+    same dicts, built column by column (each figure for all lots at once; the walls lot by
+    wall) instead of one :class:`LotRow` per lot.
+
+    Parameters
+    ----------
+    As :func:`lot_rows`.
+    """
+    ids = np.array([int(lot.lot_id) for lot in lots], dtype=np.int64)
+    cells = np.asarray(stats["cells"])[ids].astype(np.int64)
+    buildable = np.asarray(extra["buildable_cells"])[ids].astype(np.int64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = buildable / cells                     # int / int: the exactly rounded quotient
+    share_col = _num_column(share)
+    if not cells.all():
+        obj = np.array(share_col + [None], dtype=object)[:-1]
+        obj[cells == 0] = None
+        share_col = obj.tolist()
+    # each lot's walls, wall by wall (each wall is listed in both of its lots)
+    wall_col: list[list] = [[] for _ in range(len(ids))]
+    if len(walls):
+        at = {int(i): k for k, i in enumerate(ids.tolist())}
+        for w in walls:
+            for me, other in ((w.lot_a, w.lot_b), (w.lot_b, w.lot_a)):
+                k = at.get(int(me))
+                if k is not None:
+                    wall_col[k].append(LotWall(int(other), w.length, w.height).to_json())
+    cols = [
+        ids.tolist(), [int(lot.region_id) for lot in lots],
+        _num_column([float(lot.area) for lot in lots]),
+        _num_column([float(lot.pad_height) for lot in lots]), cells.tolist(),
+        _num_column(np.asarray(stats["cut"])[ids]), _num_column(np.asarray(stats["fill"])[ids]),
+        _num_column((np.asarray(stats["before_max"]) - np.asarray(stats["before_min"]))[ids]),
+        _num_column((np.asarray(stats["after_max"]) - np.asarray(stats["after_min"]))[ids]),
+        _num_column(np.asarray(stats["slope_before_max"])[ids]),
+        _num_column(np.asarray(stats["slope_after_max"])[ids]),
+        _num_column(np.asarray(extra["pad_range"])[ids]),
+        _num_column(np.asarray(extra["pad_slope_max"])[ids]),
+        _num_column(np.asarray(extra["embankment_slope_max"])[ids]),
+        share_col, wall_col]
+    rows = [dict(zip(LOT_KEYS, vals)) for vals in zip(*cols)]
+    if figures is not None:
+        for row, fig in zip(rows, figures):       # the preset's own figures, per lot
+            row.update(fig.to_json())
+    return rows
+
+
+def build_report(rows: Sequence[LotRow] | Sequence[dict], walls: Sequence[Wall],
+                 totals: dict[str, Any],
                  params: dict, warnings: list[str], grid_shape: tuple[int, int],
                  cell_size: float) -> dict[str, Any]:
     """Assemble the JSON-ready report (the typed rows turn into JSON here).
 
     Parameters
     ----------
-    rows : sequence of LotRow
-        From :func:`lot_rows`.
+    rows : sequence of LotRow, or of their JSON dicts
+        From :func:`lot_rows` (or :func:`lot_json_rows`, the same rows already as JSON).
     walls : sequence of Wall
     totals : dict
         Grid-wide figures computed by the pipeline.
@@ -439,7 +509,7 @@ def build_report(rows: Sequence[LotRow], walls: Sequence[Wall], totals: dict[str
         "params": params,
         "grid": {"rows": int(grid_shape[0]), "cols": int(grid_shape[1]),
                  "cell_size": float(cell_size)},
-        "lots": [row.to_json() for row in rows],
+        "lots": [row if isinstance(row, dict) else row.to_json() for row in rows],
         "walls": [w.report_row() for w in walls],
         "totals": {k: (_num(v) if isinstance(v, (float, np.floating)) else v)
                    for k, v in totals.items()},
@@ -566,7 +636,7 @@ def window_report(hf: Heightfield, terrace: np.ndarray, lot_mask: np.ndarray, *,
     if more is not None:
         own, figures = more(win, before, after, mask, band_w)
         totals.update(own)
-    report = build_report(lot_rows(lots, stats, extra, walls, figures), walls, totals,
+    report = build_report(lot_json_rows(lots, stats, extra, walls, figures), walls, totals,
                           params.to_dict(), list(warn), hf.shape, hf.cell_size)
     report["flags"] = flags
     return report
@@ -640,7 +710,7 @@ def tile_report(hf: Heightfield, figs, *, lots: list, walls: Sequence[Wall],
     if more is not None:
         own, figures = more()
         totals.update(own)
-    report = build_report(lot_rows(lots, stats, extra, walls, figures), walls, totals,
+    report = build_report(lot_json_rows(lots, stats, extra, walls, figures), walls, totals,
                           params.to_dict(), list(warn), hf.shape, hf.cell_size)
     report["flags"] = flags
     return report

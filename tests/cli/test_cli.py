@@ -270,6 +270,33 @@ def test_quiet_is_silent_and_progress_otherwise(cli, tmp_path, small_npy, small_
     assert res.code == 0 and len(res.err_lines) >= 2 and res.out == ""
 
 
+def test_subdivide_reports_its_steps(monkeypatch):
+    """The batched subdivide and remesh stages (the longest of a lot-heavy run) say how far
+    they are: steps or pieces done / total through the progress object's count (the CLI
+    prints them)."""
+    import terrace_foundation as tf
+    from terrace_foundation import Heightfield, Region, pipeline
+
+    monkeypatch.setattr(pipeline, "COUNT_INTERVAL", 0.0)      # every count, not every 5 s
+    seen = []
+
+    class Recorder:
+        def __call__(self, stage, fraction):
+            pass
+
+        def count(self, stage, done, total, unit):
+            seen.append((stage, done, total))
+
+    hf = Heightfield(np.zeros((60, 60)), 10.0, (0.0, 600.0))
+    ring = np.array([[50.0, 50.0], [550.0, 50.0], [550.0, 550.0], [50.0, 550.0]])
+    tf.generate(hf, [Region.from_rings(ring)], progress=Recorder(), remesh_size=40)
+    steps = [(d, t) for s, d, t in seen if s == "subdivide"]
+    assert steps == [(k, pipeline.FRACTURE_STEPS) for k in range(1, pipeline.FRACTURE_STEPS + 1)]
+    pieces = [(d, t) for s, d, t in seen if s == "remesh"]      # remesh: lot pieces done
+    assert pieces and pieces[-1][0] == pieces[-1][1] > 0
+    assert [d for d, _ in pieces] == sorted(d for d, _ in pieces)
+
+
 def test_overwrite_replaces_previous_output(cli, tmp_path, small_npy, small_regions):
     out = tmp_path / "out"
     assert cli("generate", small_npy, small_regions, "--out", out, "-q").code == 0

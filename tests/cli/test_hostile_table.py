@@ -3,8 +3,10 @@ broke it and the one line the CLI now answers with.
 
 ``error`` rows must exit 1 with exactly one ``error:`` line holding the text, no traceback and
 nothing left in the output's parent; ``warning`` rows must succeed and say the text in a
-``warning:`` line. Rows that need the engine (defects 6, 15, 16) or Houdini (17) are tested
-in ``tests/lots``, ``tests/terrain``, ``tests/fuzz`` and ``tests/houdini``.
+``warning:`` line; ``ok`` rows must succeed, and :data:`CHECKS` says what their outputs must
+show (outlines equal to the lots for 6, triangles covering the lots for 15, ...). Defects 16
+(the Python API) and 17 (the SOP's hou-free helpers) are rows of :data:`API_ROWS`; the SOP
+itself cooks under hython in ``tests/houdini``, the random cases are ``tests/fuzz``.
 """
 
 from __future__ import annotations
@@ -241,8 +243,99 @@ def d14_tiny_ring_at_national_grid(tmp, npy, regions, out):
     return _gen(path, _regions(tmp, [[tiny]]), out)
 
 
+def d6_hole_touching_the_shell(tmp, npy, regions, out):
+    # a valid hole whose corner touches the outer ring: outlines came out self-touching and
+    # the grading preset crashed in walls.touching_lots
+    outer = [[1100.0, 2100.0], [1300.0, 2100.0], [1300.0, 2300.0], [1100.0, 2300.0]]
+    hole = [[1100.0, 2200.0], [1200.0, 2250.0], [1200.0, 2150.0]]
+    return _gen(npy, _regions(tmp, [[outer, hole]]), out, "--preset", "grading")
+
+
+def d6_edge_vertical_to_an_ulp(tmp, npy, regions, out):
+    x = 1200.0
+    ring = [[1100.0, 2100.0], [x, 2100.0], [np.nextafter(x, 2e3), 2300.0], [1100.0, 2300.0]]
+    return _gen(npy, _regions(tmp, [[ring]]), out, "--min-lot-size", "900")
+
+
+def d7_hole_partly_outside_the_shell(tmp, npy, regions, out):
+    outer = [[1100.0, 2100.0], [1300.0, 2100.0], [1300.0, 2300.0], [1100.0, 2300.0]]
+    hole = [[1250.0, 2150.0], [1250.0, 2250.0], [1350.0, 2250.0], [1350.0, 2150.0]]
+    return _gen(npy, _regions(tmp, [[outer, hole]]), out)
+
+
+def d8_many_small_polygons(tmp, npy, regions, out):
+    # 400 plots of 4 x 4 m: each is one lot (density mode), not 50 points' worth of lots
+    plots = [[[[1100.0 + 10 * i, 2100.0 + 10 * j], [1104.0 + 10 * i, 2100.0 + 10 * j],
+               [1104.0 + 10 * i, 2104.0 + 10 * j], [1100.0 + 10 * i, 2104.0 + 10 * j]]]
+             for i in range(20) for j in range(20)]
+    return _gen(npy, _regions(tmp, plots), out)
+
+
+def d9_integer_of_5000_digits(tmp, npy, regions, out):
+    path = tmp / "digits.geojson"
+    path.write_text('{"type": "Polygon", "coordinates": [[[1' + "0" * 5000 + ', 2100],'
+                    ' [1300, 2100], [1300, 2300], [1100, 2100]]]}')
+    return _gen(npy, path, out)
+
+
+def d10_scatter_count_fixed_mode(tmp, npy, regions, out):
+    return _gen(npy, regions, out, "--scatter-count", "10000000", "--scatter-mode", "fixed")
+
+
+def d10_relax_iterations(tmp, npy, regions, out):
+    # the relaxation stops at its fixed point (same points bit for bit as any longer run)
+    return _gen(npy, regions, out, "--relax-iterations", "1000000000")
+
+
+def d10_remesh_size_underflows(tmp, npy, regions, out):
+    return _gen(npy, regions, out, "--remesh-size", "1e-300")
+
+
+def d11_origin_disagrees_with_geotransform(tmp, npy, regions, out):
+    side = {"origin": [5000.0, 2400.0],
+            "gdal_geotransform": [1000.0, 10.0, 0.0, 2400.0, 0.0, -10.0]}
+    return _gen(write_npy(tmp / "dem.npy", small_heights(), side), regions, out)
+
+
+def d12_webp_compressed_input(tmp, npy, regions, out):
+    return _gen(_webp_geotiff(tmp), regions, out)
+
+
+def _webp_geotiff(tmp: Path) -> Path:
+    """A 3-band WEBP-compressed GeoTIFF (GDAL's WEBP codec takes only RGB or RGBA bytes)."""
+    rasterio = pytest.importorskip("rasterio")
+    from rasterio.transform import Affine
+
+    h = np.clip(small_heights() - 50, 0, 255).astype("uint8")
+    path = tmp / "webp.tif"
+    try:
+        with rasterio.Env(), rasterio.open(
+                path, "w", driver="GTiff", width=h.shape[1], height=h.shape[0], count=3,
+                dtype="uint8", crs="EPSG:2056", compress="WEBP", photometric="RGB",
+                tiled=True, blockxsize=16, blockysize=16, WEBP_LOSSLESS=True,
+                transform=Affine(SMALL_CELL, 0, SMALL_ORIGIN[0], 0, -SMALL_CELL,
+                                 SMALL_ORIGIN[1])) as dst:
+            dst.write(np.stack([h, h, h]))
+    except Exception as e:  # noqa: BLE001 - a GDAL built without libwebp
+        pytest.skip(f"this GDAL cannot write WEBP-compressed GeoTIFF: {e}")
+    return path
+
+
+def d13_unknown_epsg_code(tmp, npy, regions, out):
+    pytest.importorskip("rasterio")
+    return _gen(npy, _regions(tmp, [[SMALL_SQUARE]], crs="EPSG:999999"), out)
+
+
+def d13_numeric_string_cell_size(tmp, npy, regions, out):
+    return _gen(_npy(tmp, cell_size="10"), regions, out)
+
+
+def d15_remesh_far_above_the_lot_size(tmp, npy, regions, out):
+    return _gen(npy, regions, out, "--remesh-size", "100000", "--min-lot-size", "500")
+
+
 ROWS = [
-    # (defect, builder, "error" | "warning", text in the line)
+    # (defect, builder, "error" | "warning" | "ok", text in the line)
     (1, d1_home_folder, "error", "not a Terrace Foundation output folder"),
     (2, d2_plot_between_cell_centres, "warning", "cover no cell centre"),
     (3, d3_geographic_crs, "error", "gdalwarp -t_srs"),
@@ -259,7 +352,7 @@ ROWS = [
     (9, d9_cell_size_overflows, "error", "beyond +-1e+15"),
     (9, d9_coordinates_overflow, "error", "beyond +-1e+15"),
     (9, d9_heights_beyond_float32, "error", "float32 outputs cannot hold them"),
-    (10, d10_scatter_count, "error", "--scatter-count"),
+    (10, d10_scatter_count, "ok", ""),        # density mode: about area / min_lot_size points
     (10, d10_remesh_size, "error", "--remesh-size"),
     (10, d10_min_lot_size, "error", "--min-lot-size"),
     (10, d10_grid_beyond_the_memory_cap, "error",
@@ -279,6 +372,20 @@ ROWS = [
     (13, d13_seed_beyond_32_bits, "error", "--seed"),
     (13, d13_unknown_crs_name, "warning", "not a CRS GDAL knows"),
     (14, d14_tiny_ring_at_national_grid, "ok", ""),
+    (6, d6_hole_touching_the_shell, "ok", ""),
+    (6, d6_edge_vertical_to_an_ulp, "ok", ""),   # lost a corner of 292 m2 before 5c87491
+    (7, d7_hole_partly_outside_the_shell, "warning",
+     "the parts of holes outside the outer ring left out"),
+    (8, d8_many_small_polygons, "ok", ""),
+    (9, d9_integer_of_5000_digits, "error", "not usable JSON"),
+    (10, d10_scatter_count_fixed_mode, "error", "--scatter-count"),
+    (10, d10_relax_iterations, "ok", ""),
+    (10, d10_remesh_size_underflows, "error", "--remesh-size: 1e-300 is too small to mesh"),
+    (11, d11_origin_disagrees_with_geotransform, "error", "disagrees with the geotransform"),
+    (12, d12_webp_compressed_input, "ok", ""),
+    (13, d13_unknown_epsg_code, "warning", "'EPSG:999999' is not a CRS GDAL knows"),
+    (13, d13_numeric_string_cell_size, "error", "'cell_size' must be a number"),
+    (15, d15_remesh_far_above_the_lot_size, "ok", ""),
 ]
 
 
@@ -306,6 +413,78 @@ def test_hostile_input(cli, tmp_path, monkeypatch, small_npy, small_regions, def
         if kind == "warning":
             assert any(line.startswith(WARNING) and text in line for line in res.err_lines), \
                 res.err
+        check = CHECKS.get(build.__name__)
+        if check is not None:
+            check(Path(args[args.index("--out") + 1]))
+
+
+# --------------------------------------------------------------------------- what "ok" means
+
+def _lots_and_outlines(out: Path):
+    """The report's lots and the outlines of terrace_slices.geojson, by lot id (shapely)."""
+    import json
+
+    shape = pytest.importorskip("shapely.geometry").shape
+    lots = {lot["lot_id"]: lot for lot in json.loads((out / "report.json").read_text())["lots"]}
+    fc = json.loads((out / "terrace_slices.geojson").read_text())
+    outlines = {f["properties"]["lot_id"]: shape(f["geometry"]) for f in fc["features"]}
+    return lots, outlines
+
+
+def _outlines_are_the_lots(area: float):
+    """Every outline valid with its lot's area; outlines do not overlap; areas add up."""
+    def check(out: Path) -> None:
+        lots, outlines = _lots_and_outlines(out)
+        assert set(lots) == set(outlines)
+        # (report.json keeps 6 decimals of an area)
+        for k, g in outlines.items():
+            assert g.is_valid and g.area == pytest.approx(lots[k]["area"], rel=1e-9, abs=1e-6), k
+        union = pytest.importorskip("shapely").union_all(list(outlines.values()))
+        assert union.area == pytest.approx(sum(g.area for g in outlines.values()), rel=1e-9)
+        assert sum(lot["area"] for lot in lots.values()) == pytest.approx(
+            area, rel=1e-9, abs=1e-6 * len(lots))
+    return check
+
+
+def _triangles_cover_the_lots(out: Path) -> None:
+    """Defect 15: the slice triangles (OBJ, Y-up: x, h, -y) cover every lot's area."""
+    lots, _ = _lots_and_outlines(out)
+    v, tri_area = [], 0.0
+    for line in (out / "terrace_slices.obj").read_text().splitlines():
+        if line.startswith("v "):
+            x, _, z = map(float, line.split()[1:4])
+            v.append((x, -z))
+        elif line.startswith("f "):
+            a, b, c = (v[int(t.split("/")[0]) - 1] for t in line.split()[1:4])
+            tri_area += 0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]))
+    assert len(lots) > 4                    # lots far smaller than the remesh size
+    # (the OBJ keeps 6 decimals: 1e-6 still sees any dropped triangle of a 500 m2 lot)
+    assert tri_area == pytest.approx(sum(lot["area"] for lot in lots.values()), rel=1e-6)
+
+
+def _one_lot_per_plot(out: Path) -> None:
+    lots, _ = _lots_and_outlines(out)
+    assert len(lots) == 400 and len({lot["region_id"] for lot in lots.values()}) == 400
+
+
+def _float32_with_our_options(out: Path) -> None:
+    """Defect 12: the input's compression is not passed on to the float32 output."""
+    rasterio = pytest.importorskip("rasterio")
+    with rasterio.open(out / "terrace_heightfield.tif") as ds:
+        assert ds.count == 1 and ds.dtypes[0] == "float32"
+        assert ds.profile["compress"] == "deflate"
+        assert ds.crs.to_epsg() == 2056
+
+
+CHECKS = {
+    "d6_hole_touching_the_shell": _outlines_are_the_lots(40_000.0 - 5_000.0),
+    "d6_edge_vertical_to_an_ulp": _outlines_are_the_lots(20_000.0 + 100.0 * np.spacing(1200.0)),
+    "d7_hole_partly_outside_the_shell": _outlines_are_the_lots(40_000.0 - 5_000.0),
+    "d8_many_small_polygons": _one_lot_per_plot,
+    "d12_jpeg_compressed_input": _float32_with_our_options,
+    "d12_webp_compressed_input": _float32_with_our_options,
+    "d15_remesh_far_above_the_lot_size": _triangles_cover_the_lots,
+}
 
 
 def test_memory_budget_follows_the_address_space_cap():
@@ -335,3 +514,115 @@ def test_jpeg_input_gives_a_float32_output_with_our_options(cli, tmp_path, small
         assert ds.dtypes[0] == "float32"
         assert ds.profile["compress"] == "deflate"
         assert ds.crs.to_epsg() == 2056
+
+
+# --------------------------------------------------------------------------- the Python API
+
+def _api_single_ring(hf):
+    from terrace_foundation import generate
+
+    one = generate(hf, SMALL_SQUARE, seed=4)
+    listed = generate(hf, [np.array(SMALL_SQUARE)], seed=4)
+    assert [lot.area for lot in one.lots] == [lot.area for lot in listed.lots]
+    return one
+
+
+def _api_shapely_polygon(hf):
+    from terrace_foundation import generate
+
+    Polygon = pytest.importorskip("shapely.geometry").Polygon
+    res = generate(hf, Polygon(SMALL_SQUARE), seed=4)
+    assert sum(lot.area for lot in res.lots) == pytest.approx(40_000.0, rel=1e-12)
+    return res
+
+
+def _api_not_regions(hf):
+    from terrace_foundation import generate
+
+    return generate(hf, None)
+
+
+def _api_numeric_string_parameter(hf):
+    from terrace_foundation import generate
+
+    return generate(hf, SMALL_SQUARE, min_lot_size="7000")
+
+
+def _sop_error_of_a_bug(hf):
+    # defect 17, the hou-free half: what cook() puts on the node for an unexpected error
+    from terrace_foundation.houdini.cookerror import one_line
+
+    line = one_line(KeyError("height\nsecond line"))
+    assert "\n" not in line and line.startswith("internal error (KeyError")
+    raise ValueError(line)
+
+
+def _sop_region_points_in_float64(hf):
+    # defect 17: region points at national-grid magnitudes, relative to the heightfield
+    from terrace_foundation.houdini.convert import VolumeFrame, ring_from_points
+
+    frame = VolumeFrame((2_600_000.5, 350.0, -1_200_000.5), (5.0, 0.0, 0.0), (0.0, 0.0, 5.0),
+                        (48, 40))
+    P = np.array([[2_600_010.07, 0.0, -1_200_020.03], [2_600_050.11, 0.0, -1_200_020.03],
+                  [2_600_050.11, 0.0, -1_200_060.09]])
+    ring = ring_from_points(P, frame)
+    np.testing.assert_allclose(ring, [[9.57, 19.53], [49.61, 19.53], [49.61, 59.59]],
+                               rtol=0, atol=1e-9)
+
+
+API_ROWS = [
+    # (defect, call, None | text of the one-line TerraceError / ValueError it must raise)
+    (16, _api_single_ring, None),
+    (16, _api_shapely_polygon, None),
+    (16, _api_not_regions, "regions: must be a Region, a ring of (x, y) points"),
+    (13, _api_numeric_string_parameter, "min_lot_size: must be a number, got '7000'"),
+    (17, _sop_error_of_a_bug, "the traceback is in the Houdini console"),
+    (17, _sop_region_points_in_float64, None),
+]
+
+
+@pytest.mark.parametrize("defect,call,text", API_ROWS,
+                         ids=[f"d{d}-{c.__name__.lstrip('_')}" for d, c, _ in API_ROWS])
+def test_hostile_api_input(small_hf, defect, call, text):
+    """The rows only the Python API (16) or the SOP's hou-free helpers (17) can show; the SOP
+    itself is cooked by ``tests/houdini/test_assets.py`` under hython."""
+    import warnings
+
+    from terrace_foundation import TerraceError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if text is None:
+            call(small_hf)
+            return
+        with pytest.raises((TerraceError, ValueError)) as err:
+            call(small_hf)
+    line = str(err.value)
+    assert "\n" not in line and text in line, line
+
+
+def test_budget_counts_one_lot_per_small_region(small_hf):
+    """Defect 10's estimate, density mode: 3000 plots smaller than min_lot_size make one lot
+    each (3000), not scatter_count each (150 000, refused with a nonsense min_lot_size)."""
+    from terrace_foundation import Region, TerraceInputError, TerraceParams
+    from terrace_foundation.budget import check_budget
+
+    plots = [Region.from_rings(np.array([[x, y], [x + 3, y], [x + 3, y + 3], [x, y + 3]]),
+                               region_id=k)
+             for k, (x, y) in enumerate((1000.0 + 8 * (k % 60), 2000.0 + 8 * (k // 60))
+                                        for k in range(3000))]
+    local = small_hf.with_origin((1000.0, 2400.0))
+    check_budget(local, plots, TerraceParams())                       # fits: 3000 lots
+    with pytest.raises(TerraceInputError, match="points in all") as err:
+        check_budget(local, plots, TerraceParams(scatter_mode="fixed"))   # 150 000 lots
+    assert err.value.source == "scatter_count" and "lower it to at most 33" in str(err.value)
+
+
+def test_tiles_bounds_keep_national_grid_metres(cli, tmp_path):
+    """Defect 14: the tiles command printed bounds with %.6g (2.63194e+06: 10 m at LV95)."""
+    path = write_npy(tmp_path / "lv95.npy", small_heights(),
+                     {"cell_size": 10.0, "origin": [2634012.5, 1172400.0]})
+    res = cli("tiles", path, "--tile-size", "64")
+    assert res.code == 0, res.err
+    first = res.out.splitlines()[0].split()
+    assert [float(v) for v in first[-4:]] == [2634012.5, 1172000.0, 2634512.5, 1172400.0]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from houdini_scenes import HYTHON_ONLY, python_sop
+from houdini_scenes import HYTHON_ONLY, make_national_inputs, python_sop
 
 hou = pytest.importorskip("hou", reason=HYTHON_ONLY)   # Houdini is never installed by CI
 
@@ -294,3 +294,53 @@ def test_numpy_asset_warnings_are_node_warnings_once(installed, geo_net, inputs)
     assert sum("skipped 1 open curve(s)" in w for w in found) == 1, found
     assert len(found) == len(set(found)), found
     assert not [w for w in caught if issubclass(w.category, TerraceWarning)]
+
+
+def test_numpy_asset_unexpected_error_is_one_line(installed, geo_net, inputs, monkeypatch):
+    """Issue 15 defect 17: an error that is not the package's own (a bug: here a KeyError
+    raised where the engine runs) reaches the node as one line naming its type, not as a
+    traceback; the traceback goes to the log."""
+    def broken(*args, **kwargs):
+        raise KeyError("height")
+
+    monkeypatch.setattr(sop, "generate", broken)
+    poly, hf = inputs
+    node = geo_net.createNode(NUMPY.type_name, "terrace_bug")
+    node.setInput(0, poly)
+    node.setInput(1, hf)
+    try:
+        node.cook(force=True)
+    except hou.OperationFailed:
+        pass
+    inner = node.node("terrace_numpy")
+    assert isinstance(inner, hou.OpNode)
+    (message,) = inner.errors()
+    assert message.startswith("internal error (KeyError") and "\n" not in message.strip()
+    assert "Traceback" not in message
+
+
+def test_numpy_asset_reads_national_grid_regions_in_float64(installed, geo_net):
+    """Issue 15 defect 17: region points at national-grid magnitudes (64-bit P) are read
+    relative to the heightfield in float64: the lots equal those of the same scene at the
+    origin (float32 P would move them by up to 0.125 m, changing areas by square metres)."""
+    areas = []
+    for k, offset in enumerate(((0.0, 0.0), (2_600_000.0, 1_200_000.0))):
+        net = geo_net if k == 0 else geo_net.parent().createNode("geo", "terrace_national")
+        try:
+            poly, hf = make_national_inputs(net, offset)
+            node = net.createNode(NUMPY.type_name, "terrace")
+            node.setInput(0, poly)
+            node.setInput(1, hf)
+            node.cook(force=True)
+            assert not node.errors(), node.errors()
+            # the region really is 64-bit at the offset: its P keeps the centimetres
+            P = np.frombuffer(poly.geometry().pointFloatAttribValuesAsString(
+                "P", hou.numericData.Float64), dtype=np.float64).reshape(-1, 3)
+            assert abs((P[0, 0] - offset[0]) % 1.0 - 0.13) < 1e-6
+            _, lot_areas = _per_lot(node.geometry(0), "area")
+            areas.append(np.sort(lot_areas))
+        finally:
+            if net is not geo_net:
+                net.destroy()
+    assert len(areas[0]) == len(areas[1])
+    np.testing.assert_allclose(areas[1], areas[0], rtol=1e-4)

@@ -86,6 +86,37 @@ def test_footprint_pixels_trace_the_lot_outline():
                                 cell).any()
 
 
+def test_footprint_pixels_in_bulk_draw_what_ring_by_ring_draws():
+    """All rings culled and converted at once draw the pixels one PIL polyline per visible
+    ring draws (rings straddling the panel's border, a hole, a degenerate ring)."""
+    from PIL import Image, ImageDraw
+
+    from terrace_foundation.io.writers.preview_png import FlatRings
+
+    rng = np.random.default_rng(4)
+    lots = [square_lot(k + 1, x, y, s, 1.0) for k, (x, y, s) in
+            enumerate(rng.uniform([60, 180, 2], [260, 330, 30], size=(60, 3)))]
+    hole = np.array([[115.0, 265.0], [115.0, 270.0], [120.0, 270.0]])
+    lots[0].footprint = [[lots[0].footprint[0][0], hole], [np.array([[90.0, 290.0]])]]
+    shape, origin, cell, zoom = (70, 90), (100.0, 300.0), 2.0, 2
+    img = Image.new("L", (shape[1], shape[0]), 0)
+    draw = ImageDraw.Draw(img)
+    s = zoom / cell
+    for lot in lots:
+        for poly in lot.footprint:
+            for r in poly:
+                if len(r) < 2 or r[:, 0].max() < origin[0] or r[:, 1].min() > origin[1] \
+                        or r[:, 0].min() > origin[0] + shape[1] / s \
+                        or r[:, 1].max() < origin[1] - shape[0] / s:
+                    continue
+                px = np.column_stack([(r[:, 0] - origin[0]) * s, (origin[1] - r[:, 1]) * s])
+                draw.line([tuple(p) for p in np.vstack([px, px[:1]]).tolist()], fill=255)
+    want = np.asarray(img) > 0
+    assert want.any() and not want.all()
+    for given in (lots, FlatRings(lots)):
+        assert np.array_equal(footprint_pixels(given, shape, origin, cell, zoom), want)
+
+
 def test_diverging_scale_ends_and_middle():
     c = diverging(np.array([-5.0, -2.0, 0.0, 2.0, 5.0, 99.0]), 5.0)
     assert np.allclose(c[0], DIVERGING[0]) and np.allclose(c[4], DIVERGING[-1])

@@ -74,6 +74,27 @@ def test_geojson_polygon_and_multipolygon(tmp_path):
     assert LinearRing(ext).is_ccw and not LinearRing(hole).is_ccw
 
 
+def test_geojson_bulk_text_is_json_dumps(tmp_path):
+    """The bulk writer's bytes are json.dumps' for the feature collection: polygons with
+    holes, multipolygons, rings given closed and open, a CRS name holding '%'."""
+    from terrace_foundation.io.writers.slices import slices_feature_collection
+
+    closed = square_lot(3, 5.5, -0.0, 2.25, 1e-7)
+    ring = closed.footprint[0][0]
+    closed.footprint = [[np.vstack([ring, ring[:1]])]]           # already closed: kept as is
+    lots = [square_lot(1, 0.1, 0.2, 10, 3.0), two_part_lot(), closed,
+            square_lot(9, 2603000.123456789, 1203000.5, 1e-3, -12.5, region_id=4)]
+    for crs in (None, "EPSG:2056", "LOCAL[\"100% local\"]"):
+        [path] = write_slices_geojson(lots, tmp_path / "s.geojson", crs=crs)
+        want = json.dumps(slices_feature_collection(lots, crs), allow_nan=False) + "\n"
+        assert path.read_text() == want
+    [path] = write_slices_geojson([], tmp_path / "e.geojson")
+    assert json.loads(path.read_text())["features"] == []
+    bad = square_lot(2, 0, 0, 10, float("nan"))
+    with pytest.raises(ValueError, match="JSON compliant"):
+        write_slices_geojson([lots[0], bad], tmp_path / "n.geojson")
+
+
 def test_geojson_without_crs(tmp_path):
     [path] = write_slices_geojson([square_lot(1, 0, 0, 10, 3.0)], tmp_path / "s.geojson")
     assert "crs" not in json.loads(path.read_text())
@@ -98,7 +119,59 @@ def test_obj_y_up_mapping_and_groups(tmp_path):
     assert (mesh.face_normals[:, 1] > 0.999).all()                   # facing up (+Y)
 
 
+def test_obj_bulk_text_is_per_lot_text(tmp_path):
+    """The bulk OBJ writer writes what a plain loop over the lots writes."""
+    lots = [square_lot(1, 100, 200, 10, 3.0), two_part_lot(), square_lot(12, 0, 0, 1, -1.0)]
+    [path] = write_slices_obj(lots, tmp_path / "s.obj", header=["CRS: EPSG:2056"])
+    want = ["# Terrace Foundation terrace slices\n",
+            "# Y-up: v = (x east, height, -y north); north is -Z; faces CCW seen from +Y\n",
+            "# CRS: EPSG:2056\n"]
+    base = 1
+    for lot in lots:
+        want.append(f"o lot_{lot.lot_id}\ng lot_{lot.lot_id}\n")
+        want += [f"v {x:.6f} {h:.6f} {-y:.6f}\n" for x, y, h in lot.vertices]
+        want += [f"f {a + base} {b + base} {c + base}\n" for a, b, c in lot.triangles]
+        base += len(lot.vertices)
+    assert path.read_text() == "".join(want)
+
+
 # --------------------------------------------------------------------------- report
+
+def test_report_bulk_text_is_json_dumps():
+    """dumps_report is json.dumps(to_json_value(.), indent=2) byte for byte: nested plain
+    values, rows of the same keys (the lots, encoded column by column) with walls, numpy
+    values and keys with '%'; a NaN is refused naming where it is."""
+    import random
+
+    from terrace_foundation.io.writers.report_json import dumps_report
+
+    rng = random.Random(5)
+    scalars = [None, True, False, 0, -5, 2**70, 1.5, -0.0, 1e-7, 1e22, 0.1, "a%s\u00e9\"\\\n", ""]
+
+    def value(depth):
+        r = rng.random()
+        if depth > 3 or r < 0.4:
+            return rng.choice(scalars)
+        if r < 0.7:
+            n = rng.choice([0, 1, 3, 12])
+            if rng.random() < 0.5:
+                keys = [rng.choice(["a", "b%", "c\u00e9"]) for _ in range(rng.randint(1, 3))]
+                return [{k: value(depth + 2) for k in keys} for _ in range(n)]
+            return [value(depth + 1) for _ in range(n)]
+        return {rng.choice(["x", "y%d", "\u2603"]): value(depth + 1) for _ in range(rng.randint(0, 4))}
+
+    for _ in range(3000):
+        data = {"r": value(0)}
+        assert dumps_report(data) == json.dumps(data, indent=2, allow_nan=False)
+    lots = [{"lot_id": i, "area": i * 0.5 if i % 3 else None, "cells": i,
+             "walls": [{"neighbour": 2, "height": 0.25}] if i % 4 == 0 else []}
+            for i in range(40)]
+    data = {"lots": lots, "a": np.float32(1.5), "b": np.arange(3), 7: "seven"}
+    assert dumps_report(data) == json.dumps(to_json_value(data), indent=2, allow_nan=False)
+    lots[17]["area"] = float("nan")
+    with pytest.raises(ValueError, match=r"report\.lots\[17\]\.area is nan"):
+        dumps_report({"lots": lots})
+
 
 def test_report_converts_numpy_and_is_strict(tmp_path):
     data = {"a": np.float32(1.5), "b": np.int64(3), "c": np.arange(3), "d": (1, 2),
@@ -258,3 +331,42 @@ def test_output_folder_permissions_follow_umask(tmp_path):
     mask = os.umask(0)
     os.umask(mask)
     assert mode == 0o777 & ~mask
+
+
+@pytest.mark.parametrize("when,error", [(1, KeyboardInterrupt), (2, KeyboardInterrupt),
+                                        (-2, OSError)])
+def test_a_signal_during_the_swap_keeps_the_earlier_output(tmp_path, monkeypatch, when, error):
+    """Defect 5: Ctrl-C or SIGTERM (raised in Python by their handlers) just after the first
+    rename (the earlier output set aside) or just after the second (the new one in place),
+    or the second rename failing: the earlier output is back in place, whole, and no working
+    folder is left."""
+    import importlib
+    import os
+
+    of = importlib.import_module("terrace_foundation.io.writers.output_folder")
+
+    out = tmp_path / "out"
+    with of.output_folder(out) as tmp:
+        (tmp / "report.json").write_text(json.dumps(
+            {"generator": {"name": "terrace-foundation"}, "outputs": ["report.json", "a.txt"]}))
+        (tmp / "a.txt").write_text("earlier")
+    real_rename, calls = os.rename, []
+
+    def rename(src, dst):
+        calls.append(src)
+        if len(calls) == -when:
+            raise error("simulated")
+        real_rename(src, dst)
+        if len(calls) == when:
+            raise error("simulated")
+
+    with pytest.raises(error):
+        with of.output_folder(out, overwrite=True) as tmp:
+            (tmp / "report.json").write_text(json.dumps(
+                {"generator": {"name": "terrace-foundation"},
+                 "outputs": ["report.json", "a.txt"]}))
+            (tmp / "a.txt").write_text("new")
+            monkeypatch.setattr(of.os, "rename", rename)
+    monkeypatch.setattr(of.os, "rename", real_rename)
+    assert (out / "a.txt").read_text() == "earlier"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

@@ -64,6 +64,36 @@ HEIGHT, MASK = "height", "mask"
 
 _log = logging.getLogger(__name__)
 
+# The hou calls of this module and where each is documented (SideFX HOM reference, Houdini
+# 20.5; each signature as used here also matches the types-houdini 21.0 stubs mypy checks):
+#   https://www.sidefx.com/docs/houdini/hom/hou/Geometry.html
+#     prims, findPrimAttrib, findPointAttrib, findPrimGroup, createPrimGroup, addAttrib,
+#     intrinsicValue ("pointcount", "primitivecount"), createPoints, createPolygons,
+#     createVolume, clear, merge, setGlobalAttribValue,
+#     pointFloatAttribValuesAsString(name, float_type=hou.numericData.Float64) (P read as
+#     doubles: a 64-bit P keeps national-grid centimetres, a 32-bit one is widened exactly),
+#     setPointFloatAttribValuesFromString, primIntAttribValuesAsString,
+#     primFloatAttribValuesAsString, setPrimIntAttribValuesFromString,
+#     setPrimFloatAttribValuesFromString (float32 / int32 bytes by default)
+#   https://www.sidefx.com/docs/houdini/hom/hou/numericData.html  (Float32, Float64, Int32)
+#   https://www.sidefx.com/docs/houdini/hom/hou/Volume.html
+#     resolution, indexToPos, allVoxelsAsString (float32, i fastest), setAllVoxelsFromString,
+#     transform (a Matrix3), setTransform (a Matrix4), vertex
+#   https://www.sidefx.com/docs/houdini/hom/hou/Matrix3.html#at,
+#   https://www.sidefx.com/docs/houdini/hom/hou/Matrix4.html (built from 4 rows of 4)
+#   https://www.sidefx.com/docs/houdini/hom/hou/Prim.html  (attribValue, setAttribValue,
+#     vertices), https://www.sidefx.com/docs/houdini/hom/hou/Face.html#isClosed,
+#   https://www.sidefx.com/docs/houdini/hom/hou/Vertex.html#point,
+#   https://www.sidefx.com/docs/houdini/hom/hou/Point.html  (number, position, setPosition)
+#   https://www.sidefx.com/docs/houdini/hom/hou/PrimGroup.html#add  (a sequence of prims)
+#   https://www.sidefx.com/docs/houdini/hom/hou/Parm.html  (evalAsString, evalAsInt,
+#     evalAsFloat), https://www.sidefx.com/docs/houdini/hom/hou/OpNode.html#parm
+#   https://www.sidefx.com/docs/houdini/hom/hou/SopNode.html#geometry,
+#   https://www.sidefx.com/docs/houdini/hom/hou/Node.html  (inputs, parent)
+#   https://www.sidefx.com/docs/houdini/hom/hou/NodeError.html  (raised from a Python SOP's
+#     cook, its message becomes the node's error)
+#   https://www.sidefx.com/docs/houdini/hom/hou/OpNode.html#addWarning
+
 
 def _float_array(raw: bytes, width: int = 1, dtype: type = np.float32) -> np.ndarray:
     a = np.frombuffer(raw, dtype=dtype).astype(np.float64)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 __all__ = ["normalise_crs", "same_crs", "is_geographic", "reproject_hint", "crs_understood",
            "geojson_crs_member", "feature_collection", "write_geojson"]
@@ -41,6 +42,30 @@ _GEOGRAPHIC_EPSG = {4326, 4258, 4269, 4267, 4283, 7844, 4167, 4149, 4150, 4612, 
                     4674, 4979, 4937, 4952, 4959, 9000}
 
 
+class _Unparsed(Exception):
+    """rasterio is installed but cannot parse the definition."""
+
+
+@lru_cache(maxsize=64)
+def _parsed(n: str):
+    """``rasterio.crs.CRS`` of the normalised name ``n``; None without rasterio.
+
+    Raises :class:`_Unparsed` when GDAL/PROJ do not know it (an unknown EPSG code, a
+    misspelt name). Parsed inside ``rasterio.Env()`` so that GDAL's own "ERROR 1: PROJ: ...
+    crs not found" goes to Python's logging instead of being printed on stderr.
+    """
+    try:
+        import rasterio  # optional: only to classify and check definitions
+        from rasterio.crs import CRS
+    except ImportError:
+        return None
+    try:
+        with rasterio.Env():
+            return CRS.from_user_input(n)
+    except Exception:  # noqa: BLE001 - any parse failure means: not understood
+        raise _Unparsed(n) from None
+
+
 def is_geographic(crs: str | None) -> bool | None:
     """Whether ``crs`` is a geographic (degrees) system; ``None`` when that cannot be told.
 
@@ -64,37 +89,43 @@ def is_geographic(crs: str | None) -> bool | None:
         if "+PROJ=LONGLAT" in head.replace(" ", "") or "+PROJ=LATLONG" in head.replace(" ", ""):
             return True
     try:
-        from rasterio.crs import CRS  # optional: only to classify other definitions
-    except ImportError:
-        return None if not n.startswith("EPSG:") else False
-    try:
-        return bool(CRS.from_user_input(n).is_geographic)
-    except Exception:  # noqa: BLE001 - an unparseable definition: cannot tell
+        parsed = _parsed(n)
+    except _Unparsed:          # an unparseable definition: cannot tell
         return None
+    if parsed is None:         # no rasterio
+        return None if not n.startswith("EPSG:") else False
+    return bool(parsed.is_geographic)
 
 
 def crs_understood(crs: str | None) -> bool | None:
     """Whether ``crs`` names a system GDAL knows; ``None`` when that cannot be told (no
-    rasterio) or there is no CRS. ``EPSG:n`` and ``OGC:CRS84`` are taken as understood.
+    rasterio) or there is no CRS. Without rasterio ``EPSG:n`` and ``OGC:CRS84`` are taken as
+    understood; with it an EPSG code must be one PROJ knows (``EPSG:999999`` is not).
     """
     n = normalise_crs(crs)
     if n is None:
         return None
-    if n == "OGC:CRS84" or (n.startswith("EPSG:") and n[5:].isdigit()):
+    if n == "OGC:CRS84":
         return True
     try:
-        from rasterio.crs import CRS  # optional: only to parse other definitions
-    except ImportError:
-        return None
-    try:
-        CRS.from_user_input(n)
-    except Exception:  # noqa: BLE001 - any parse failure means: not understood
+        parsed = _parsed(n)
+    except _Unparsed:
         return False
+    if parsed is None:         # no rasterio
+        return True if n.startswith("EPSG:") and n[5:].isdigit() else None
     return True
 
 
-def reproject_hint(path: str, extent: tuple[float, float, float, float] | None = None) -> str:
-    """The ``gdalwarp`` command that reprojects ``path`` to its UTM zone (metres)."""
+def reproject_hint(path: str, extent: tuple[float, float, float, float] | None = None,
+                   vector_to: str | None = None) -> str:
+    """The ``gdalwarp`` command that reprojects the raster ``path`` to its UTM zone (metres);
+    with ``vector_to`` (the heightfield's metric CRS, or ``""`` when it has none) the
+    ``ogr2ogr`` command that reprojects the vector file ``path`` instead.
+    """
+    if vector_to is not None:
+        target = vector_to or "EPSG:326NN"
+        return (f"ogr2ogr -t_srs {target} metric.geojson {path}"
+                + ("" if vector_to else " (NN = the UTM zone of the heightfield)"))
     zone = ""
     if extent is not None:
         x0, y0, x1, y1 = extent
@@ -124,12 +155,10 @@ def same_crs(a: str | None, b: str | None) -> bool | None:
     if _simple(na) and _simple(nb):
         return False
     try:
-        from rasterio.crs import CRS  # optional: only to compare WKT/PROJ definitions
-    except ImportError:
+        ca, cb = _parsed(na), _parsed(nb)
+    except _Unparsed:          # an unparseable definition: cannot tell
         return None
-    try:
-        ca, cb = CRS.from_user_input(na), CRS.from_user_input(nb)
-    except Exception:  # noqa: BLE001 - an unparseable definition: cannot tell
+    if ca is None or cb is None:   # no rasterio
         return None
     if ca == cb:
         return True

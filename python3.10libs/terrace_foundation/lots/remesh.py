@@ -9,6 +9,8 @@ wherever the lot itself is connected.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from ..geometry import clip_halfplanes, fan_triangles, polygon_area, polygon_halfplanes
@@ -43,7 +45,8 @@ MERGE_BATCH = 250_000
 
 def remesh_lots(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarray,
                 size: float, anchor: tuple[float, float] = (0.0, 0.0),
-                max_pairs: int = 1_000_000) -> LotMesh:
+                max_pairs: int = 1_000_000,
+                progress: Callable[[int], None] | None = None) -> LotMesh:
     """Triangulate the lots' pieces on a square grid of edge ``size``.
 
     Parameters
@@ -57,6 +60,8 @@ def remesh_lots(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarr
         Grid spacing (target triangle leg), world units.
     anchor : (float, float)
         World point the grid is aligned to.
+    progress : callable(pieces_done), optional
+        Called after each chunk of pieces is triangulated.
 
     Returns
     -------
@@ -107,6 +112,8 @@ def remesh_lots(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarr
         ok = cross > 1e-10 * scale * scale
         tris.append(tri[ok])
         tri_lots.append(piece_lot[pair_piece[src[ok]]])
+        if progress is not None:
+            progress(sl.stop)
     tri = np.concatenate(tris) if tris else np.zeros((0, 3, 2))
     tlot = np.concatenate(tri_lots) if tri_lots else np.zeros(0, dtype=np.int64)
     # stable order: by lot, then by creation (the triangles are gathered in this order batch

@@ -145,6 +145,7 @@ def relax_in_regions(points: np.ndarray, group: np.ndarray, edges, bounds: np.nd
     p_start = np.concatenate([[0], np.cumsum(n_pts)[:-1]]).astype(np.intp)
     pts = points.copy()
     for _ in range(iterations):
+        before = pts.copy()
         nearest = nearest_in_groups(samples, s_group, pts, p_start, n_pts)
         cnt = np.bincount(nearest, minlength=len(pts))
         sx = np.bincount(nearest, samples[:, 0], minlength=len(pts))
@@ -152,6 +153,10 @@ def relax_in_regions(points: np.ndarray, group: np.ndarray, edges, bounds: np.nd
         has = cnt > 0
         pts[has, 0] = sx[has] / cnt[has]
         pts[has, 1] = sy[has] / cnt[has]
+        if np.array_equal(pts, before):
+            # a fixed point of the fixed samples: every further pass gives these same points
+            # bit for bit, so a huge --relax-iterations ends here (issue 15, defect 10)
+            break
     return pts
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import bbox_pairs
+from ..geometry import bbox_pairs, group_pairs
 from ..terrain.kernels import cell_sides, neighbour_pairs
 from ..wall import Wall
 
@@ -172,15 +172,81 @@ def grid_steps_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, flo
     return {k: np.concatenate(v) for k, v in out.items()}
 
 
+def _flat_segments(lots) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every lot's outline segments, flat: ``(S, 2, 2)`` segments (as :func:`_segments`,
+    lot after lot) and each lot's first segment and count.
+    """
+    rings = [np.asarray(ring, dtype=np.float64) for lot in lots for poly in lot.footprint
+             for ring in poly]
+    per_lot = np.array([sum(len(r) for p in lot.footprint for r in p) for lot in lots],
+                       dtype=np.intp)
+    if not rings:
+        return np.zeros((0, 2, 2)), np.zeros(len(lots), dtype=np.intp), per_lot
+    k = np.array([len(r) for r in rings], dtype=np.intp)
+    pts = np.concatenate(rings)
+    nxt = np.arange(1, len(pts) + 1)
+    ends = np.cumsum(k)
+    nxt[ends[k > 0] - 1] = (ends - k)[k > 0]           # a ring's last point joins its first
+    return np.stack([pts, pts[nxt]], axis=1), np.cumsum(per_lot) - per_lot, per_lot
+
+
+def _shared_edges_many(seg: np.ndarray, a_first: np.ndarray, a_n: np.ndarray,
+                       b_first: np.ndarray, b_n: np.ndarray, tol: float,
+                       chunk: int = 2_000_000) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`shared_edges` for many lot pairs at once: pair ``k`` compares segments
+    ``a_first[k] ...`` (``a_n[k]`` of them) with ``b_first[k] ...`` of ``seg``.
+
+    Returns ``(pieces (K, 2, 2), pair of each piece)``, pair by pair and within a pair in
+    :func:`shared_edges`' order (by segment of ``a``, then of ``b``), with the same
+    arithmetic per segment pair, so the same numbers.
+    """
+    out_p, out_k = [np.zeros((0, 2, 2))], [np.zeros(0, dtype=np.intp)]
+    # rows: each a-segment of each pair, with the b-segments of its pair
+    row_pair = np.repeat(np.arange(len(a_n)), a_n)
+    row_seg = np.arange(int(a_n.sum())) - np.repeat(np.cumsum(a_n) - a_n, a_n) + \
+        a_first[row_pair]
+    p0 = seg[row_seg, 0]
+    d = seg[row_seg, 1] - p0
+    length = np.hypot(d[:, 0], d[:, 1])
+    u = d / np.where(length > 0, length, 1.0)[:, None]
+    for r, j in group_pairs(row_pair, b_first, b_n, chunk):
+        q0 = seg[j, 0] - p0[r]
+        q1 = seg[j, 1] - p0[r]
+        ux, uy = u[r, 0], u[r, 1]
+        off0 = np.abs(q0[:, 0] * uy - q0[:, 1] * ux)
+        off1 = np.abs(q1[:, 0] * uy - q1[:, 1] * ux)
+        s0 = q0[:, 0] * ux + q0[:, 1] * uy
+        s1 = q1[:, 0] * ux + q1[:, 1] * uy
+        lo = np.maximum(np.minimum(s0, s1), 0.0)
+        hi = np.minimum(np.maximum(s0, s1), length[r])
+        on = (off0 < tol) & (off1 < tol) & (hi - lo > tol)
+        if on.any():
+            rr = r[on]
+            start = seg[row_seg[rr], 0] + lo[on, None] * u[rr]
+            end = seg[row_seg[rr], 0] + hi[on, None] * u[rr]
+            out_p.append(np.stack([start, end], axis=1))
+            out_k.append(row_pair[rr])
+    return np.concatenate(out_p), np.concatenate(out_k)
+
+
+def _index_of(ids: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """Position in ``ids`` (unique) of each of ``want`` (all present)."""
+    order = np.argsort(ids, kind="stable")
+    return order[np.searchsorted(ids[order], want)]
+
+
 def touching_lots(lots, tol: float) -> tuple[np.ndarray, np.ndarray]:
     """Lot id pairs ``(a, b)``, ``a < b``, whose outline bounding boxes touch (candidates)."""
     lots = [l for l in lots if any(len(r) for p in l.footprint for r in p)]  # no empty outline
     if len(lots) < 2:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    lo = np.array([np.min([r.min(axis=0) for p in l.footprint for r in p], axis=0)
-                   for l in lots])
-    hi = np.array([np.max([r.max(axis=0) for p in l.footprint for r in p], axis=0)
-                   for l in lots])
+    # each lot's box: minima and maxima over its rings' points, lot by lot (reduceat)
+    pts = np.concatenate([np.asarray(r, dtype=np.float64) for l in lots for p in l.footprint
+                          for r in p])
+    n = np.array([sum(len(r) for p in l.footprint for r in p) for l in lots], dtype=np.intp)
+    first = np.cumsum(n) - n
+    lo = np.minimum.reduceat(pts, first)
+    hi = np.maximum.reduceat(pts, first)
     pad = tol * np.maximum(1.0, np.abs(lo).max())
     lo, hi = lo - pad, hi + pad
     i, j = bbox_pairs(lo, hi, lo, hi)
@@ -194,6 +260,10 @@ def find_walls(lots, neighbours: tuple[np.ndarray, np.ndarray], max_step: float,
                grid_sides: dict[tuple[int, int], np.ndarray] | None = None,
                steps: dict[tuple[int, int], np.ndarray] | None = None) -> list[Wall]:
     """Walls between neighbouring lots whose pads differ by more than ``max_step``.
+
+    The candidate pairs are filtered and their shared edges found for all pairs at once
+    (:func:`_shared_edges_many`); only the walls found are then built one by one (their
+    pieces joined into polylines by :func:`_merge`).
 
     Parameters
     ----------
@@ -223,49 +293,66 @@ def find_walls(lots, neighbours: tuple[np.ndarray, np.ndarray], max_step: float,
         ``lot_a`` is the lower pad, ``on`` is ``"edge"`` for a shared outline edge and
         ``"grid"`` for cell sides only; sorted by ``(lot_a, lot_b)``.
     """
-    by_id = {lot.lot_id: lot for lot in lots}
+    lots = list(lots)
     o = np.asarray(origin, dtype=np.float64)
-    segs = {}
-    walls = []
-    found = set()
+    walls: list[Wall] = []
+    if not lots:
+        return walls
+    ids = np.array([int(lot.lot_id) for lot in lots], dtype=np.int64)
+    pads = np.array([float(lot.pad_height) for lot in lots])
+    top = int(ids.max()) + 1
+    if steps is not None:
+        keys = np.array(list(steps), dtype=np.int64).reshape(-1, 2)
+        step_key = keys[:, 0] * top + keys[:, 1]
+        step_max = np.array([s.max() if len(s) else -np.inf for s in steps.values()])
+        step_order = np.argsort(step_key, kind="stable")
 
-    def add(low, high, lines, on):
+    def small(ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+        """Pairs (lot positions) whose step is no wall, all at once."""
+        if steps is None:
+            return np.abs(pads[ia] - pads[ib]) <= max_step
+        a_, b_ = ids[ia], ids[ib]
+        key = np.minimum(a_, b_) * top + np.maximum(a_, b_)
+        if not len(step_key):
+            return np.ones(len(key), dtype=bool)
+        at = np.minimum(np.searchsorted(step_key[step_order], key), len(step_key) - 1)
+        hit = step_key[step_order][at] == key
+        return ~hit | (step_max[step_order][at] <= max_step)
+
+    def add(ka: int, kb: int, lines, on):
+        la, lb = lots[ka], lots[kb]
+        low, high = (la, lb) if la.pad_height <= lb.pad_height else (lb, la)
         length = float(sum(np.hypot(*np.diff(line, axis=0).T).sum() for line in lines))
         walls.append(Wall(
             lot_a=int(low.lot_id), lot_b=int(high.lot_id),
             base_height=float(low.pad_height), top_height=float(high.pad_height),
             height=float(high.pad_height - low.pad_height), length=length,
             lines=lines, on=on))
-        found.add((min(low.lot_id, high.lot_id), max(low.lot_id, high.lot_id)))
 
-    def ordered(la, lb):
-        return (la, lb) if la.pad_height <= lb.pad_height else (lb, la)
-
-    def small(la, lb):
-        if steps is None:
-            return abs(la.pad_height - lb.pad_height) <= max_step
-        s = steps.get((min(la.lot_id, lb.lot_id), max(la.lot_id, lb.lot_id)))
-        return s is None or not len(s) or s.max() <= max_step
-
-    for a, b in zip(*neighbours):
-        la, lb = by_id[int(a)], by_id[int(b)]
-        if small(la, lb):
-            continue
-        for lot in (la, lb):
-            if lot.lot_id not in segs:
-                segs[lot.lot_id] = _segments(lot.footprint) - o
-        pieces = shared_edges(segs[la.lot_id], segs[lb.lot_id], tol)
-        if len(pieces):
-            low, high = ordered(la, lb)
-            add(low, high, [line + o for line in _merge(pieces, tol)], "edge")
-    for (a, b), sides in sorted((grid_sides or {}).items()):
-        if (a, b) in found:
-            continue
-        la, lb = by_id[a], by_id[b]
-        if small(la, lb):
-            continue
-        low, high = ordered(la, lb)
-        add(low, high, [line + o for line in _merge(sides - o, tol)], "grid")
+    na, nb = (np.asarray(x, dtype=np.int64).reshape(-1) for x in neighbours)
+    ia, ib = _index_of(ids, na), _index_of(ids, nb)
+    wall = ~small(ia, ib)
+    ia, ib = ia[wall], ib[wall]
+    seg, seg_first, seg_n = _flat_segments(lots)
+    pieces, pair = _shared_edges_many(seg - o, seg_first[ia], seg_n[ia], seg_first[ib],
+                                      seg_n[ib], tol)
+    cut = np.searchsorted(pair, np.arange(len(ia) + 1))
+    found = np.zeros(0, dtype=np.int64)
+    has = np.nonzero(cut[1:] > cut[:-1])[0]
+    for k in has.tolist():                         # one wall per pair with shared pieces
+        add(int(ia[k]), int(ib[k]),
+            [line + o for line in _merge(pieces[cut[k]:cut[k + 1]], tol)], "edge")
+    if len(has):
+        a_, b_ = ids[ia[has]], ids[ib[has]]
+        found = np.minimum(a_, b_) * top + np.maximum(a_, b_)
+    if grid_sides:
+        gk = np.array(sorted(grid_sides), dtype=np.int64).reshape(-1, 2)
+        ga, gb = _index_of(ids, gk[:, 0]), _index_of(ids, gk[:, 1])
+        keep = ~np.isin(gk[:, 0] * top + gk[:, 1], found) & ~small(ga, gb)
+        for k in np.nonzero(keep)[0].tolist():
+            sides = grid_sides[(int(gk[k, 0]), int(gk[k, 1]))]
+            add(int(ga[k]), int(gb[k]), [line + o for line in _merge(sides - o, tol)],
+                "grid")
     walls.sort(key=lambda w: (w.lot_a, w.lot_b))
     return walls
 

@@ -39,6 +39,9 @@ def read_json(path: Path, what: str) -> Any:
             source) from None
     except UnicodeDecodeError:
         raise TerraceInputError("not a UTF-8 JSON text file", source) from None
+    except ValueError as e:     # an integer of more digits than Python converts (4300)
+        first = " ".join(str(e).split(";")[0].split())
+        raise TerraceInputError(f"not usable JSON ({first})", source) from None
     except RecursionError:
         raise TerraceInputError(f"JSON nested too deeply to be {what}", source) from None
     except OSError as e:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -130,7 +131,8 @@ def _polygons_of(geom, where: str, source: str) -> list[list[np.ndarray]]:
         f"{where} is a {kind}; only Polygon and MultiPolygon regions are supported", source)
 
 
-def read_regions(path: str | os.PathLike, strict: bool = False) -> RegionsFile:
+def read_regions(path: str | os.PathLike, strict: bool = False,
+                 progress: Callable[[int, int], None] | None = None) -> RegionsFile:
     """Read range polygons from a GeoJSON file, repairing dirty polygons (:mod:`.repair`).
 
     Parameters
@@ -182,7 +184,7 @@ def read_regions(path: str | os.PathLike, strict: bool = False) -> RegionsFile:
         polys = [(0, {}, r) for r in _polygons_of(obj, "geometry", source)]
     if not polys:
         raise TerraceInputError("holds no polygons", source)
-    regions, repairs = regions_from_polygons(_named(polys), source, strict)
+    regions, repairs = regions_from_polygons(_named(polys), source, strict, progress)
     return RegionsFile(regions, crs, source, {"type": kind}, repairs)
 
 
@@ -236,16 +238,21 @@ def _metric_crs_warnings(hf: Heightfield, regions: RegionsFile | None, heightfie
     found = [(heightfield_source, hf.crs)]
     if regions is not None:
         found.append((regions.path or "regions", regions.crs))
-    for source, crs in found:
+    for k, (source, crs) in enumerate(found):
         if is_geographic(crs):
             if local_metres:
                 return [f"{source}: CRS {crs} is geographic (degrees); its coordinates are"
                         " used as metres in a local frame, as --local-metres states, and the"
                         " CRS is not written to the outputs"]
+            if k == 0:        # the heightfield: a raster to warp to a UTM zone
+                hint = reproject_hint(heightfield_source, hf.extent)
+            else:             # the regions: a vector file, to the heightfield's metric CRS
+                metric = hf.crs if hf.crs and is_geographic(hf.crs) is False else ""
+                hint = reproject_hint(source, vector_to=metric)
             raise TerraceInputError(
                 f"CRS {crs} is geographic (degrees, not metres); reproject to a metric CRS"
-                f" first, e.g. {reproject_hint(heightfield_source, hf.extent)} (or state"
-                " that the coordinates are metres with --local-metres)", source)
+                f" first, e.g. {hint} (or state that the coordinates are metres with"
+                " --local-metres)", source)
     x0, y0, x1, y1 = hf.extent
     if (hf.crs is None and hf.cell_size < 0.01 and -180.0 <= x0 < x1 <= 180.0
             and -90.0 <= y0 < y1 <= 90.0):

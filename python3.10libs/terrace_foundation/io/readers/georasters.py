@@ -121,6 +121,9 @@ def _read_sidecar(path: Path) -> dict:
                 raise TerraceInputError("no origin (give 'origin': [x_west, y_north])", sidecar)
             ox_, oy_ = float(gt[0]), float(gt[3])
         ox, oy = ox_, oy_
+    if gt is not None and (abs(ox - gt[0]) > 1e-6 * cell or abs(oy - gt[3]) > 1e-6 * cell):
+        raise TerraceInputError(f"origin ({ox:.12g}, {oy:.12g}) disagrees with the geotransform's"
+                                f" ({gt[0]:.12g}, {gt[3]:.12g}); give one of them", sidecar)
     crs = side.get("crs")
     if crs is not None and not isinstance(crs, str):
         raise TerraceInputError(f"'crs' must be a string, got {crs!r}", sidecar)
@@ -243,7 +246,7 @@ def read_geotiff_heightfield(path: str | os.PathLike, band: int = 1,
     if te > 0:
         raise TerraceInputError("south-up grids are not supported (transform e > 0)", source)
     if ta > 0 and te < 0 and not math.isclose(ta, -te, rel_tol=1e-6):
-        raise TerraceInputError(f"cells must be square, got {ta:g} x {-te:g}", source)
+        raise TerraceInputError(f"cells must be square, got {ta:.12g} x {-te:.12g}", source)
     if windows is None and np.issubdtype(heights.dtype, np.number):
         _check_nodata(heights, nodata, source)
     hf = Heightfield(heights, ta, (tc, tf), crs,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -47,7 +48,8 @@ def _split_layer(path: str | os.PathLike) -> tuple[Path, str | None]:
 
 
 def read_regions(path: str | os.PathLike, strict: bool = False,
-                 log: WarningLog | None = None) -> RegionsFile:
+                 log: WarningLog | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> RegionsFile:
     """Read range polygons from GeoJSON, Shapefile, GeoPackage or OBJ (by suffix).
 
     Dirty polygons are repaired (see :mod:`.repair`); ``strict`` refuses them instead.
@@ -63,6 +65,8 @@ def read_regions(path: str | os.PathLike, strict: bool = False,
         warning channel, as for :func:`terrace_foundation.generate`): one line
         ``repaired <file>: <feature> <ring>: <action> at (x, y)`` per repair. Default: a new
         log that issues each line once as a :class:`~terrace_foundation.TerraceWarning`.
+    progress : callable(done, total), optional
+        Called after each polygon checked and repaired (a count for long reads).
 
     Returns
     -------
@@ -79,11 +83,11 @@ def read_regions(path: str | os.PathLike, strict: bool = False,
     p, _ = _split_layer(path)
     suffix = p.suffix.lower()
     if suffix in VECTOR_SUFFIXES:
-        rf = read_vector_regions(path, strict=strict)
+        rf = read_vector_regions(path, strict=strict, progress=progress)
     elif suffix == ".obj":
-        rf = read_obj_regions(path, strict=strict)
+        rf = read_obj_regions(path, strict=strict, progress=progress)
     else:
-        rf = read_geojson_regions(path, strict=strict)
+        rf = read_geojson_regions(path, strict=strict, progress=progress)
     say = WarningLog() if log is None else log
     for rep in rf.repairs:
         say.add(f"repaired {rep.message()}")
@@ -99,7 +103,8 @@ def _plain(value):
 
 
 def read_vector_regions(path: str | os.PathLike, layer: str | None = None,
-                        strict: bool = False) -> RegionsFile:
+                        strict: bool = False,
+                        progress: Callable[[int, int], None] | None = None) -> RegionsFile:
     """Read polygons of a Shapefile or GeoPackage layer (``file.gpkg:layer`` picks a layer)."""
     p, named = _split_layer(path)
     layer = layer or named
@@ -139,14 +144,15 @@ def read_vector_regions(path: str | os.PathLike, layer: str | None = None,
         raise TerraceInputError(f"cannot read vector file ({msg})", source) from None
     if not polys:
         raise TerraceInputError("holds no polygons", source)
-    regions, repairs = regions_from_polygons(_named(polys), source, strict)
+    regions, repairs = regions_from_polygons(_named(polys), source, strict, progress)
     return RegionsFile(regions, crs, source, {"type": "fiona", "layer": layer or layers[0]},
                        repairs)
 
 
 # --------------------------------------------------------------------------- OBJ
 
-def read_obj_regions(path: str | os.PathLike, strict: bool = False) -> RegionsFile:
+def read_obj_regions(path: str | os.PathLike, strict: bool = False,
+                     progress: Callable[[int, int], None] | None = None) -> RegionsFile:
     """Read closed curves of a Wavefront OBJ as range polygons (see the module docstring)."""
     path = Path(path)
     source = str(path)
@@ -203,6 +209,6 @@ def read_obj_regions(path: str | os.PathLike, strict: bool = False) -> RegionsFi
         props = {"name": curves[k][1]} if curves[k][1] else {}
         polys.append((rid, props, [rings[k], *(rings[h] for h in holes)],
                       f"curve at line {curves[k][2]}"))
-    regions, repairs = regions_from_polygons(polys, source, strict)
+    regions, repairs = regions_from_polygons(polys, source, strict, progress)
     return RegionsFile(regions, None, source,
                        {"type": "obj", "plane": "XY" if xy_plane else "XZ (Y up)"}, repairs)

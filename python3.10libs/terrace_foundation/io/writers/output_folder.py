@@ -216,6 +216,8 @@ def check_output_folder(out_dir: str | os.PathLike, overwrite: bool = False,
     """
     out = Path(out_dir)
     source = str(out)
+    if out.name == "..":       # its working folders would go inside the folder it replaces
+        raise TerraceInputError("ends in '..'; name the output folder itself", source)
     real = Path(os.path.realpath(out))
     if out.exists() or out.is_symlink():
         if not out.is_dir() or out.is_symlink():
@@ -398,11 +400,18 @@ def _commit(tmp: Path, out: Path, overwrite: bool) -> None:
     if out.exists():
         check_output_folder(out, overwrite)  # it may have appeared while we worked
         old = out.absolute().parent / _work_name(out, "old")
-        os.rename(out, old)
         try:
+            os.rename(out, old)
             os.rename(tmp, out)
         except BaseException:
-            os.rename(old, out)
+            # a failure or a signal (Ctrl-C, SIGTERM) anywhere in the swap, even between the two
+            # renames or just after them: put the earlier output back, the new one goes with
+            # the working folder, so "nothing was written" holds (issue 15, defect 5)
+            if os.path.lexists(old):
+                if os.path.lexists(out) and not os.path.lexists(tmp):
+                    os.rename(out, tmp)
+                if not os.path.lexists(out):
+                    os.rename(old, out)
             raise
         shutil.rmtree(old, ignore_errors=True)
     else:

@@ -153,14 +153,27 @@ def outline_pixels(lot_mask: np.ndarray, zoom: int = 1) -> np.ndarray:
     return edge
 
 
+class FlatRings:
+    """The rings of many lots' footprints, flat: ``pts`` (P, 2) world ``x, y`` and each
+    ring's ``start`` and ``count`` into it (ring by ring, lot by lot).
+    """
+
+    def __init__(self, lots):
+        rings = [np.asarray(ring, dtype=np.float64)[:, :2]
+                 for lot in lots for poly in lot.footprint for ring in poly]
+        self.count = np.array([len(r) for r in rings], dtype=np.intp)
+        self.start = np.cumsum(self.count) - self.count
+        self.pts = np.concatenate(rings) if rings else np.zeros((0, 2))
+
+
 def footprint_pixels(lots, shape: tuple[int, int], origin: tuple[float, float],
                      cell_size: float, zoom: int = 1) -> np.ndarray:
     """Pixels of a panel on the lots' outlines (their footprints as one-pixel vector lines).
 
     Parameters
     ----------
-    lots : sequence of Lot
-        Lots whose ``footprint`` rings are drawn.
+    lots : sequence of Lot, or FlatRings
+        Lots whose ``footprint`` rings are drawn (or their rings, :class:`FlatRings`).
     shape : (H, W)
         Panel size in pixels.
     origin : (float, float)
@@ -180,16 +193,30 @@ def footprint_pixels(lots, shape: tuple[int, int], origin: tuple[float, float],
     draw = ImageDraw.Draw(img)
     s = zoom / cell_size
     x1, y1 = origin[0] + shape[1] / s, origin[1] - shape[0] / s
-    for lot in lots:
-        for poly in lot.footprint:
-            for ring in poly:
-                r = np.asarray(ring, dtype=np.float64)[:, :2]
-                if len(r) < 2 or r[:, 0].max() < origin[0] or r[:, 0].min() > x1 or \
-                        r[:, 1].min() > origin[1] or r[:, 1].max() < y1:
-                    continue
-                px = np.column_stack([(r[:, 0] - origin[0]) * s, (origin[1] - r[:, 1]) * s])
-                pts = [tuple(p) for p in np.vstack([px, px[:1]]).tolist()]
-                draw.line(pts, fill=255, width=1)
+    rings = lots if isinstance(lots, FlatRings) else FlatRings(lots)
+    # rings of two points or more whose box meets the panel, found for all rings at once
+    has = rings.count > 0
+    start, count = rings.start[has], rings.count[has]
+    if len(start):
+        lo = np.minimum.reduceat(rings.pts, start)
+        hi = np.maximum.reduceat(rings.pts, start)
+        out = (hi[:, 0] < origin[0]) | (lo[:, 0] > x1) | (lo[:, 1] > origin[1]) | \
+            (hi[:, 1] < y1)
+        draw_it = (count >= 2) & ~out
+        start, count = start[draw_it], count[draw_it]
+    if not len(start):
+        return np.asarray(img) > 0
+    # each drawn ring's points in pixels, closed (its first point again at its end)
+    closed = count + 1
+    first = np.cumsum(closed) - closed
+    src = np.arange(int(closed.sum())) - np.repeat(first - start, closed)
+    src[first + count] = start
+    r = rings.pts[src]
+    px = np.column_stack([(r[:, 0] - origin[0]) * s, (origin[1] - r[:, 1]) * s])
+    flat = px.ravel().tolist()
+    # one polyline per ring (PIL draws one polyline per call)
+    for a, b in zip((2 * first).tolist(), (2 * (first + closed)).tolist()):
+        draw.line(flat[a:b], fill=255, width=1)
     return np.asarray(img) > 0
 
 
@@ -343,14 +370,27 @@ def town_windows(lots, shape: tuple[int, int], origin: tuple[float, float], cell
         (embankments, the blend band) up to 15 % of the town's size away from them.
     """
     rows, cols = shape
-    by_region: dict[int, list] = {}
-    for lot in lots:
-        by_region.setdefault(int(lot.region_id), []).append(lot)
+    if not len(lots):
+        return []
+    # per region (in order of first appearance): lots, summed area (lot by lot, in lot
+    # order, as sum() adds them) and the box of its slice vertices
+    reg = np.array([int(lot.region_id) for lot in lots], dtype=np.int64)
+    uniq, first_at, lot_g = np.unique(reg, return_index=True, return_inverse=True)
+    lot_g = lot_g.reshape(-1)
+    n_lots = np.bincount(lot_g, minlength=len(uniq))
+    areas = np.bincount(lot_g, [float(lot.area) for lot in lots], minlength=len(uniq))
+    nv = np.array([len(lot.vertices) for lot in lots], dtype=np.intp)
+    xy = np.concatenate([np.asarray(lot.vertices)[:, :2] for lot in lots])
+    g = np.repeat(lot_g, nv)
+    order = np.argsort(g, kind="stable")
+    starts = np.searchsorted(g[order], np.arange(len(uniq)))
+    box_lo = np.minimum.reduceat(xy[order], starts)
+    box_hi = np.maximum.reduceat(xy[order], starts)
     out = []
-    for rid, group in by_region.items():
-        xy = np.concatenate([np.asarray(l.vertices)[:, :2] for l in group])
-        x0, y0 = xy.min(axis=0)
-        x1, y1 = xy.max(axis=0)
+    for k in np.argsort(first_at, kind="stable").tolist():
+        rid = int(uniq[k])
+        x0, y0 = float(box_lo[k, 0]), float(box_lo[k, 1])
+        x1, y1 = float(box_hi[k, 0]), float(box_hi[k, 1])
         c0 = (x0 - origin[0]) / cell_size
         c1 = (x1 - origin[0]) / cell_size
         r0 = (origin[1] - y1) / cell_size
@@ -377,8 +417,8 @@ def town_windows(lots, shape: tuple[int, int], origin: tuple[float, float], cell
                 mid = (crop[a] + crop[b]) // 2
                 lo = min(max(mid - max_crop // 2, 0), n - max_crop)
                 crop[a], crop[b] = lo, lo + max_crop
-        area = float(sum(l.area for l in group))
-        out.append(TownWindow(rid, len(group), area, town, tuple(crop)))  # type: ignore[arg-type]
+        out.append(TownWindow(rid, int(n_lots[k]), float(areas[k]), town,
+                              tuple(crop)))  # type: ignore[arg-type]
     out.sort(key=lambda t: (-t.area, t.region_id))
     return out
 
@@ -448,7 +488,7 @@ def crop_panels(before: np.ndarray, after: np.ndarray, lot_mask: np.ndarray, cel
         World polylines of the retaining walls (drawn on the after panel).
     origin : (float, float)
         North-west corner of the grid, world units.
-    lots : sequence of Lot, optional
+    lots : sequence of Lot or FlatRings, optional
         When given, the lot outlines are their footprints drawn as lines
         (:func:`footprint_pixels`); otherwise the borders of the cells of ``lot_mask``
         (:func:`outline_pixels`).
@@ -628,11 +668,12 @@ def preview_image(before: np.ndarray, after: np.ndarray, cell_size: float,
     font, small, big = _font(14), _font(12), _font(18)
     # --- the rows of crops
     row_imgs = []
+    rings = FlatRings(lots) if len(lots) else None     # gathered once for every crop
     for t in shown:
         r0, r1, c0, c1 = t.crop
         zoom = _crop_zoom(max(r1 - r0, c1 - c0))
         panels, _ = crop_panels(before, after, mask, cell_size, t.crop, zoom, limit, walls,
-                                origin, lots=lots if len(lots) else None)
+                                origin, lots=rings)
         row_imgs.append((t, zoom, panels))
     ov, ov_step = _overview(sb, sa, cell_size, step, limit, OVERVIEW_SIDE)
 

@@ -57,8 +57,124 @@ def slices_feature_collection(lots: Iterable[Lot], crs: str | None = None) -> di
 
 def write_slices_geojson(lots: Iterable[Lot], path: str | os.PathLike,
                          crs: str | None = None) -> list[Path]:
-    """Write the slice footprints to ``path`` (GeoJSON); see the module docstring."""
-    return write_geojson(slices_feature_collection(lots, crs), path)
+    """Write the slice footprints to ``path`` (GeoJSON); see the module docstring.
+
+    The text is :func:`slices_geojson_text`'s: the bytes ``json.dumps`` writes for
+    :func:`slices_feature_collection`, formatted in bulk.
+    """
+    lots = list(lots)
+    text = slices_geojson_text(lots, crs)
+    if text is None:            # an odd lot (an empty ring, a NaN): the general route
+        return write_geojson(slices_feature_collection(lots, crs), path)
+    path = Path(path)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.write("\n")
+    return [path]
+
+
+#: A slice feature up to its coordinates, as ``json.dumps`` writes it (the ``%`` fields:
+#: lot id twice, region id, pad height, area, geometry type).
+_FEATURE_HEAD = ('{"type": "Feature", "id": %d, "properties": {"lot_id": %d, "region_id": %d, '
+                 '"pad_height": %s, "area": %s}, "geometry": {"type": "%s", "coordinates": ')
+
+
+def slices_geojson_text(lots: Sequence[Lot], crs: str | None = None) -> str | None:
+    """``json.dumps(slices_feature_collection(lots, crs), allow_nan=False)``, byte for byte,
+    formatted from flat arrays (one coordinate pair per row, with ring, polygon and lot ids)
+    instead of one dict per lot.
+
+    Each coordinate pair is written with the brackets and separators that open or close the
+    rings, polygons and features around it, so the whole file is one join of strings.
+
+    Returns
+    -------
+    str or None
+        None when the general route must write the file: a lot with no polygon or an empty
+        ring, or a number that is not finite (``json.dumps`` then names the problem).
+    """
+    import json
+
+    head = json.dumps(feature_collection("terrace_slices", [], crs), allow_nan=False)
+    assert head.endswith("[]}")
+    if not lots:
+        return head
+    polys = [poly for lot in lots for poly in lot.footprint]
+    n_poly = np.array([len(lot.footprint) for lot in lots], dtype=np.intp)
+    rings = [np.asarray(r, dtype=np.float64)[:, :2] for poly in polys for r in poly]
+    n_ring = np.array([len(poly) for poly in polys], dtype=np.intp)
+    k = np.array([len(r) for r in rings], dtype=np.intp)
+    if (n_poly == 0).any() or (n_ring == 0).any() or (k == 0).any():
+        return None
+    pts = np.concatenate(rings)
+    first = np.cumsum(k) - k
+    last = first + k - 1
+    closing = (pts[first] != pts[last]).any(axis=1)        # the rings are written closed
+    kk = k + closing
+    # the written pairs: each ring's points, then its first point again where it is open
+    start = np.cumsum(kk) - kk
+    src = np.arange(int(kk.sum())) - np.repeat(start - first, kk)
+    at_close = np.zeros(len(src), dtype=bool)
+    at_close[(start + kk - 1)[closing]] = True
+    src[at_close] = first[closing]
+    xy = pts[src]
+    pad = np.array([float(lot.pad_height) for lot in lots])
+    area = np.array([float(lot.area) for lot in lots])
+    if not (np.isfinite(xy).all() and np.isfinite(pad).all() and np.isfinite(area).all()):
+        return None
+    multi = n_poly > 1
+    poly_lot = np.repeat(np.arange(len(lots)), n_poly)
+    ring_poly = np.repeat(np.arange(len(polys)), n_ring)
+    ring_lot = poly_lot[ring_poly]
+    poly_first = np.zeros(len(polys), dtype=bool)
+    poly_first[np.cumsum(n_poly) - n_poly] = True
+    poly_last = np.zeros(len(polys), dtype=bool)
+    poly_last[np.cumsum(n_poly) - 1] = True
+    ring_first = np.zeros(len(rings), dtype=bool)
+    ring_first[np.cumsum(n_ring) - n_ring] = True
+    ring_last = np.zeros(len(rings), dtype=bool)
+    ring_last[np.cumsum(n_ring) - 1] = True
+    lot_first_ring = ring_first & poly_first[ring_poly]
+    lot_last_ring = ring_last & poly_last[ring_poly]
+    # brackets opened before a ring's first pair and closed after its last
+    opened = 1 + ring_first + (ring_first & poly_first[ring_poly] & multi[ring_lot])
+    closed = 1 + ring_last + (ring_last & poly_last[ring_poly] & multi[ring_lot])
+    ids = [int(lot.lot_id) for lot in lots]
+    heads = list(map(_FEATURE_HEAD.__mod__, zip(
+        ids, ids, [int(lot.region_id) for lot in lots], map(float.__repr__, pad.tolist()),
+        map(float.__repr__, area.tolist()),
+        np.where(multi, "MultiPolygon", "Polygon").tolist())))
+    n = len(xy)
+    before = np.full(n, "", dtype=object)
+    after = np.full(n, ", ", dtype=object)
+    r0 = start                                   # first written pair of each ring
+    r1 = start + kk - 1                          # last
+    before[r0] = np.where(lot_first_ring, "", ", ").astype(object) + \
+        np.array(["[" * 3, "[", "[[", "[[["], dtype=object)[np.minimum(opened, 3)]
+    before[r0[lot_first_ring]] = np.array(heads, dtype=object)[ring_lot[lot_first_ring]] + \
+        before[r0[lot_first_ring]]
+    after[r1] = np.array(["]" * 3, "]", "]]", "]]]"], dtype=object)[np.minimum(closed, 3)]
+    after[r1[lot_last_ring]] = after[r1[lot_last_ring]] + "}}, "
+    after[-1] = after[-1][:-2]                   # no separator after the last feature
+    parts = np.empty((n, 3), dtype=object)
+    parts[:, 0] = before
+    parts[:, 1] = "[%s, %s]"
+    parts[:, 2] = after
+    template = "".join(parts.ravel().tolist())
+    return head[:-3] + "[" + template % tuple(float_reprs(xy.ravel())) + "]}"
+
+
+def float_reprs(values: np.ndarray) -> list[str]:
+    """``repr`` of each float64 in ``values`` (json.dumps' text for it), each distinct value
+    formatted once: a vertex shared by neighbouring lots or a ring's closing point costs a
+    lookup, not a second ``repr``. Values are told apart by their bits (``-0.0`` is not
+    ``0.0``).
+    """
+    bits = np.ascontiguousarray(values, dtype=np.float64).view(np.int64)
+    uniq, inverse = np.unique(bits, return_inverse=True)
+    text = np.array(list(map(float.__repr__, uniq.view(np.float64).tolist())) or [""],
+                    dtype=object)
+    return text[inverse.reshape(-1)].tolist()
 
 
 def write_regions_geojson(regions, path: str | os.PathLike, crs: str | None = None) -> list[Path]:
@@ -98,23 +214,26 @@ def write_slices_obj(lots: Iterable[Lot], path: str | os.PathLike,
     nv = np.array([len(v) for v in verts], dtype=np.int64)
     nt = np.array([len(t) for t in tris], dtype=np.int64)
     offset = np.cumsum(nv) - nv + 1
-    # every line formatted in bulk (the same text np.savetxt writes row by row)
+    # every line formatted in bulk (the same text np.savetxt writes row by row), then put in
+    # file order by index: per lot "o lot_<id>\ng lot_<id>\n", its vertices, its faces
     v = np.concatenate(verts) if verts else np.zeros((0, 3))
     yup = np.column_stack([v[:, 0], v[:, 2], -v[:, 1]])
     t = (np.concatenate(tris) if tris else np.zeros((0, 3), dtype=np.int64)) + \
         np.repeat(offset, nt)[:, None]
-    vlines = ("v %.6f %.6f %.6f\n" * len(yup) % tuple(yup.ravel().tolist())).splitlines(True)
-    flines = ("f %d %d %d\n" * len(t) % tuple(t.ravel().tolist())).splitlines(True)
+    ids = [int(lot.lot_id) for lot in lots]
+    lines = np.empty(len(lots) + len(yup) + len(t), dtype=object)
+    size = 1 + nv + nt                                   # lines per lot
+    block = np.cumsum(size) - size
+    lines[block] = list(map("o lot_%d\ng lot_%d\n".__mod__, zip(ids, ids)))
+    lines[np.repeat(block + 1 - (offset - 1), nv) + np.arange(len(yup))] = \
+        ("v %.6f %.6f %.6f\n" * len(yup) % tuple(yup.ravel().tolist())).splitlines(True)
+    t_first = np.cumsum(nt) - nt
+    lines[np.repeat(block + 1 + nv - t_first, nt) + np.arange(len(t))] = \
+        ("f %d %d %d\n" * len(t) % tuple(t.ravel().tolist())).splitlines(True)
     parts = ["# Terrace Foundation terrace slices\n",
              "# Y-up: v = (x east, height, -y north); north is -Z; faces CCW seen from +Y\n"]
     parts += [f"# {line}\n" for line in header]
-    v0 = np.cumsum(nv) - nv
-    t0 = np.cumsum(nt) - nt
-    for lot, a, na, b, nb in zip(lots, v0.tolist(), nv.tolist(), t0.tolist(), nt.tolist()):
-        name = f"lot_{int(lot.lot_id)}"
-        parts.append(f"o {name}\ng {name}\n")
-        parts += vlines[a:a + na]
-        parts += flines[b:b + nb]
+    parts += lines.tolist()
     with open(path, "w", encoding="ascii", newline="\n") as f:
         f.write("".join(parts))
     return [path]

@@ -49,12 +49,15 @@ def _pack(a: np.ndarray) -> str:
     return base64.b64encode(zlib.compress(raw, 6)).decode("ascii")
 
 
-def _pick_points(ids: np.ndarray) -> dict[int, tuple[int, int]]:
-    """Per lot id, the sample (row, col) of that lot nearest the mean of its samples."""
+def _pick_points(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per lot id present in ``ids``, the sample (row, col) of that lot nearest the mean of
+    its samples: ``(lot ids ascending, rows, cols)``.
+    """
     flat = ids.ravel()
     sel = np.nonzero(flat > 0)[0]
     if not len(sel):
-        return {}
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
     lab = flat[sel]
     rows, cols = np.divmod(sel, ids.shape[1])
     n = int(lab.max()) + 1
@@ -64,7 +67,7 @@ def _pick_points(ids: np.ndarray) -> dict[int, tuple[int, int]]:
     d = (rows - mr[lab]) ** 2 + (cols - mc[lab]) ** 2
     order = np.lexsort((d, lab))                     # by lot, nearest first
     first = order[np.r_[True, lab[order][1:] != lab[order][:-1]]]
-    return {int(lab[k]): (int(rows[k]), int(cols[k])) for k in first}
+    return lab[first].astype(np.int64), rows[first], cols[first]
 
 
 def _num(v, digits: int = 3):
@@ -72,6 +75,70 @@ def _num(v, digits: int = 3):
         return None
     v = float(v)
     return None if not math.isfinite(v) else round(v, digits)
+
+
+def _nums(values, digits: int = 3) -> list:
+    """:func:`_num` of each value (None stays None), in bulk."""
+    a = np.array(values, dtype=np.float64).reshape(-1)       # None -> NaN
+    out = np.array(list(map(round, a.tolist(), [digits] * len(a))) + [None],
+                   dtype=object)[:-1]
+    out[~np.isfinite(a)] = None
+    return out.tolist()
+
+
+def _lookup(keys: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """Index of each of ``keys`` in ``table`` (unique values), -1 where it is missing."""
+    order = np.argsort(table, kind="stable")
+    pos = np.searchsorted(table[order], keys)
+    pos = np.minimum(pos, max(len(table) - 1, 0))
+    found = (table[order][pos] == keys) if len(table) else np.zeros(len(keys), dtype=bool)
+    return np.where(found, order[pos] if len(table) else -1, -1)
+
+
+def _lot_rows(result, ids: np.ndarray) -> list:
+    """The viewer's per-lot rows ``[id, region, pad, area, cut, fill, pick]``, column by
+    column (the report's cut and fill by lot id; pick: :func:`_pick_points` or None).
+    """
+    lots = result.lots
+    n = len(lots)
+    lot_ids = np.array([int(lot.lot_id) for lot in lots], dtype=np.int64)
+    rep_rows = (result.report or {}).get("lots", [])
+    rep_ids = np.array([int(r["lot_id"]) for r in rep_rows], dtype=np.int64)
+    # the report row of each lot (the last one of an id, as a dict by id would keep)
+    at = _lookup(lot_ids, rep_ids[::-1])
+    at = np.where(at >= 0, len(rep_ids) - 1 - at, -1)
+
+    def column(key, digits):
+        vals = [r.get(key) for r in rep_rows] + [None]
+        return _nums(np.array(vals, dtype=object)[at], digits)   # -1: the None appended
+
+    p_ids, p_rows, p_cols = _pick_points(ids)
+    picks = np.full(n, None, dtype=object)
+    at_pick = _lookup(lot_ids, p_ids)
+    has = at_pick >= 0
+    rc = np.column_stack([p_rows, p_cols])[at_pick[has]].tolist()
+    picks[has] = np.fromiter(rc, dtype=object, count=len(rc))
+    return list(map(list, zip(
+        lot_ids.tolist(), [int(lot.region_id) for lot in lots],
+        _nums([lot.pad_height for lot in lots]), _nums([lot.area for lot in lots], 1),
+        column("cut_volume", 1), column("fill_volume", 1), picks.tolist())))
+
+
+def _ring_segments(lots) -> np.ndarray:
+    """Every ring edge of the lots' footprints as ``(x0, y0, x1, y1)`` rows, ring by ring
+    (rings of fewer than two points have none).
+    """
+    rings = [np.asarray(ring, dtype=np.float64)[:, :2]
+             for lot in lots for poly in lot.footprint for ring in poly]
+    rings = [r for r in rings if len(r) >= 2]
+    if not rings:
+        return np.zeros((0, 4))
+    k = np.array([len(r) for r in rings], dtype=np.intp)
+    pts = np.concatenate(rings)
+    nxt = np.arange(1, len(pts) + 1)
+    ends = np.cumsum(k)
+    nxt[ends - 1] = ends - k                          # the last point joins the first
+    return np.hstack([pts, pts[nxt]])
 
 
 def viewer_data(result, max_samples: int = MAX_SAMPLES, title: str = "") -> dict:
@@ -119,25 +186,9 @@ def viewer_data(result, max_samples: int = MAX_SAMPLES, title: str = "") -> dict
     sr, sc = ids.shape
     id_dtype = np.uint16 if int(ids.max(initial=0)) < 65536 else np.uint32
 
-    report_lots = {int(r["lot_id"]): r for r in (result.report or {}).get("lots", [])}
-    picks = _pick_points(ids)
-    lots = []
-    for lot in result.lots:
-        rep = report_lots.get(int(lot.lot_id), {})
-        pick = picks.get(int(lot.lot_id))
-        lots.append([int(lot.lot_id), int(lot.region_id), _num(lot.pad_height), _num(lot.area, 1),
-                     _num(rep.get("cut_volume"), 1), _num(rep.get("fill_volume"), 1),
-                     None if pick is None else [pick[0], pick[1]]])
-
+    lots = _lot_rows(result, ids)
     # lot outlines: segments (x0, y0, x1, y1) of every ring, local metres
-    segs = []
-    for lot in result.lots:
-        for poly in lot.footprint:
-            for ring in poly:
-                r = np.asarray(ring, dtype=np.float64)[:, :2]
-                if len(r) >= 2:
-                    segs.append(np.hstack([r, np.roll(r, -1, axis=0)]))
-    outline = (np.concatenate(segs) if segs else np.zeros((0, 4))) - [cx, cy, cx, cy]
+    outline = _ring_segments(result.lots) - [cx, cy, cx, cy]
 
     # retaining walls: (x0, y0, x1, y1, base, top) per segment
     wsegs = []
@@ -158,18 +209,29 @@ def viewer_data(result, max_samples: int = MAX_SAMPLES, title: str = "") -> dict
         limit = change_scale([(a - b)])
 
     # the first view frames the lots (a town on a large map is not a speck); one box per
-    # region for the "go to" menu
-    def box(group):
-        xy = np.concatenate([np.asarray(l.vertices)[:, :2] for l in group])
-        return [round(float(xy[:, 0].min() - cx), 2), round(float(xy[:, 1].min() - cy), 2),
-                round(float(xy[:, 0].max() - cx), 2), round(float(xy[:, 1].max() - cy), 2)]
-
-    focus = box(result.lots) if result.lots else None
-    by_region: dict[int, list] = {}
-    for lot in result.lots:
-        by_region.setdefault(int(lot.region_id), []).append(lot)
-    regions = [{"id": rid, "lots": len(g), "area": round(float(sum(l.area for l in g)), 1),
-                "box": box(g)} for rid, g in sorted(by_region.items())]
+    # region for the "go to" menu: minima and maxima of each region's slice vertices
+    focus, regions = None, []
+    if result.lots:
+        nv = np.array([len(lot.vertices) for lot in result.lots], dtype=np.intp)
+        xy = np.concatenate([np.asarray(lot.vertices)[:, :2] for lot in result.lots])
+        reg = np.array([int(lot.region_id) for lot in result.lots], dtype=np.int64)
+        rid, lot_g = np.unique(reg, return_inverse=True)
+        g = np.repeat(lot_g.reshape(-1), nv)
+        order = np.argsort(g, kind="stable")
+        starts = np.searchsorted(g[order], np.arange(len(rid)))
+        lo = np.minimum.reduceat(xy[order], starts)
+        hi = np.maximum.reduceat(xy[order], starts)
+        shift = np.array([cx, cy, cx, cy])
+        boxes = np.hstack([lo, hi]) - shift           # as float(min) - cx, one per region
+        whole = np.concatenate([lo.min(axis=0), hi.max(axis=0)]) - shift
+        focus = [round(v, 2) for v in whole.tolist()]
+        # summed lot by lot in lot order, as sum() over the region's lots does
+        area = np.bincount(lot_g.reshape(-1), [float(lot.area) for lot in result.lots],
+                           minlength=len(rid))
+        count = np.bincount(lot_g.reshape(-1), minlength=len(rid))
+        regions = [{"id": i, "lots": c, "area": round(a_, 1), "box": [round(v, 2) for v in b_]}
+                   for i, c, a_, b_ in zip(rid.tolist(), count.tolist(), area.tolist(),
+                                           boxes.tolist())]
     totals = (result.report or {}).get("totals", {})
     return {
         "format": "terrace-foundation-viewer/1",
@@ -185,7 +247,7 @@ def viewer_data(result, max_samples: int = MAX_SAMPLES, title: str = "") -> dict
         "idBytes": int(np.dtype(id_dtype).itemsize),
         "lots": lots,
         "lotFields": ["id", "region", "pad", "area", "cut", "fill", "pick"],
-        "pickable": sum(1 for lot in lots if lot[6] is not None),
+        "pickable": len(lots) - [lot[6] for lot in lots].count(None),
         "outline": _pack(outline.astype(np.float32)),
         "outlineCount": int(len(outline)),
         "walls": _pack(walls.astype(np.float32)),

@@ -559,6 +559,7 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
                                                dtype=np.int32))
         if len(fi):
             fig.maxima["change_outside_band"] = 0.0
+        clock("tiles without lots")              # the terrain copied to the sink
         fig.seconds = time.perf_counter() - t_start
         return fig
     hw = _fresh(source.read(win))       # blended in place (the window is this tile's own)

@@ -471,8 +471,11 @@ def main(argv=None) -> int:
                   f"regions {row['region_share']:.0%} of map, {row['seconds']:.2f} s, "
                   f"peak {row['peak_mb']:.0f} MB  [{stages}]", flush=True)
             if row.get("raster_steps"):
-                print("    raster steps, CPU s: " + ", ".join(
-                    f"{k} {v:.2f}" for k, v in row["raster_steps"].items()), flush=True)
+                print("    raster steps, CPU s (passes over the active box): " + ", ".join(
+                    f"{k} {v:.2f}" + (f" ({RASTER_PASSES[k][0]})" if k in RASTER_PASSES else "")
+                    for k, v in row["raster_steps"].items()), flush=True)
+                print(f"    passes per tile: {sum(p for p, _ in RASTER_PASSES.values())} "
+                      f"(before: {RASTER_PASSES_BEFORE})", flush=True)
             for name, o in row.get("outputs", {}).items():
                 print(f"    {name}: {o['seconds']:.3f} s (cpu {o['cpu_seconds']:.3f} s),"
                       f" {o['bytes'] / 1e6:.2f} MB", flush=True)
@@ -495,34 +498,39 @@ def main(argv=None) -> int:
                   + f" | {r['seconds']:.2f} | {r['peak_mb']:.0f} |")
     return 0
 
-#: Passes per tile of the tiled raster stages (tiling.terrace_tile), counted from the code at
-#: the default parameters (1 m cells: blur half-width 3.33 cells, reach 12, halo 20). One pass
-#: = one numpy operation reading or writing every cell of the array it works on once. Since
-#: issue 11 every pass after the read works on the tile's *active box* (the lots' box grown
-#: by the blur's reach, within the tile plus one cell) or on the band's box, not on the whole
-#: window: a tile with a small town pays for the town, a tile without a lot near is one copy.
-#: Small selections (lot cells, band cells) are counted as one pass each. Float64 throughout
-#: (see tiling.py for why); the lot mask is int32.
+#: Passes per tile of the tiled raster stages (tiling.terrace_tile), per step of its CPU
+#: clock (``TerraceResult.raster_steps``), counted from the code at the default parameters
+#: (1 m cells: blur half-width 3.33 cells, reach 12, attribution halo 20). One pass = one
+#: numpy operation reading or writing every cell of the tile's *active box* once (the lots'
+#: box grown by the blur's reach, within the tile plus one cell); work on a subset (live blur
+#: blocks, changed cells, band cells) is named with its share. Float64 throughout (see
+#: tiling.py and the README for why); lot mask and labels int32.
 RASTER_PASSES = {
-    "read the window (float64 copy), the terrain of the box kept (copy)": 2,
-    "lot mask: zeros + scatter of the lot cells": 1,
-    "blend: difference (zeros + scatter), 6 box passes of 9 (pad, window sums of 7 by a tree "
-    "of 2 levels + 2 additions, the fractional cells 3, the division), added back where "
-    "non-zero (2)": 57,
-    "write the tile (terrace and lot mask; sink copies)": 2,
-    "slopes before and after (2 x: 4 differences and scalings, hypot, scale)": 12,
-    "report: lot cells (mask > 0, difference, 5 selections), changed cells and their partial "
-    "sums (7)": 15,
-    "report: band (mask > 0, dilation by the reach: 2 axes x (pad + tree of 4 levels + 2 "
-    "additions), & ~lots, count)": 18,
-    "report: inner cells (9 comparisons and 9 ands, & lots), pad and buildable selections": 25,
-    "report: nearest lot of the band (cone sweeps with labels down and up, ~30 per cell; "
-    "on the band's box grown by the attribution halo)": 65,
-    "report: edge slopes (4 neighbour pairs x 6) and the band's selections": 28,
-    "report: outside the band and created slopes (masks and selections)": 10,
+    "rasterize": (1, "a count per window cell (duplicates); ~45 operations per candidate cell "
+                     "of the slice triangles' boxes, ~25 per covered cell"),
+    "read": (3, "the window (float64 copy), the lot mask (zeros + scatter), the box's terrain "
+                "kept"),
+    "blend": (58, "difference (zeros + scatter), any() per block, then on the live 256² blocks "
+                  "only (grown by the reach): 6 box passes of 9 operations, added where "
+                  "non-zero (2)"),
+    "write": (2, "terrace and lot mask into the sink"),
+    "slopes": (16, "2 x (2 zeros, 2 differences, 2 halvings, hypot, scaling)"),
+    "lot figures": (14, "lots, difference, contiguous after, labels of the tile (2), runs (2), "
+                        "6 reductions over the runs, counts"),
+    "volumes": (4, "changed cells, their values, rows and columns, labels; then ~8 over the "
+                   "changed cells"),
+    "band": (18, "lots, dilation by the reach (2 axes x (pad + tree of 5 + 1)), & ~lots, count"),
+    "pads": (30, "inner cells (9 comparisons and 9 ands), labels, runs, 3 reductions, counts; "
+                 "buildable (3 + count)"),
+    "embankments": (2, "band cells, band | lots; then per band cell: the nearest lot from cone "
+                       "sweeps (~30 operations) over 88² windows around 48² blocks of band "
+                       "cells, 8 neighbours x 6 for the edge slopes"),
+    "created slopes": (8, "outside the band (4), touched cells (3), then ~6 over touched cells"),
 }
-#: Passes before issue 11 (every one over the whole window): about 200 as counted then.
-RASTER_PASSES_BEFORE = 202
+#: Passes before issue 11 (every one over the whole window): about 200 as counted then; 235
+#: before this count (the blend's 57 over the whole box, 65 for the band's cone sweeps and 28
+#: for its edge slopes over the band's box, now on live blocks and band cells only).
+RASTER_PASSES_BEFORE = 235
 
 
 # --------------------------------------------------------------------------- large maps

@@ -258,7 +258,7 @@ def test_a_cut_along_a_plane_is_straight():
     x = cuts.lo[0, cuts.valid[0]][1:]
     y = cuts.knot_lo[0, cuts.valid[0]][1:]
     inside = np.abs(-150.0 + np.sqrt(170.0 ** 2 - (x - 100.0) ** 2) - 20.0) < 15.0
-    assert inside.sum() >= 15
+    assert inside.sum() >= 6
     np.testing.assert_allclose(np.hypot(x - 100.0, y + 150.0)[inside], 170.0, atol=1.0)
 
 

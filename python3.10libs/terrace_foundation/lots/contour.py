@@ -66,6 +66,9 @@ MAX_BEND = 0.6
 #: an inner vertex of a curved cut within this share of a slab's width of a vertex of the
 #: lot's pieces moves onto it
 KNOT_SNAP = 0.05
+#: an inner vertex of a curved cut within this share of the lot's depth of the chord
+#: between its neighbours is dropped (:func:`_simplified`)
+SIMPLIFY = 0.02
 #: heights sampled across the window on each slab line to find the contour's crossing
 CURVE_SAMPLES = 9
 #: numbers per chunk of the point-in-piece tests of :func:`lot_structure` (8 MB of float64)
@@ -242,6 +245,45 @@ def _smoothed(terrain: Terrain, x: np.ndarray, y: np.ndarray, h: np.ndarray) -> 
     return (acc / 5.0).reshape(x.shape)
 
 
+def _simplified(knot_a: np.ndarray, knot_b: np.ndarray, m: np.ndarray, tol: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Polylines ``(knot_a, knot_b)`` (``m + 1`` vertices each, padded) without the inner
+    vertices that lie within ``tol`` (per row) of the chord between their neighbours: each
+    round drops the vertices that deviate least among their neighbours (never two side by
+    side), until none is within ``tol``. Fewer vertices, fewer slab lines and pieces.
+    """
+    b_n, w = knot_a.shape
+    idx = np.arange(w)[None, :]
+    live = idx <= m[:, None]
+    while True:
+        # the live neighbours of each vertex
+        prev = np.maximum.accumulate(np.where(live, idx, -1), axis=1)
+        prev = np.concatenate([np.full((b_n, 1), -1), prev[:, :-1]], axis=1)
+        nxt = np.minimum.accumulate(np.where(live, idx, w)[:, ::-1], axis=1)[:, ::-1]
+        nxt = np.concatenate([nxt[:, 1:], np.full((b_n, 1), w)], axis=1)
+        inner = live & (prev >= 0) & (nxt < w)
+        pc, nc = np.clip(prev, 0, w - 1), np.clip(nxt, 0, w - 1)
+        a0, b0 = np.take_along_axis(knot_a, pc, 1), np.take_along_axis(knot_b, pc, 1)
+        a1, b1 = np.take_along_axis(knot_a, nc, 1), np.take_along_axis(knot_b, nc, 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            on_chord = b0 + (knot_a - a0) * (b1 - b0) / (a1 - a0)
+        dev = np.where(inner, np.abs(knot_b - on_chord), np.inf)
+        dp = np.take_along_axis(dev, pc, 1)
+        dn = np.take_along_axis(dev, nc, 1)
+        drop = (dev <= tol[:, None]) & (dev < np.where(prev >= 0, dp, np.inf)) & \
+            (dev <= np.where(nxt < w, dn, np.inf))
+        if not drop.any():
+            break
+        live &= ~drop
+    # the live vertices to the front of each row
+    order = np.argsort(~live, axis=1, kind="stable")
+    new_m = live.sum(axis=1) - 1
+    ka = np.take_along_axis(knot_a, order, 1)
+    kb = np.take_along_axis(knot_b, order, 1)
+    width = int(new_m.max()) + 1
+    return ka[:, :width], kb[:, :width], new_m
+
+
 def contour_curves(lots, which: np.ndarray, normal: np.ndarray, offset: np.ndarray,
                    point: np.ndarray, depth: np.ndarray, along: np.ndarray, terrain: Terrain,
                    samples: int = CURVE_SAMPLES):
@@ -365,6 +407,9 @@ def contour_curves(lots, which: np.ndarray, normal: np.ndarray, offset: np.ndarr
     dev, knot_a, line_b = dev[:, :s_n + 1], knot_a[:, :s_n + 1], line_b[:, :s_n + 1]
     axx = ax[:, None, None]
     knot_b = line_b + dev
+    knot_a, knot_b, m = _simplified(knot_a, knot_b, m, SIMPLIFY * depth[k])
+    s_n = int(m.max())
+    j = np.arange(s_n + 1)
     # segment s runs from knot s to knot s + 1; the first and last slabs reach out forever
     a0, a1 = knot_a[:, :-1], knot_a[:, 1:]
     b0, b1 = knot_b[:, :-1], knot_b[:, 1:]

@@ -452,69 +452,93 @@ def pieces_outline(pieces: np.ndarray, count: np.ndarray) -> list[list[np.ndarra
     if not segs:
         return []
     seg = np.concatenate(segs)
-    shared = _shared_horizontal(seg)
+    shared, stretches = _horizontal_lines(seg[:, 0], seg[:, 1], np.zeros(len(seg), np.intp))
     if shared.any():
-        seg = np.concatenate([seg[~shared], _one_sided_horizontal(seg[shared])])
+        seg = np.concatenate([seg[~shared], np.stack(stretches[:2], axis=1)])
     return _chain_rings(seg)
 
 
-def _shared_horizontal(seg: np.ndarray) -> np.ndarray:
-    """Which directed segments ``(S, 2, 2)`` are horizontal and overlap, on the same line, a
-    horizontal segment running the other way (two pieces of one lot meeting on a horizontal
-    line: the contour layout's slabs across ``y``, :mod:`terrace_foundation.lots.subdivide`).
+def _horizontal_lines(a: np.ndarray, b: np.ndarray, lot: np.ndarray):
+    """Horizontal lines on which pieces of one lot meet (the contour layout's slabs across
+    ``y``, :func:`terrace_foundation.lots.subdivide._split_cuts`): the stretches covered
+    from one side only, as :func:`pieces_outline` does on vertical lines.
+
+    Directed edges ``a -> b`` (inside on the left) of lots ``lot``, in the lots' order. A
+    line (a lot and a ``y``) is *shared* where an edge running east overlaps one running west
+    on it; every edge on a shared line is replaced by its stretches covered one way only,
+    directed as the edges covering them, the lines in the order of their first edge, each
+    line's eastward stretches first, west to east.
+
+    Returns
+    -------
+    shared : (E,) ndarray of bool
+        The edges replaced.
+    stretches : tuple of (start (S, 2), end (S, 2), lot (S,), key (S,), side (S,), number (S,))
+        ``key`` the index of the line's first edge, ``side`` 0 east, 1 west.
     """
-    out = np.zeros(len(seg), dtype=bool)
-    a, b = seg[:, 0], seg[:, 1]
+    n = len(a)
+    shared = np.zeros(n, dtype=bool)
     hor = (a[:, 1] == b[:, 1]) & (a[:, 0] != b[:, 0])
+    none = (np.zeros((0, 2)), np.zeros((0, 2)), np.zeros(0, np.intp), np.zeros(0, np.intp),
+            np.zeros(0, np.intp), np.zeros(0, np.intp))
     if not hor.any():
-        return out
+        return shared, none
     k = np.nonzero(hor)[0]
-    y = a[k, 1]
+    y, hl = a[k, 1], lot[k]
     east = b[k, 0] > a[k, 0]
     lo = np.minimum(a[k, 0], b[k, 0])
     hi = np.maximum(a[k, 0], b[k, 0])
-    for yv in np.unique(y):
-        g = y == yv
-        if east[g].all() or not east[g].any():
-            continue
-        e, w = g & east, g & ~east
-        # a span of one direction overlapping a span of the other (not only touching)
-        ov = (lo[e][:, None] < hi[w][None, :]) & (lo[w][None, :] < hi[e][:, None])
-        out[k[e]] |= ov.any(axis=1)
-        out[k[w]] |= ov.any(axis=0)
-    return out
+    o = np.lexsort((k, y, hl))
+    newg = np.ones(len(o), dtype=bool)
+    newg[1:] = (hl[o][1:] != hl[o][:-1]) | (y[o][1:] != y[o][:-1])
+    grp = np.empty(len(o), dtype=np.intp)
+    grp[o] = np.cumsum(newg) - 1
+    n_g = int(grp.max()) + 1
+    n_e = np.bincount(grp, east, minlength=n_g)
+    both = (n_e > 0) & (n_e < np.bincount(grp, minlength=n_g))
+    sel = both[grp]
+    if not sel.any():
+        return shared, none
+    k, y, hl, east, lo, hi, grp = k[sel], y[sel], hl[sel], east[sel], lo[sel], hi[sel], grp[sel]
+    g_first = np.full(n_g, n)
+    np.minimum.at(g_first, grp, k)
+    # the distinct x on each line; stretch u runs from x u to u + 1
+    hg = np.concatenate([grp, grp])
+    hx = np.concatenate([lo, hi])
+    ho = np.lexsort((hx, hg))
+    hnew = np.ones(len(ho), dtype=bool)
+    hnew[1:] = (hg[ho][1:] != hg[ho][:-1]) | (hx[ho][1:] != hx[ho][:-1])
+    hid = np.empty(len(ho), dtype=np.intp)
+    hid[ho] = np.cumsum(hnew) - 1
+    u_x, u_g = hx[ho][hnew], hg[ho][hnew]
+    n_u = len(u_x)
+    ulo, uhi = hid[:len(lo)], hid[len(lo):]
 
+    def cover(m):
+        d = np.bincount(ulo[m], minlength=n_u + 1) - np.bincount(uhi[m], minlength=n_u + 1)
+        return np.cumsum(d)[:n_u - 1] > 0
 
-def _one_sided_horizontal(seg: np.ndarray) -> np.ndarray:
-    """The stretches of horizontal segments ``(S, 2, 2)`` covered from one side only, directed
-    as the segments covering them (what :func:`pieces_outline` does on vertical lines).
-    """
-    out = []
-    y_all = seg[:, 0, 1]
-    for yv in np.unique(y_all):
-        g = seg[y_all == yv]
-        east = g[:, 1, 0] > g[:, 0, 0]
-        lo = np.minimum(g[:, 0, 0], g[:, 1, 0])
-        hi = np.maximum(g[:, 0, 0], g[:, 1, 0])
-        xs = np.unique(np.concatenate([lo, hi]))
-        if len(xs) < 2:
-            continue
-        cov_e = np.zeros(len(xs) - 1, dtype=bool)
-        cov_w = np.zeros(len(xs) - 1, dtype=bool)
-        for l_, h_, d in zip(lo, hi, east):
-            cover = (xs[:-1] >= l_) & (xs[1:] <= h_)
-            if d:
-                cov_e |= cover
-            else:
-                cov_w |= cover
-        for sel, forward in ((cov_e & ~cov_w, True), (cov_w & ~cov_e, False)):
-            k = np.nonzero(sel)[0]
-            if len(k) == 0:
-                continue
-            p0 = np.column_stack([xs[k], np.full(len(k), yv)])
-            p1 = np.column_stack([xs[k + 1], np.full(len(k), yv)])
-            out.append(np.stack([p0, p1] if forward else [p1, p0], axis=1))
-    return np.concatenate(out) if out else np.zeros((0, 2, 2))
+    stretch = u_g[:-1] == u_g[1:]
+    ce, cw = cover(east), cover(~east)
+    # a line is shared where a stretch is covered both ways
+    overlap = np.zeros(n_g, dtype=bool)
+    overlap[u_g[:-1][stretch & ce & cw]] = True
+    shared[k[overlap[grp]]] = True
+    line_y = np.zeros(n_g)
+    line_y[grp] = y
+    line_lot = np.zeros(n_g, dtype=np.intp)
+    line_lot[grp] = hl
+    parts = []
+    for side, m in ((0, stretch & ce & ~cw), (1, stretch & cw & ~ce)):
+        kk = np.nonzero(m & overlap[u_g[:-1]])[0]
+        g = u_g[kk]
+        p0 = np.column_stack([u_x[kk], line_y[g]])
+        p1 = np.column_stack([u_x[kk + 1], line_y[g]])
+        s0, s1 = (p0, p1) if side == 0 else (p1, p0)
+        parts.append((s0, s1, line_lot[g], g_first[g], np.full(len(kk), side), kk))
+    s0, s1, sl, key, sd, num = (np.concatenate(c) for c in zip(*parts))
+    o = np.lexsort((num, sd, key))
+    return shared, (s0[o], s1[o], sl[o], key[o], sd[o], num[o])
 
 
 def _chain_rings(seg: np.ndarray) -> list[list[np.ndarray]]:
@@ -649,6 +673,15 @@ def _outline_segments(pieces: np.ndarray, count: np.ndarray, lot: np.ndarray):
                           np.full(len(kk), sub), kk) if sub == 0 else
                          (p1, p0, g_lot[g], np.ones(len(kk), dtype=np.intp), g_first[g],
                           np.full(len(kk), sub), kk))
+    # horizontal lines two pieces of a lot meet on (slabs across y): their stretches
+    # covered one way only, after the vertical lines (as pieces_outline)
+    na, nb_, nl, npos = parts[0][0], parts[0][1], parts[0][2], parts[0][4]
+    shared, (h0, h1, hl, hkey, hside, hnum) = _horizontal_lines(na, nb_, nl)
+    if shared.any():
+        keep = ~shared
+        parts[0] = tuple(c[keep] for c in parts[0])
+        parts.append((h0, h1, hl, np.full(len(h0), 2, dtype=np.intp), npos[hkey], hside,
+                      hnum))
     s0, s1, sl, phase, key, side, stretch_no = (np.concatenate(c) for c in zip(*parts))
     o = np.lexsort((stretch_no, side, key, phase, sl))
     return s0[o], s1[o], sl[o]
@@ -691,27 +724,6 @@ def lot_outlines(pieces: np.ndarray, count: np.ndarray, piece_lot: np.ndarray, n
     bad_node = (out_deg != 1) | (in_deg != 1)
     bad_lot = np.zeros(n_lots, dtype=bool)
     bad_lot[slot_[bad_node[start] | bad_node[end]]] = True
-    # pieces of one lot meeting on a horizontal line (only the contour layout's slabs make
-    # them): the segments there cancel, which pieces_outline works out
-    hor = (s0[:, 1] == s1[:, 1]) & (s0[:, 0] != s1[:, 0])
-    if hor.any():
-        hk = np.nonzero(hor)[0]
-        key_lot, key_y = slot_[hk], s0[hk, 1]
-        east = s1[hk, 0] > s0[hk, 0]
-        o = np.lexsort((key_y, key_lot))
-        newg = np.ones(len(o), dtype=bool)
-        newg[1:] = (key_lot[o][1:] != key_lot[o][:-1]) | (key_y[o][1:] != key_y[o][:-1])
-        grp = np.cumsum(newg) - 1
-        n_e = np.bincount(grp, east[o], minlength=int(grp[-1]) + 1)
-        n_all = np.bincount(grp)
-        both = (n_e > 0) & (n_e < n_all)
-        for g in np.nonzero(both)[0]:
-            lot_g = int(key_lot[o][newg][g])
-            if bad_lot[lot_g]:
-                continue
-            sel = hk[o][grp == g]
-            seg = np.stack([s0[sel], s1[sel]], axis=1)
-            bad_lot[lot_g] = bool(_shared_horizontal(seg).any())
     by_start = np.zeros(n_nodes, dtype=np.intp)
     by_start[start] = np.arange(n)
     nxt = np.where(bad_lot[slot_], np.arange(n), by_start[end])

@@ -179,7 +179,7 @@ class GradingPreset(Preset):
     has_walls = True
     flat_pads = True
     farm_steps = ("survey", "plan", "tile")     # grading_tiles.FARM_STEPS
-    layout = "contour"
+    layout = "contour"      # chosen by measurement: docs/quality.md, "Contour vs Voronoi"
 
     def describe(self, params: dict[str, Any], number: Callable[[Any, int], str]) -> str:
         return (f" (pad rule {params.get('pad_rule')}, max step "

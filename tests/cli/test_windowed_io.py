@@ -171,3 +171,47 @@ def test_a_streamed_run_holds_tiles_not_the_map(tmp_path, monkeypatch):
     # the tiled one: tile windows (306² with the halo, a dozen arrays), strips and the
     # preview's crops, never the float64 map (measured 14.6 MB against 78 MB)
     assert peaks["256"] < map_bytes and peaks["256"] < peaks["0"] / 4, peaks
+
+
+@pytest.mark.parametrize("side, tile_size, windowed", [
+    (2049, None, False),         # the default tile (2048) takes a 2049² map whole: as before
+    (2560, 0, False),            # one tile asked for
+    (4097, None, True),          # four tiles: windows
+    (300, 64, True),
+])
+def test_only_maps_cut_into_tiles_go_through_windows(tmp_path, side, tile_size, windowed):
+    """A map of one tile is read and written in memory, exactly as before issue 12's windows
+    (no working folder, no message); a map of several tiles gets a working folder next to
+    the output (removed by the run)."""
+    from terrace_foundation.cli import _work_folder, build_parser
+
+    npy = tmp_path / "dem.npy"
+    m = np.lib.format.open_memmap(npy, mode="w+", dtype=np.float64, shape=(side, side))
+    del m                                               # a sparse file: only the header
+    argv = ["generate", str(npy), "towns.geojson", "--out", str(tmp_path / "out")]
+    if tile_size is not None:
+        argv += ["--tile-size", str(tile_size)]
+    args = build_parser().parse_args(argv)
+    folder = _work_folder(args, str(npy))
+    assert (folder is not None) == windowed
+    if folder is not None:
+        from pathlib import Path
+
+        assert Path(folder).parent == tmp_path and Path(folder).name.startswith(".out.")
+        assert Path(folder).name.endswith(".partial")   # the stale-folder cleanup knows it
+
+
+def test_a_windowed_run_on_dask_processes_writes_the_serial_files(cli, tmp_path):
+    """--scheduler processes with a map in windows: spawned workers read their windows from
+    the memory map's file and send their tiles back; the files are the serial run's."""
+    needs("dask")
+    dem, regions = _inputs(tmp_path, "tif", 260, 250)
+    serial, dask = tmp_path / "serial", tmp_path / "dask"
+    a = cli("generate", dem, regions, "--out", serial, "--tile-size", "64", "--no-viewer", "-q",
+            *FAST)
+    b = cli("generate", dem, regions, "--out", dask, "--tile-size", "64", "--no-viewer", "-q",
+            "--scheduler", "processes", *FAST)
+    assert a.code == 0 and b.code == 0, a.err + b.err
+    for name in _files(serial):
+        if name != "report.json":
+            assert digest(serial / name) == digest(dask / name), name

@@ -132,14 +132,15 @@ def run_tiles_dask(job: ReferenceJob | GradingJob, tiles, source, sink, schedule
     t0 = time.perf_counter()
     total = TileFigures.empty(job.n_lots) if total is None else total
     per_tile = _per_tile(job, func)
-    done: dict[int, TileFigures] = {}
+    done = [0, 0]                   # tiles, cells
 
     def take(k: int, piece, fig) -> None:
         sink.write(*piece)
-        done[k] = fig
+        total.combine(fig)          # order-free, bit for bit: nothing per tile is kept
+        done[0] += 1
+        done[1] += fig.cells
         if progress is not None:
-            progress(len(done), len(tiles), sum(f.cells for f in done.values()),
-                     time.perf_counter() - t0)
+            progress(done[0], len(tiles), done[1], time.perf_counter() - t0)
 
     if isinstance(scheduler, str) and scheduler in _LOCAL:
         dask = require_dask()
@@ -149,7 +150,9 @@ def run_tiles_dask(job: ReferenceJob | GradingJob, tiles, source, sink, schedule
                 batch = range(b0, min(b0 + step, len(tiles)))
                 tasks = [dask.delayed(_task)(_job_of(job, func, tiles[k]), tiles[k], source,
                                              func) for k in batch]
-                kw = {} if pool is None else {"pool": pool}
+                # chunksize 1: one task per worker call (dask's default packs a batch of
+                # ready tasks into one chunk, which ran every tile of it in one process)
+                kw = {"chunksize": 1} if pool is None else {"pool": pool, "chunksize": 1}
                 for k, (piece, fig) in zip(batch, dask.compute(*tasks, scheduler=scheduler,
                                                                **kw)):
                     take(k, piece, fig)
@@ -184,8 +187,6 @@ def run_tiles_dask(job: ReferenceJob | GradingJob, tiles, source, sink, schedule
         finally:
             if own:
                 client.close()
-    for k in range(len(tiles)):     # combine in tile order (figures are order-free anyway)
-        total.combine(done[k])
     return total
 
 

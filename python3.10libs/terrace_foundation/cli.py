@@ -8,7 +8,8 @@ Python API and the Houdini assets (checked once per run), and the run options su
 ``--out``, ``--tile-size`` or ``--local-metres`` (each names the commands that take it).
 
 Exit codes: 0 success, 1 bad input (one line on stderr: ``terrace-foundation: error: ...``),
-2 usage error (argparse).
+2 usage error (argparse), 130 interrupted, 143 terminated, 141 standard output closed early
+(``terrace-foundation tiles | head``: silent, as for other command-line tools).
 """
 
 from __future__ import annotations
@@ -523,6 +524,7 @@ def _generate(args: argparse.Namespace, params: TerraceParams, protect: list[str
         read_regions,
     )
     from .io.readers.geojson import check_metric_crs
+    from .io.readers.georasters import note_heightfield_source
 
     hf = read_heightfield(args.heightfield, cell_size=args.cell_size,
                           height_range=args.height_range, windows=windows)
@@ -534,6 +536,7 @@ def _generate(args: argparse.Namespace, params: TerraceParams, protect: list[str
     if not args.quiet and _file_size(args.regions) > LARGE_INPUT:
         n_v = sum(len(r) for reg in regs.regions for r in reg.rings)
         sys.stderr.write(f"{PROG}: read {len(regs.regions)} regions ({n_v} vertices)\n")
+    note_heightfield_source(hf, args.heightfield, reader_log)
     check_metric_crs(hf, regs, args.heightfield, args.local_metres, log=reader_log)
     if args.local_metres:
         hf, regs.crs = _without_crs(hf), None
@@ -677,6 +680,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return func(args)
     except TerraceError as e:           # bad input, missing optional library
         return _error(str(e))
+    except BrokenPipeError:             # `tiles | head`: the reader stopped early; say nothing
+        # https://docs.python.org/3/library/signal.html#note-on-sigpipe
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())   # the interpreter's final flush must not fail
+        return 128 + 13
     except OSError as e:                # the output folder could not be written, disk full...
         name = f"{e.filename}: " if getattr(e, "filename", None) else ""
         return _error(f"{name}{e.strerror or e}")

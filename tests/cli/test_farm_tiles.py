@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -302,3 +303,30 @@ def test_a_work_item_names_the_file_it_stores(tmp_path):
     assert store.piece("survey", 3).endswith("survey_00003.pkl")
     assert store.piece("tile", 3).endswith("tile_00003.pkl")
     assert store.piece("plan") == str(tmp_path / "plan.pkl")
+
+
+def test_tiles_listing_into_a_reader_that_stops_early_is_silent(tmp_path):
+    """``terrace-foundation tiles MAP | head -1``: the reader closes the pipe after one line;
+    the listing stops without an error line (exit 141, SIGPIPE's shell status). The map has
+    4096 tiles, a listing larger than a pipe's buffer (64 KiB), so the pipe does break."""
+    import os
+    import subprocess
+    import sys
+
+    big = tmp_path / "big.npy"
+    np.lib.format.open_memmap(big, mode="w+", dtype="float32", shape=(4096, 4096)).flush()
+    big.with_suffix(".json").write_text(json.dumps({"cell_size": 2.0, "origin": [0, 8192]}))
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(Path(__file__).resolve().parents[2] / "python3.10libs"),
+         os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.Popen([sys.executable, "-m", "terrace_foundation.cli", "tiles",
+                             str(big), "--tile-size", "64"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()                                  # what `head -1` does
+    err = proc.stderr.read().decode()
+    code = proc.wait(timeout=60)
+    assert first
+    assert err == "" and code in (0, 141), (code, err)

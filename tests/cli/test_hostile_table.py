@@ -301,18 +301,29 @@ def d12_webp_compressed_input(tmp, npy, regions, out):
     return _gen(_webp_geotiff(tmp), regions, out)
 
 
-def _webp_geotiff(tmp: Path) -> Path:
+def d12_lossy_webp_input(tmp, npy, regions, out):
+    return _gen(_webp_geotiff(tmp, lossless=False), regions, out)
+
+
+def d9_geojson_with_a_byte_order_mark(tmp, npy, regions, out):
+    # Windows editors write one; RFC 8259 section 8.1 lets a parser ignore it
+    path = tmp / "bom.geojson"
+    path.write_bytes(b"\xef\xbb\xbf" + regions.read_bytes())
+    return _gen(npy, path, out)
+
+
+def _webp_geotiff(tmp: Path, lossless: bool = True) -> Path:
     """A 3-band WEBP-compressed GeoTIFF (GDAL's WEBP codec takes only RGB or RGBA bytes)."""
     rasterio = pytest.importorskip("rasterio")
     from rasterio.transform import Affine
 
     h = np.clip(small_heights() - 50, 0, 255).astype("uint8")
-    path = tmp / "webp.tif"
+    path = tmp / f"webp{'' if lossless else '_lossy'}.tif"
     try:
         with rasterio.Env(), rasterio.open(
                 path, "w", driver="GTiff", width=h.shape[1], height=h.shape[0], count=3,
                 dtype="uint8", crs="EPSG:2056", compress="WEBP", photometric="RGB",
-                tiled=True, blockxsize=16, blockysize=16, WEBP_LOSSLESS=True,
+                tiled=True, blockxsize=16, blockysize=16, WEBP_LOSSLESS=lossless,
                 transform=Affine(SMALL_CELL, 0, SMALL_ORIGIN[0], 0, -SMALL_CELL,
                                  SMALL_ORIGIN[1])) as dst:
             dst.write(np.stack([h, h, h]))
@@ -364,7 +375,7 @@ ROWS = [
     (12, d12_out_name_too_long, "error", "File name too long"),
     (12, d12_out_name_of_250_bytes, "ok", ""),
     (12, d12_out_parent_is_a_file, "error", "is a file, not a folder"),
-    (12, d12_jpeg_compressed_input, "ok", ""),
+    (12, d12_jpeg_compressed_input, "warning", "JPEG compression is lossy"),
     (12, d12_out_where_no_folder_can_be_made, "error", "cannot make a folder in /proc"),
     (13, d13_boolean_coordinates, "error", "not booleans, strings or null"),
     (13, d13_boolean_among_whole_numbers, "error", "not booleans, strings or null"),
@@ -382,7 +393,9 @@ ROWS = [
     (10, d10_relax_iterations, "ok", ""),
     (10, d10_remesh_size_underflows, "error", "--remesh-size: 1e-300 is too small to mesh"),
     (11, d11_origin_disagrees_with_geotransform, "error", "disagrees with the geotransform"),
-    (12, d12_webp_compressed_input, "ok", ""),
+    (12, d12_webp_compressed_input, "warning", "has 3 bands; band 1 is read as the heights"),
+    (12, d12_lossy_webp_input, "warning", "WEBP compression is lossy"),
+    (9, d9_geojson_with_a_byte_order_mark, "ok", ""),
     (13, d13_unknown_epsg_code, "warning", "'EPSG:999999' is not a CRS GDAL knows"),
     (13, d13_numeric_string_cell_size, "error", "'cell_size' must be a number"),
     (15, d15_remesh_far_above_the_lot_size, "ok", ""),

@@ -28,10 +28,12 @@ def read_json(path: Path, what: str) -> Any:
     """Parse the UTF-8 JSON file ``path``; every failure is one line naming it.
 
     ``what`` completes "JSON nested too deeply to be ..." (``"GeoJSON"``, ``"a sidecar"``).
+    A leading byte-order mark (Windows editors write one) is skipped: RFC 8259 section 8.1
+    lets a parser ignore it.
     """
     source = str(path)
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:
             return json.load(f)
     except json.JSONDecodeError as e:
         raise TerraceInputError(

@@ -30,7 +30,7 @@ from .._deps import require
 from ._files import check_file, os_problem, read_json
 
 __all__ = ["read_npy_heightfield", "read_geotiff_heightfield", "sidecar_path",
-           "heightfield_format"]
+           "heightfield_format", "note_heightfield_source"]
 
 NPY_SUFFIXES = (".npy",)
 
@@ -235,6 +235,7 @@ def read_geotiff_heightfield(path: str | os.PathLike, band: int = 1,
                     raise _nodata_error(bad, float(nodata), source)
             crs = src.crs.to_string() if src.crs else None
             tags = src.tags()
+            structure = src.tags(ns="IMAGE_STRUCTURE")
     except TerraceInputError:
         raise
     except (RasterioError, OSError) as err:
@@ -253,8 +254,41 @@ def read_geotiff_heightfield(path: str | os.PathLike, band: int = 1,
                      meta={"format": "gtiff", "path": source, "profile": profile,
                            "dtype": str(heights.dtype if windows is None
                                         else profile.get("dtype", heights.dtype)),
-                           "z_units": tags.get("z_units")})
+                           "z_units": tags.get("z_units"), "band": band,
+                           "lossy": _lossy(structure)})
     return hf.validate(source=source)
+
+
+def _lossy(structure: dict) -> str | None:
+    """The name of a lossy compression from GDAL's IMAGE_STRUCTURE metadata, else ``None``.
+
+    GDAL reports ``COMPRESSION_REVERSIBILITY`` (``LOSSY`` / ``LOSSLESS``) for WEBP, LERC and
+    JPEG-XL (https://gdal.org/en/stable/drivers/raster/gtiff.html, "Metadata"); JPEG is always
+    lossy and may lack the item.
+    """
+    comp = str(structure.get("COMPRESSION", "")).upper()
+    rev = str(structure.get("COMPRESSION_REVERSIBILITY", "")).upper()
+    if rev == "LOSSY" or (not rev and comp == "JPEG"):
+        return comp or "lossy"
+    return None
+
+
+def note_heightfield_source(hf: Heightfield, source: str, log) -> None:
+    """Say, on the warning log ``log``, what a GeoTIFF reader took on trust.
+
+    A raster of several bands is read as its band 1 (an RGB image is then its red channel);
+    a lossily compressed raster (JPEG, lossy WEBP or LERC) carries the codec's artefacts
+    into the heights. Neither is refused: both are real, meaningful files.
+    """
+    profile = hf.meta.get("profile") or {}
+    bands = int(profile.get("count", 1) or 1)
+    if bands > 1:
+        log.add(f"{source}: has {bands} bands; band {hf.meta.get('band', 1)} is read as the"
+                " heights")
+    lossy = hf.meta.get("lossy")
+    if lossy:
+        log.add(f"{source}: {lossy} compression is lossy; its artefacts are in the heights"
+                " (the terrace heightfield is written losslessly)")
 
 
 def _map_band(src, band: int, folder, nodata) -> tuple[np.ndarray, int]:

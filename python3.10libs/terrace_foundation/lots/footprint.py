@@ -371,6 +371,40 @@ def pieces_outline(pieces: np.ndarray, count: np.ndarray) -> list[list[np.ndarra
     return chain_rings(np.stack([s0, s1], axis=1))[0]
 
 
+def _line_stretches(grp: np.ndarray, lo: np.ndarray, hi: np.ndarray):
+    """The stretches of axis-parallel lines that edges cover, for many lines at once.
+
+    Edge ``i`` lies on line ``grp[i]`` from ``lo[i]`` to ``hi[i]`` (its coordinates along the
+    line). Stretch ``u`` runs from the ``u``-th to the ``u + 1``-th distinct coordinate of
+    the edges, lines in order (a stretch is real where both ends are on one line).
+
+    Returns
+    -------
+    u : (U,) ndarray
+        The distinct coordinates, line by line, ascending.
+    u_line : (U,) ndarray of int
+        The line of each.
+    cover : callable(mask) -> (U - 1,) ndarray of bool
+        Whether stretch ``u`` is covered by an edge the boolean ``mask`` selects.
+    """
+    hg = np.concatenate([grp, grp])
+    hv = np.concatenate([lo, hi])
+    ho = np.lexsort((hv, hg))
+    hnew = np.ones(len(ho), dtype=bool)
+    hnew[1:] = (hg[ho][1:] != hg[ho][:-1]) | (hv[ho][1:] != hv[ho][:-1])
+    hid = np.empty(len(ho), dtype=np.intp)
+    hid[ho] = np.cumsum(hnew) - 1
+    u, u_line = hv[ho][hnew], hg[ho][hnew]
+    n_u = len(u)
+    ulo, uhi = hid[:len(lo)], hid[len(lo):]
+
+    def cover(mask: np.ndarray) -> np.ndarray:
+        d = np.bincount(ulo[mask], minlength=n_u + 1) - np.bincount(uhi[mask], minlength=n_u + 1)
+        return np.cumsum(d)[:n_u - 1] > 0
+
+    return u, u_line, cover
+
+
 def _horizontal_lines(a: np.ndarray, b: np.ndarray, lot: np.ndarray):
     """Horizontal lines on which pieces of one lot meet (the contour layout's slabs across
     ``y``, :func:`terrace_foundation.lots.subdivide._split_cuts`): the stretches covered
@@ -416,21 +450,7 @@ def _horizontal_lines(a: np.ndarray, b: np.ndarray, lot: np.ndarray):
     g_first = np.full(n_g, n)
     np.minimum.at(g_first, grp, k)
     # the distinct x on each line; stretch u runs from x u to u + 1
-    hg = np.concatenate([grp, grp])
-    hx = np.concatenate([lo, hi])
-    ho = np.lexsort((hx, hg))
-    hnew = np.ones(len(ho), dtype=bool)
-    hnew[1:] = (hg[ho][1:] != hg[ho][:-1]) | (hx[ho][1:] != hx[ho][:-1])
-    hid = np.empty(len(ho), dtype=np.intp)
-    hid[ho] = np.cumsum(hnew) - 1
-    u_x, u_g = hx[ho][hnew], hg[ho][hnew]
-    n_u = len(u_x)
-    ulo, uhi = hid[:len(lo)], hid[len(lo):]
-
-    def cover(m):
-        d = np.bincount(ulo[m], minlength=n_u + 1) - np.bincount(uhi[m], minlength=n_u + 1)
-        return np.cumsum(d)[:n_u - 1] > 0
-
+    u_x, u_g, cover = _line_stretches(grp, lo, hi)
     stretch = u_g[:-1] == u_g[1:]
     ce, cw = cover(east), cover(~east)
     # a line is shared where a stretch is covered both ways
@@ -751,21 +771,7 @@ def _outline_segments(pieces: np.ndarray, count: np.ndarray, lot: np.ndarray):
         g_first = vp[o][newg]                  # the line's first appearance in its lot
         g_x, g_lot = x[o][newg], vl[o][newg]
         # the distinct heights on each line; stretch u runs from height u to u + 1
-        hg = np.concatenate([grp, grp])
-        hy = np.concatenate([lo, hi])
-        ho = np.lexsort((hy, hg))
-        hnew = np.ones(len(ho), dtype=bool)
-        hnew[1:] = (hg[ho][1:] != hg[ho][:-1]) | (hy[ho][1:] != hy[ho][:-1])
-        hid = np.empty(len(ho), dtype=np.intp)
-        hid[ho] = np.cumsum(hnew) - 1
-        u_y, u_g = hy[ho][hnew], hg[ho][hnew]
-        n_u = len(u_y)
-        ulo, uhi = hid[:len(lo)], hid[len(lo):]
-
-        def cover(sel):
-            d = np.bincount(ulo[sel], minlength=n_u + 1) - np.bincount(uhi[sel], minlength=n_u + 1)
-            return np.cumsum(d)[:n_u - 1] > 0
-
+        u_y, u_g, cover = _line_stretches(grp, lo, hi)
         stretch = u_g[:-1] == u_g[1:]
         cu, cd = cover(up), cover(~up)
         for sub, sel in ((0, stretch & cu & ~cd), (1, stretch & cd & ~cu)):

@@ -148,17 +148,32 @@ def _split(lots: LotSet, which: np.ndarray, normal: np.ndarray, offset: np.ndarr
     p_sel = np.nonzero(new_id[lots.piece_lot] >= 0)[0]
     idx = lots.piece_lot[p_sel]
     near, near_n, far, far_n = cut(lots.pieces[p_sel], lots.piece_count[p_sel], idx)
-    width = max(lots.pieces.shape[1], near.shape[1], far.shape[1])
+    pieces, piece_count, piece_lot = _pieces_replaced(lots, p_sel, idx, new_id[idx],
+                                                      (near, near_n), (far, far_n))
+    return _ordered(lots, which, outline, outline_count, pieces, piece_count, piece_lot)
+
+
+def _pieces_replaced(lots: LotSet, p_sel: np.ndarray, near_lot: np.ndarray,
+                     far_lot: np.ndarray, near: tuple[np.ndarray, np.ndarray],
+                     far: tuple[np.ndarray, np.ndarray]
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pieces of ``lots`` with pieces ``p_sel`` replaced by their cut sides.
+
+    ``near`` and ``far`` are ``(polygons, counts)`` of the sides, one row per cut piece,
+    belonging to lots ``near_lot`` and ``far_lot``. The untouched pieces come first, then the
+    near sides, then the far sides; sides of fewer than 3 vertices are dropped. Returns
+    ``(pieces, piece_count, piece_lot)``.
+    """
+    width = max(lots.pieces.shape[1], near[0].shape[1], far[0].shape[1])
     rest = np.ones(len(lots.pieces), dtype=bool)
     rest[p_sel] = False
     pieces = np.concatenate([
         widen_polygons(lots.pieces[rest], lots.piece_count[rest], width),
-        widen_polygons(near, near_n, width), widen_polygons(far, far_n, width)])
-    piece_count = np.concatenate([lots.piece_count[rest], near_n, far_n])
-    piece_lot = np.concatenate([lots.piece_lot[rest], idx, new_id[idx]])
+        widen_polygons(near[0], near[1], width), widen_polygons(far[0], far[1], width)])
+    piece_count = np.concatenate([lots.piece_count[rest], near[1], far[1]])
+    piece_lot = np.concatenate([lots.piece_lot[rest], near_lot, far_lot])
     keep = piece_count >= 3
-    pieces, piece_count, piece_lot = pieces[keep], piece_count[keep], piece_lot[keep]
-    return _ordered(lots, which, outline, outline_count, pieces, piece_count, piece_lot)
+    return pieces[keep], piece_count[keep], piece_lot[keep]
 
 
 def _ordered(lots: LotSet, which: np.ndarray, outline: np.ndarray, outline_count: np.ndarray,
@@ -334,16 +349,8 @@ def _split_cuts(lots: LotSet, which: np.ndarray, cuts: Cuts
     far = np.where((whole_far & first)[:, None, None], src, far)
     far_n = np.where(whole_far, np.where(first, cnt_all[pp], 0), far_n)
     idx = lots.piece_lot[p_sel][pp]
-    width = max(lots.pieces.shape[1], near.shape[1], far.shape[1])
-    rest = np.ones(len(lots.pieces), dtype=bool)
-    rest[p_sel] = False
-    pieces = np.concatenate([
-        widen_polygons(lots.pieces[rest], lots.piece_count[rest], width),
-        widen_polygons(near, near_n, width), widen_polygons(far, far_n, width)])
-    piece_count = np.concatenate([lots.piece_count[rest], near_n, far_n])
-    piece_lot = np.concatenate([lots.piece_lot[rest], idx, new_id[idx]])
-    keep = piece_count >= 3
-    pieces, piece_count, piece_lot = pieces[keep], piece_count[keep], piece_lot[keep]
+    pieces, piece_count, piece_lot = _pieces_replaced(lots, p_sel, idx, new_id[idx],
+                                                      (near, near_n), (far, far_n))
     # outlines: a straight cut clips the lot's convex outline (the lot stays region ∩
     # outline); a curved one leaves lots no convex outline (count 0: their outline is only
     # ever traced from the pieces)

@@ -10,7 +10,7 @@ Invariants, checked with shapely as the oracle:
 * cells beyond the blend reach are bit-identical to the input (reference preset);
 * the same inputs give identical results; every output is finite and the report strict JSON.
 
-Profiles (``tests/fuzz/conftest.py``): ``ci`` by default, ``HYPOTHESIS_PROFILE=long`` for the
+Profiles (``tests/conftest.py``): ``ci`` by default, ``HYPOTHESIS_PROFILE=long`` for the
 campaign.
 """
 

@@ -119,8 +119,13 @@ def test_obj_y_up_mapping_and_groups(tmp_path):
     assert (mesh.face_normals[:, 1] > 0.999).all()                   # facing up (+Y)
 
 
-def test_obj_bulk_text_is_per_lot_text(tmp_path):
-    """The bulk OBJ writer writes what a plain loop over the lots writes."""
+@pytest.mark.parametrize("batch_lines", [500_000, 1, 9, 20])
+def test_obj_bulk_text_is_per_lot_text(tmp_path, monkeypatch, batch_lines):
+    """The bulk OBJ writer writes what a plain loop over the lots writes, whatever the batches
+    of lots it formats at a time (one lot per batch, batches ending mid-way through lots)."""
+    from terrace_foundation.io.writers import slices
+
+    monkeypatch.setattr(slices, "OBJ_BATCH_LINES", batch_lines)
     lots = [square_lot(1, 100, 200, 10, 3.0), two_part_lot(), square_lot(12, 0, 0, 1, -1.0)]
     [path] = write_slices_obj(lots, tmp_path / "s.obj", header=["CRS: EPSG:2056"])
     want = ["# Terrace Foundation terrace slices\n",

@@ -193,6 +193,35 @@ def write_regions_geojson(regions, path: str | os.PathLike, crs: str | None = No
     return write_geojson(feature_collection("regions", features, crs), path)
 
 
+#: Lines of OBJ text formatted at a time by :func:`write_slices_obj` (about 60 MB of them).
+OBJ_BATCH_LINES = 500_000
+
+
+def _obj_text(lots: Sequence[Lot], nv: np.ndarray, nt: np.ndarray, offset: np.ndarray) -> str:
+    """The OBJ lines of ``lots`` (``nv`` vertices and ``nt`` faces each, first vertex number
+    ``offset``), formatted in bulk (the same text np.savetxt writes row by row) and put in file
+    order by index: per lot its ``o`` and ``g`` lines, its vertices, its faces.
+    """
+    verts = [np.asarray(lot.vertices, dtype=np.float64).reshape(-1, 3) for lot in lots]
+    tris = [np.asarray(lot.triangles, dtype=np.int64).reshape(-1, 3) for lot in lots]
+    v = np.concatenate(verts) if verts else np.zeros((0, 3))
+    yup = np.column_stack([v[:, 0], v[:, 2], -v[:, 1]])
+    t = (np.concatenate(tris) if tris else np.zeros((0, 3), dtype=np.int64)) + \
+        np.repeat(offset, nt)[:, None]
+    ids = [int(lot.lot_id) for lot in lots]
+    lines = np.empty(len(lots) + len(yup) + len(t), dtype=object)
+    size = 1 + nv + nt                                   # lines per lot
+    block = np.cumsum(size) - size
+    v_first = np.cumsum(nv) - nv
+    lines[block] = list(map("o lot_%d\ng lot_%d\n".__mod__, zip(ids, ids)))
+    lines[np.repeat(block + 1 - v_first, nv) + np.arange(len(yup))] = \
+        ("v %.6f %.6f %.6f\n" * len(yup) % tuple(yup.ravel().tolist())).splitlines(True)
+    t_first = np.cumsum(nt) - nt
+    lines[np.repeat(block + 1 + nv - t_first, nt) + np.arange(len(t))] = \
+        ("f %d %d %d\n" * len(t) % tuple(t.ravel().tolist())).splitlines(True)
+    return "".join(lines.tolist())
+
+
 def write_slices_obj(lots: Iterable[Lot], path: str | os.PathLike,
                      header: Sequence[str] = ()) -> list[Path]:
     """Write the slice meshes to ``path`` (Wavefront OBJ, Y-up); see the module docstring.
@@ -209,31 +238,23 @@ def write_slices_obj(lots: Iterable[Lot], path: str | os.PathLike,
     """
     path = Path(path)
     lots = list(lots)
-    verts = [np.asarray(lot.vertices, dtype=np.float64).reshape(-1, 3) for lot in lots]
-    tris = [np.asarray(lot.triangles, dtype=np.int64).reshape(-1, 3) for lot in lots]
-    nv = np.array([len(v) for v in verts], dtype=np.int64)
-    nt = np.array([len(t) for t in tris], dtype=np.int64)
-    offset = np.cumsum(nv) - nv + 1
-    # every line formatted in bulk (the same text np.savetxt writes row by row), then put in
-    # file order by index: per lot "o lot_<id>\ng lot_<id>\n", its vertices, its faces
-    v = np.concatenate(verts) if verts else np.zeros((0, 3))
-    yup = np.column_stack([v[:, 0], v[:, 2], -v[:, 1]])
-    t = (np.concatenate(tris) if tris else np.zeros((0, 3), dtype=np.int64)) + \
-        np.repeat(offset, nt)[:, None]
-    ids = [int(lot.lot_id) for lot in lots]
-    lines = np.empty(len(lots) + len(yup) + len(t), dtype=object)
+    nv = np.array([np.asarray(lot.vertices).reshape(-1, 3).shape[0] for lot in lots],
+                  dtype=np.int64)
+    nt = np.array([np.asarray(lot.triangles).reshape(-1, 3).shape[0] for lot in lots],
+                  dtype=np.int64)
+    offset = np.cumsum(nv) - nv + 1                      # each lot's first vertex number
+    # lots go out in batches of about OBJ_BATCH_LINES lines, so the text (and its per-line
+    # strings) is never whole in memory: 9.6 M faces at 32769² made 6 GB of it
     size = 1 + nv + nt                                   # lines per lot
-    block = np.cumsum(size) - size
-    lines[block] = list(map("o lot_%d\ng lot_%d\n".__mod__, zip(ids, ids)))
-    lines[np.repeat(block + 1 - (offset - 1), nv) + np.arange(len(yup))] = \
-        ("v %.6f %.6f %.6f\n" * len(yup) % tuple(yup.ravel().tolist())).splitlines(True)
-    t_first = np.cumsum(nt) - nt
-    lines[np.repeat(block + 1 + nv - t_first, nt) + np.arange(len(t))] = \
-        ("f %d %d %d\n" * len(t) % tuple(t.ravel().tolist())).splitlines(True)
-    parts = ["# Terrace Foundation terrace slices\n",
-             "# Y-up: v = (x east, height, -y north); north is -Z; faces CCW seen from +Y\n"]
-    parts += [f"# {line}\n" for line in header]
-    parts += lines.tolist()
+    cuts = np.searchsorted(np.cumsum(size), np.arange(OBJ_BATCH_LINES, int(size.sum()),
+                                                      OBJ_BATCH_LINES), side="right")
+    bounds = [0, *sorted({int(c) for c in cuts if 0 < c < len(lots)}), len(lots)]
+    head = ["# Terrace Foundation terrace slices\n",
+            "# Y-up: v = (x east, height, -y north); north is -Z; faces CCW seen from +Y\n"]
+    head += [f"# {line}\n" for line in header]
     with open(path, "w", encoding="ascii", newline="\n") as f:
-        f.write("".join(parts))
+        f.write("".join(head))
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            if b > a:
+                f.write(_obj_text(lots[a:b], nv[a:b], nt[a:b], offset[a:b]))
     return [path]

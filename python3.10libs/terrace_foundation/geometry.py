@@ -241,11 +241,17 @@ def clip_halfplanes(poly: np.ndarray, count: np.ndarray, normals: np.ndarray,
     return poly, count
 
 
-def polygon_halfplanes(poly: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def polygon_halfplanes(poly: np.ndarray, count: np.ndarray, shared: bool = False
+                       ) -> tuple[np.ndarray, np.ndarray]:
     """Half-planes ``(normals (N, K, 2), offsets (N, K))`` whose intersection is each polygon.
 
     Slots past a polygon's count (and zero-length edges) get the always-true half-plane
-    ``0 . p <= 1``.
+    ``0 . p <= 1``. With ``shared``, polygons that meet along a line clip alike on it: an
+    axis-parallel edge gets the unit normal and its coordinate as offset (so edges of any
+    length on one such line give the same half-plane, negated on the other side), any other
+    edge its offset from its lexicographically smaller end (so an edge two polygons share,
+    end for end, gives exactly negated half-planes). Clipping one shape by both sides' then
+    gives the same points on the line, bit for bit (:func:`remesh_lots` relies on it).
     """
     nxt = roll_next(poly, 1)
     k = poly.shape[1]
@@ -255,7 +261,16 @@ def polygon_halfplanes(poly: np.ndarray, count: np.ndarray) -> tuple[np.ndarray,
     nxt[rows, last] = poly[:, 0]
     e = nxt - poly
     normal = np.stack([e[..., 1], -e[..., 0]], axis=-1)  # outward for CCW polygons
-    offset = (normal * poly).sum(axis=-1)
+    if shared:
+        swap = (poly[..., 0] > nxt[..., 0]) | ((poly[..., 0] == nxt[..., 0])
+                                               & (poly[..., 1] > nxt[..., 1]))
+        base = np.where(swap[..., None], nxt, poly)
+        vertical, horizontal = (e[..., 0] == 0) & (e[..., 1] != 0), \
+            (e[..., 1] == 0) & (e[..., 0] != 0)
+        normal = np.where(vertical[..., None] | horizontal[..., None], np.sign(normal), normal)
+        offset = (normal * base).sum(axis=-1)
+    else:
+        offset = (normal * poly).sum(axis=-1)
     dead = (np.arange(k)[None, :] >= count[:, None]) | ((e[..., 0] == 0) & (e[..., 1] == 0))
     normal[dead] = 0.0
     offset[dead] = 1.0

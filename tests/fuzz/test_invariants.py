@@ -770,14 +770,15 @@ def test_needle_lot_keeps_its_outline_within_the_stated_precision():
     _assert_partition(hf, regions, res)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: open case of the long run of 1 December "
-                   "11:30 (fails at cb157ee too); not fixed")
 def test_cell_centre_under_a_region_stacked_on_two_earlier_ones():
-    """Open (found by the last long run of 1 December): a 0.15 square (region 0) inside a
+    """Found by the long run of 1 December: a 0.15 square (region 0) inside a
     0.15 x 0.45 rectangle on the same corner (region 1, which loses the square), both inside
     a large hexagon (region 2, which loses both), on a 0.3-cell grid at remesh size 50
-    cells: one cell centre inside the regions gets no lot in the lot mask. The lot areas and
-    outlines are right (the partition property holds); the mask is not."""
+    cells: the cell centre (0.15, 0.15) on the square's corner got no lot in the lot mask. The
+    lots' pieces on the line x = 0.15 clipped the remesh grid's square with half-planes of
+    different scale (edges 0.15 and 0.45 long), so their triangles ended at x = 0.15 - 1 ulp
+    and 0.15 + 1 ulp, with the centre in the gap; the remesh now clips with half-planes
+    shared lines give alike (``polygon_halfplanes(shared=True)``)."""
     h = 400.0 + np.add.outer(np.arange(21) * 0.21, np.arange(4) * 0.09)
     hf = Heightfield(h, 0.3, (0.0, 6.3))
     regs = [(np.array([[0.0, 0.0], [0.15, 0.0], [0.15, 0.15], [0.0, 0.15]]), []),

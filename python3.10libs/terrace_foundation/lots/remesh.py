@@ -76,7 +76,9 @@ def remesh_lots(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarr
     ny = np.maximum(np.ceil((hi[:, 1] - ay) / size).astype(np.int64) - iy0, 1)
     per = nx * ny
     extent = (hi - lo).max(axis=1)
-    normal, offset = polygon_halfplanes(pieces, piece_count)
+    # neighbouring lots' pieces clip the grid's squares alike on the line they share, so their
+    # triangles meet without an ulp-wide gap that a cell centre could fall in (issue 15)
+    normal, offset = polygon_halfplanes(pieces, piece_count, shared=True)
     tris, tri_lots = [], []
     # process pieces in chunks that keep the number of (piece, square) pairs bounded; each pair
     # takes its piece's K half-planes, so the chunk shrinks with K (about 64 MB of them)

@@ -92,9 +92,12 @@ def make_national_inputs(geo_net, offset=NATIONAL_OFFSET):
                       f"pts = geo.createPoints([(x, 0.0, -y) for x, y in {REGION_FINE.tolist()}])\n"
                       "geo.createPolygons([[p.number() for p in pts]])\n")
     # Attribute Cast SOP (https://www.sidefx.com/docs/houdini/nodes/sop/attribcast.html):
-    # Class, Attributes and Precision of the first cast; the parameter names class1/attribs1/
-    # precision1 and the tokens point/fpreal64 are those public hython scripts set (the page
-    # lists the labels and the storage types real16/real32/real64, not the tokens).
+    # Class, Attributes and Precision of the first cast. The multiparm "casts" has the members
+    # class, attribs and precision, class defaulting to "point" and precision to "fpreal32"
+    # (SideFX HDK, SOP_AttribCastParms::Casts, generated from the node's parameters:
+    # https://www.sidefx.com/docs/hdk/_s_o_p___attrib_cast_parms_8proto_8h_source.html), so
+    # the first cast's parameters are class1/attribs1/precision1; "fpreal64" is the 64-bit
+    # token of the same menu as its "fpreal32" default (public hython scripts set it too).
     cast = geo_net.createNode("attribcast", "p_to_64bit")
     cast.setInput(0, poly)
     cast.parm("class1").set("point")

@@ -251,13 +251,10 @@ def test_numpy_asset_grading_options_reach_the_engine(installed, geo_net, inputs
     assert walls["type"] == "FeatureCollection" and len(walls["features"]) == len(ref.walls)
 
 
-def test_numpy_asset_error_is_one_line(installed, geo_net, inputs):
-    """Issue 15 defect 17: a failing cook shows one line on the node, no traceback."""
-    poly, _ = inputs
-    empty = geo_net.createNode("null", "no_heightfield")
-    node = geo_net.createNode(NUMPY.type_name, "terrace_broken")
-    node.setInput(0, poly)
-    node.setInput(1, empty)
+def _failed_cook_error(node) -> str:
+    """Cook ``node`` (an asset expected to fail) and return the one error on its inner
+    Python SOP (hou.OpNode.cook raises hou.OperationFailed for a node with errors:
+    https://www.sidefx.com/docs/houdini/hom/hou/OpNode.html#cook)."""
     try:
         node.cook(force=True)
     except hou.OperationFailed:
@@ -265,6 +262,17 @@ def test_numpy_asset_error_is_one_line(installed, geo_net, inputs):
     inner = node.node("terrace_numpy")
     assert isinstance(inner, hou.OpNode)
     (message,) = inner.errors()
+    return message
+
+
+def test_numpy_asset_error_is_one_line(installed, geo_net, inputs):
+    """Issue 15 defect 17: a failing cook shows one line on the node, no traceback."""
+    poly, _ = inputs
+    empty = geo_net.createNode("null", "no_heightfield")
+    node = geo_net.createNode(NUMPY.type_name, "terrace_broken")
+    node.setInput(0, poly)
+    node.setInput(1, empty)
+    message = _failed_cook_error(node)
     assert "no volume named 'height'" in message and "Traceback" not in message
 
 
@@ -308,13 +316,7 @@ def test_numpy_asset_unexpected_error_is_one_line(installed, geo_net, inputs, mo
     node = geo_net.createNode(NUMPY.type_name, "terrace_bug")
     node.setInput(0, poly)
     node.setInput(1, hf)
-    try:
-        node.cook(force=True)
-    except hou.OperationFailed:
-        pass
-    inner = node.node("terrace_numpy")
-    assert isinstance(inner, hou.OpNode)
-    (message,) = inner.errors()
+    message = _failed_cook_error(node)
     assert message.startswith("internal error (KeyError") and "\n" not in message.strip()
     assert "Traceback" not in message
 

@@ -136,13 +136,7 @@ def _split(lots: LotSet, which: np.ndarray, normal: np.ndarray, offset: np.ndarr
     # outlines
     o_sel = which
     near, near_n, far, far_n = cut(lots.outline[o_sel], lots.outline_count[o_sel], o_sel)
-    width = max(lots.outline.shape[1], near.shape[1], far.shape[1])
-    outline = widen_polygons(lots.outline, lots.outline_count, width)
-    outline_count = lots.outline_count.copy()
-    outline[o_sel] = widen_polygons(near, near_n, width)
-    outline_count[o_sel] = near_n
-    outline = np.concatenate([outline, widen_polygons(far, far_n, width)])
-    outline_count = np.concatenate([outline_count, far_n])
+    outline, outline_count = _outlines_replaced(lots, o_sel, (near, near_n), (far, far_n))
 
     # pieces
     p_sel = np.nonzero(new_id[lots.piece_lot] >= 0)[0]
@@ -151,6 +145,22 @@ def _split(lots: LotSet, which: np.ndarray, normal: np.ndarray, offset: np.ndarr
     pieces, piece_count, piece_lot = _pieces_replaced(lots, p_sel, idx, new_id[idx],
                                                       (near, near_n), (far, far_n))
     return _ordered(lots, which, outline, outline_count, pieces, piece_count, piece_lot)
+
+
+def _outlines_replaced(lots: LotSet, which: np.ndarray, near: tuple[np.ndarray, np.ndarray],
+                       far: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The convex outlines of ``lots`` with lots ``which`` given their near sides
+    (``(polygons, counts)``, one row each) and the far sides appended as new lots, in the
+    order of ``which``. Returns ``(outline, outline_count)``.
+    """
+    width = max(lots.outline.shape[1], near[0].shape[1], far[0].shape[1])
+    outline = widen_polygons(lots.outline, lots.outline_count, width)
+    outline_count = lots.outline_count.copy()
+    outline[which] = widen_polygons(near[0], near[1], width)
+    outline_count[which] = near[1]
+    outline = np.concatenate([outline, widen_polygons(far[0], far[1], width)])
+    outline_count = np.concatenate([outline_count, far[1]])
+    return outline, outline_count
 
 
 def _pieces_replaced(lots: LotSet, p_sel: np.ndarray, near_lot: np.ndarray,
@@ -361,13 +371,8 @@ def _split_cuts(lots: LotSet, which: np.ndarray, cuts: Cuts
                                     -cuts.normal[:, 0], -cuts.offset[:, 0])
     o_near_n = np.where(straight & (lots.outline_count[which] > 0), o_near_n, 0)
     o_far_n = np.where(straight & (lots.outline_count[which] > 0), o_far_n, 0)
-    width = max(lots.outline.shape[1], o_near.shape[1], o_far.shape[1])
-    outline = widen_polygons(lots.outline, lots.outline_count, width)
-    outline_count = lots.outline_count.copy()
-    outline[which] = widen_polygons(o_near, o_near_n, width)
-    outline_count[which] = o_near_n
-    outline = np.concatenate([outline, widen_polygons(o_far, o_far_n, width)])
-    outline_count = np.concatenate([outline_count, o_far_n])
+    outline, outline_count = _outlines_replaced(lots, which, (o_near, o_near_n),
+                                                (o_far, o_far_n))
     return _ordered(lots, which, outline, outline_count, pieces, piece_count, piece_lot)
 
 

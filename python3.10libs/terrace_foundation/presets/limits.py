@@ -439,8 +439,8 @@ def split_steps(graded: np.ndarray, terrain: np.ndarray, lots: np.ndarray, dist:
     wall where the lot's edge cells fall along the edge at the slope, the tip of a wing
     between two lots' envelopes, where the band ends at its reach) can lie across the corner of four cells: each of the four cell sides rises less
     than ``t * cell_size``, so no side is a wall, but the two cells on the diagonal differ by
-    up to twice that, steeper than ``max_slope`` over the diagonal (up to 43 degrees with
-    ``max_slope`` 33.7). The rule: of every 8-neighbour pair steeper than ``t`` times its
+    up to twice that, steeper than ``max_slope`` over the diagonal (``atan(sqrt(2) t)``, 43 degrees with
+    the default slope). The rule: of every 8-neighbour pair steeper than ``t`` times its
     centre distance (``sqrt(2)`` cells on the diagonal) whose cells are both off the walls
     (no cell side of either steps by more than ``max(max_step, t * cell_size)``, the walls of
     the report), not both in lots, one

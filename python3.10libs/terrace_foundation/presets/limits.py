@@ -255,7 +255,8 @@ def outline_wall_allowance(pad: np.ndarray, rim_min: np.ndarray, rim_max: np.nda
 
 def local_cones(seed: np.ndarray, fall, radius: float, cell_size: float,
                 label: np.ndarray | None = None, lowest: bool = False,
-                block: int = 48) -> tuple[np.ndarray, np.ndarray]:
+                block: int = 48, nearest: tuple | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
     """Exact Euclidean envelope of cones within ``radius``: ``max_b seed_b - fall(|x - b|)``.
 
     Every seed cell ``b`` (finite ``seed``) within ``radius`` of a cell ``x`` is visited once
@@ -281,6 +282,11 @@ def local_cones(seed: np.ndarray, fall, radius: float, cell_size: float,
         The lower envelope of upward cones instead: ``min_b seed_b + fall(|x - b|)``.
     block : int
         Rows per block.
+    nearest : (distance, (rows, cols)), optional
+        :func:`~terrace_foundation.terrain.edt.distance_transform` of features whose nearest
+        one is the nearest seed (with the same ties) on every cell the caller reads, used
+        beyond :data:`MAX_CONE_CELLS` instead of the transform of the seeds (the cells
+        outside the lots, whose nearest lot cell is a seed on the lots' edge).
 
     Returns
     -------
@@ -301,7 +307,8 @@ def local_cones(seed: np.ndarray, fall, radius: float, cell_size: float,
     if k > MAX_CONE_CELLS:
         # a reach of many cells (limits far out of reach): each cell takes its nearest seed
         # (exact distance, Felzenszwalb-Huttenlocher), not the envelope of all seeds
-        dt, (nr, nc) = distance_transform(np.isfinite(s), cell_size)
+        dt, (nr, nc) = distance_transform(np.isfinite(s), cell_size) if nearest is None \
+            else nearest
         ok = dt <= radius + 1e-9 * cell_size
         if label is not None:
             ok &= label[nr, nc] == label
@@ -548,7 +555,9 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     # and towards the outline: each lot cell nearest to a cell on the band's outer edge (the
     # rim) comes within a wall and an embankment of the terrain there
     if boundary != "wall":
-        dist0, (nr0, nc0) = distance_transform(cov, cell_size)
+        # (the nearest lot cell of every cell: the rim here, the envelopes outside below)
+        dist, (nr, nc) = distance_transform(cov, cell_size)
+        dist0, nr0, nc0 = dist, nr, nc
         d0 = np.maximum(dist0 - cell_size, 0.0)
         rim0 = ~cov & (d0 > width - cell_size) & (d0 <= width)
         flat0 = nr0[rim0] * lm.shape[1] + nc0[rim0]
@@ -591,7 +600,6 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     if boundary == "wall":     # the terrain outside stays: its outline walls take the step
         return out, band, win, info
     # 2. outside: the envelopes of every lot cell within the band, wall allowance per lot
-    dist, (nr, nc) = distance_transform(cov, cell_size)
     near = lm[nr, nc]
     seed = g[nr, nc]
     d_edge = np.maximum(dist - cell_size, 0.0)
@@ -621,10 +629,13 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
         return fall_tier(np.maximum(d - cell_size, 0.0))
 
     reach = OUTSIDE_TIERS * width + cell_size
+    # (beyond MAX_CONE_CELLS each cell outside takes its nearest edge cell, which is its
+    # nearest lot cell: an inner lot cell has a nearer neighbour; the cells of the lots, where
+    # this differs, are not read below)
     lower, d_lo = local_cones(np.where(edge, g - w_fill[lm], -np.inf), fall_out, reach,
-                              cell_size)
+                              cell_size, nearest=(dist, (nr, nc)))
     upper, d_up = local_cones(np.where(edge, g + w_cut[lm], np.inf), fall_out, reach,
-                              cell_size, lowest=True)
+                              cell_size, lowest=True, nearest=(dist, (nr, nc)))
     # a wing: two lots' envelopes cross; each cell takes the nearer lot's envelope
     cross = np.isfinite(lower) & np.isfinite(upper) & (lower > upper)
     lower_side = cross & (d_lo <= d_up)

@@ -760,9 +760,11 @@ def walls_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, float],
     out = []
     keys = np.column_stack([la, lb])
     uniq, inv = np.unique(keys, axis=0, return_inverse=True)
-    inv = inv.ravel()
+    # the sides of each key in their (axis, row, col) order: one stable sort, then slices
+    by_key = np.argsort(inv.ravel(), kind="stable")
+    bounds = np.searchsorted(inv.ravel()[by_key], np.arange(len(uniq) + 1))
     for k, (a_, b_) in enumerate(uniq):
-        sel = inv == k
+        sel = by_key[bounds[k]:bounds[k + 1]]
         on = "tier" if a_ < 0 else "outline" if a_ == b_ else "wing"
         a_, b_ = abs(a_), abs(b_)
         tall = int(np.argmax(high[sel] - low[sel]))
@@ -770,7 +772,7 @@ def walls_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, float],
             lot_a=int(a_), lot_b=int(b_),
             base_height=float(low[sel][tall]), top_height=float(high[sel][tall]),
             height=float((high[sel] - low[sel])[tall]),
-            length=float(sel.sum() * cell_size),
+            length=float(len(sel) * cell_size),
             lines=tuple(line + o for line in _merge(seg[sel] - o, 1e-6 * cell_size)),
             on=on))
     return out
@@ -851,21 +853,38 @@ def _min_plus(v: np.ndarray, cost_h: np.ndarray, cost_v: np.ndarray,
     between columns, ``cost_v`` (M - 1, N) between rows): ``steps`` Jacobi rounds, each cell
     taking the least of itself and its four neighbours plus the side's cost from the previous
     round, stopping early once a round changes nothing (the paths' minimum is then reached).
+    Each round works on the box around the cells the round before changed (no other cell
+    can change), with the same sums and minima.
 
     A cell's result depends only on ``v`` within ``steps`` sides of it, and each path's sum is
     formed in the same order whatever the window, so a tile whose window holds that margin
     gives the untiled result bit for bit.
     """
     u = v.copy()
+    m, n = u.shape
+    r0, r1, c0, c1 = 0, m, 0, n                # the box of cells a round may change
     for _ in range(steps):
-        new = u.copy()
-        np.minimum(new[:, 1:], u[:, :-1] + cost_h, out=new[:, 1:])
-        np.minimum(new[:, :-1], u[:, 1:] + cost_h, out=new[:, :-1])
-        np.minimum(new[1:, :], u[:-1, :] + cost_v, out=new[1:, :])
-        np.minimum(new[:-1, :], u[1:, :] + cost_v, out=new[:-1, :])
-        if np.array_equal(new, u):
+        sub = u[r0:r1, c0:c1]
+        new = sub.copy()
+        a, b = max(c0, 1), min(c1, n - 1)      # cells with a west / an east neighbour
+        np.minimum(new[:, a - c0:], u[r0:r1, a - 1:c1 - 1] + cost_h[r0:r1, a - 1:c1 - 1],
+                   out=new[:, a - c0:])
+        np.minimum(new[:, :b - c0], u[r0:r1, c0 + 1:b + 1] + cost_h[r0:r1, c0:b],
+                   out=new[:, :b - c0])
+        a, b = max(r0, 1), min(r1, m - 1)      # with a north / a south neighbour
+        np.minimum(new[a - r0:], u[a - 1:r1 - 1, c0:c1] + cost_v[a - 1:r1 - 1, c0:c1],
+                   out=new[a - r0:])
+        np.minimum(new[:b - r0], u[r0 + 1:b + 1, c0:c1] + cost_v[r0:b, c0:c1],
+                   out=new[:b - r0])
+        moved = new != sub
+        if not moved.any():
             break
-        u = new
+        u[r0:r1, c0:c1] = new
+        # (a cell changes only next to one that changed in the round before)
+        rr = np.flatnonzero(moved.any(axis=1))
+        cc = np.flatnonzero(moved.any(axis=0))
+        r0, r1 = max(r0 + int(rr[0]) - 1, 0), min(r0 + int(rr[-1]) + 2, m)
+        c0, c1 = max(c0 + int(cc[0]) - 1, 0), min(c0 + int(cc[-1]) + 2, n)
     return u
 
 

@@ -309,11 +309,16 @@ def local_cones(seed: np.ndarray, fall, radius: float, cell_size: float,
         # (exact distance, Felzenszwalb-Huttenlocher), not the envelope of all seeds
         dt, (nr, nc) = distance_transform(np.isfinite(s), cell_size) if nearest is None \
             else nearest
-        ok = dt <= radius + 1e-9 * cell_size
+        # (only the cells within reach: the same numbers, cell by cell)
+        at = np.flatnonzero(dt <= radius + 1e-9 * cell_size)
+        src = nr.ravel()[at] * n + nc.ravel()[at]
         if label is not None:
-            ok &= label[nr, nc] == label
-        best = np.where(ok, s[nr, nc] - fall(dt), -np.inf)
-        return sign * best, np.where(ok, dt / cell_size, np.inf)
+            same = label.ravel()[src] == label.ravel()[at]
+            at, src = at[same], src[same]
+        d_at = dt.ravel()[at]
+        best.ravel()[at] = s.ravel()[src] - fall(d_at)
+        dist.ravel()[at] = d_at / cell_size
+        return sign * best, dist
     offsets = [(dr, dc) for dr in range(-k, k + 1) for dc in range(-k, k + 1)
                if np.hypot(dr, dc) * cell_size <= radius + 1e-9 * cell_size
                and abs(dr) < m and abs(dc) < n]

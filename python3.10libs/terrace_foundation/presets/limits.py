@@ -255,8 +255,8 @@ def outline_wall_allowance(pad: np.ndarray, rim_min: np.ndarray, rim_max: np.nda
 
 def local_cones(seed: np.ndarray, fall, radius: float, cell_size: float,
                 label: np.ndarray | None = None, lowest: bool = False,
-                block: int = 48, nearest: tuple | None = None
-                ) -> tuple[np.ndarray, np.ndarray]:
+                block: int = 48, nearest: tuple | None = None,
+                above: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Exact Euclidean envelope of cones within ``radius``: ``max_b seed_b - fall(|x - b|)``.
 
     Every seed cell ``b`` (finite ``seed``) within ``radius`` of a cell ``x`` is visited once
@@ -287,6 +287,10 @@ def local_cones(seed: np.ndarray, fall, radius: float, cell_size: float,
         one is the nearest seed (with the same ties) on every cell the caller reads, used
         beyond :data:`MAX_CONE_CELLS` instead of the transform of the seeds (the cells
         outside the lots, whose nearest lot cell is a seed on the lots' edge).
+    above : float, optional
+        Only values above this are wanted (the caller clips at it): where the envelope is at
+        most ``above`` the result may be any value up to ``above`` (or none), so a seed walk
+        leaves out the cones that have fallen to it (exact where the envelope is above).
 
     Returns
     -------
@@ -328,7 +332,8 @@ def local_cones(seed: np.ndarray, fall, radius: float, cell_size: float,
     sr, sc = np.nonzero(s > -np.inf)
     lo_r, hi_r = max(rows[0] - k, 0), min(rows[-1] + k + 1, m)
     if len(sr) * SPARSE_SEEDS <= (hi_r - lo_r) * n:
-        _cones_from_seeds(s, sr, sc, drops, label, best, dist)
+        _cones_from_seeds(s, sr, sc, drops, label, best, dist,
+                          None if above is None else sign * above)
         return sign * best, dist
     for r0 in range(lo_r, hi_r, block):
         r1 = min(r0 + block, hi_r)
@@ -361,18 +366,27 @@ SPARSE_SEEDS = 8
 
 
 def _cones_from_seeds(s: np.ndarray, sr: np.ndarray, sc: np.ndarray, drops: list,
-                      label: np.ndarray | None, best: np.ndarray, dist: np.ndarray) -> None:
+                      label: np.ndarray | None, best: np.ndarray, dist: np.ndarray,
+                      above: float | None = None) -> None:
     """:func:`local_cones`' envelope seed by seed, in place: for each offset ``(dr, dc)`` (in
     the order of ``drops``) every seed ``b`` updates the cell ``b - (dr, dc)`` where its cone
     is strictly higher. The dense walk compares each cell with the cell ``(dr, dc)`` away at
     that offset, so each cell sees the same candidates in the same order (cells that are no
     seed never win a strict comparison): the result is the same, bit for bit. One offset maps
-    distinct seeds to distinct cells, so its updates never collide.
+    distinct seeds to distinct cells, so its updates never collide. With ``above``, an offset
+    takes only the seeds whose cone there is above it (the seeds sorted by height, highest
+    first: a prefix; a few more within rounding).
     """
     m, n = s.shape
     flat_best, flat_dist = best.ravel(), dist.ravel()
     sflat = sr.astype(np.int64) * n + sc
     sv = s.ravel()[sflat]
+    neg, lim = None, 0.0
+    if above is not None:
+        lim = float(above)
+        order = np.argsort(-sv, kind="stable")
+        sr, sc, sflat, sv = sr[order], sc[order], sflat[order], sv[order]
+        neg = -sv
     lab_flat = None if label is None else label.ravel()
     lab_seed = None if lab_flat is None else lab_flat[sflat]
     row_ok: dict[int, np.ndarray] = {}
@@ -382,12 +396,18 @@ def _cones_from_seeds(s: np.ndarray, sr: np.ndarray, sc: np.ndarray, drops: list
             row_ok[dr] = (sr >= dr) & (sr < m + dr)
         if dc not in col_ok:
             col_ok[dc] = (sc >= dc) & (sc < n + dc)
-        ok = row_ok[dr] & col_ok[dc]
-        tgt = sflat - (dr * n + dc)
-        cv = sv - f
+        cnt = len(sv)
+        if neg is not None:
+            # (seeds whose cone here is above ``above``, and a few more within rounding)
+            cnt = int(np.searchsorted(neg, -(lim + f - 1e-6 * (1.0 + abs(lim) + f))))
+            if cnt == 0:
+                continue
+        ok = row_ok[dr][:cnt] & col_ok[dc][:cnt]
+        tgt = sflat[:cnt] - (dr * n + dc)
+        cv = sv[:cnt] - f
         if label is not None:
             assert lab_flat is not None and lab_seed is not None
-            ok &= lab_flat.take(np.where(ok, tgt, 0)) == lab_seed
+            ok &= lab_flat.take(np.where(ok, tgt, 0)) == lab_seed[:cnt]
         up = ok & (cv > flat_best.take(np.where(ok, tgt, 0)))
         t_up = tgt[up]
         flat_best[t_up] = cv[up]
@@ -552,11 +572,12 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
                    ((slice(None, -1), slice(None)), (slice(1, None), slice(None)))):
         for p_, q_ in ((sa, sb), (sb, sa)):
             la, lb = lm[p_], lm[q_]
-            both = (la > 0) & (lb > 0) & (la != lb)
-            step = np.where(both, pad[la] - pad[lb], 0.0)
+            # (only the cells on a side between two lots: elsewhere the share is 0)
+            rr, cc = np.nonzero((la > 0) & (lb > 0) & (la != lb))
+            step = pad[la[rr, cc]] - pad[lb[rr, cc]]
             share = step_share(np.abs(step), max_wall, max_emb)
-            np.maximum(e_down[p_], np.where(step > 0, share, 0.0), out=e_down[p_])
-            np.maximum(e_up[p_], np.where(step < 0, share, 0.0), out=e_up[p_])
+            for e_, take in ((e_down[p_], step > 0), (e_up[p_], step < 0)):
+                e_[rr, cc] = np.maximum(e_[rr, cc], np.where(take, share, 0.0))
     # and towards the outline: each lot cell nearest to a cell on the band's outer edge (the
     # rim) comes within a wall and an embankment of the terrain there
     if boundary != "wall":
@@ -589,7 +610,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
             continue
         reach = _reach_of(fall_in, float(e_edge.max()), cell_size, sum(lm.shape))
         part, _ = local_cones(np.where(e_edge > 0, e_edge, -np.inf), fall_in, reach,
-                              cell_size, label=lm)
+                              cell_size, label=lm, above=0.0)
         part = np.where(cov, np.maximum(part, 0.0), 0.0)
         offset += sign * part
         # the embankment a cell lies on: the rest of its tier, at most max_emb
@@ -647,11 +668,15 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     upper_side = cross & ~lower_side
     lower = np.where(upper_side, -np.inf, lower)
     upper = np.where(lower_side, np.inf, upper)
-    lo_f = np.where(np.isfinite(lower), lower, -np.inf)      # (no cone: no constraint)
-    up_f = np.where(np.isfinite(upper), upper, np.inf)
     # half-width of the soft toe: a sixth of the embankment limit, at most a cell's rise
     r = min(max_emb / 6.0, t * cell_size)
-    graded = h + _soft(lo_f - h, r) - _soft(h - up_f, r)
+    # (computed where a cone reaches: elsewhere both soft terms are 0)
+    graded = h + 0.0
+    at = np.flatnonzero(np.isfinite(lower) | np.isfinite(upper))
+    h_at, lo_at, up_at = h.ravel()[at], lower.ravel()[at], upper.ravel()[at]
+    lo_f = np.where(np.isfinite(lo_at), lo_at, -np.inf)      # (no cone: no constraint)
+    up_f = np.where(np.isfinite(up_at), up_at, np.inf)
+    graded.ravel()[at] = h_at + _soft(lo_f - h_at, r) - _soft(h_at - up_f, r)
     graded = np.where(lower_side, lower, np.where(upper_side, upper, graded))
     graded = np.where(cov, g, graded)
     changed = ~cov & (graded != h)
@@ -674,11 +699,14 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
         dd = np.maximum(np.where(np.isfinite(d_cells), d_cells, 0.0) * cell_size - cell_size, 0.0)
         return t * (dd - np.floor(dd / period + 1e-12) * period)
 
-    top_f = np.where(np.isfinite(lower), lower + on_tier(d_lo), -np.inf)
-    top_c = np.where(np.isfinite(upper), upper - on_tier(d_up), np.inf)
-    eh = np.where(graded < top_f, top_f - graded,
-                  np.where(graded > top_c, graded - top_c, 0.0))
-    info["embankment_height"][win] = np.where(changed, eh, emb_h)
+    # (at the changed cells only, where it is read)
+    at = np.flatnonzero(changed)
+    lo_a, up_a, gr_a = lower.ravel()[at], upper.ravel()[at], graded.ravel()[at]
+    top_f = np.where(np.isfinite(lo_a), lo_a + on_tier(d_lo.ravel()[at]), -np.inf)
+    top_c = np.where(np.isfinite(up_a), up_a - on_tier(d_up.ravel()[at]), np.inf)
+    eh = np.where(gr_a < top_f, top_f - gr_a, np.where(gr_a > top_c, gr_a - top_c, 0.0))
+    emb_h.ravel()[at] = eh
+    info["embankment_height"][win] = emb_h
     out[win] = graded
     band[win] = bw
     if t * cell_size < max_wall:

@@ -800,12 +800,14 @@ def test_cell_centre_under_a_region_stacked_on_two_earlier_ones():
     test_every_cell_centre_in_a_region_has_a_lot.hypothesis.inner_test((hf, regs, params))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: open case of the long run of 1 December "
-                   "11:53 (fails before and after the remesh half-plane fix); not fixed")
 def test_cell_centre_on_the_corner_of_a_square_cut_from_a_triangle():
-    """Open (found by the long run of 1 December, 11:53): a square region whose top-right
-    corner is exactly a cell centre (world coordinates), inside a later triangle region that
-    loses it, on a 27.8 m grid: that cell centre gets no lot. Lot areas and outlines hold."""
+    """Found by the long run of 1 December, 11:53: a square region whose top-right corner is
+    exactly a cell centre (world coordinates), inside a later triangle region that loses it,
+    on a 27.8 m grid: that cell centre got no lot. The remesh grid line -45 x remesh size lay
+    one ulp below the square's top: the square's lot dropped the sliver between them and
+    ended on the grid line, the triangle's lot on the edge, and the centre fell in the gap.
+    Grid lines that close to a piece's vertex coordinate now move onto it
+    (``remesh._snap_lines``; tests/lots/test_remesh.py)."""
     cs = 27.79142248121649
     h = 400.0 + np.add.outer(np.arange(14) * 19.45399573685154, np.arange(3) * 8.33742674436496)
     hf = Heightfield(h, cs, (cs, 389.07991473703083))

@@ -675,6 +675,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command in ("generate", "demo"):
         _check_farm_flags(parser, args)
     func = COMMANDS[args.command][0]
+    from .terrain import tiles
+    tiles.KEEP_HEAP = True      # this process is ours: tiles may keep freed memory (heap_kept)
     try:
         with _sigterm_as_interrupt():
             return func(args)

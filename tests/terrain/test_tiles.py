@@ -306,9 +306,35 @@ def test_tiles_with_freed_memory_kept_give_the_same_bits():
     hf = wavy_terrain(150, 170)
     regions = wavy_towns(hf)
     first = tf.generate(hf, regions, seed=3, tile_size=64)
-    with heap_kept():
-        with heap_kept():
+    with heap_kept(True):
+        with heap_kept(True):
             nested = tf.generate(hf, regions, seed=3, tile_size=64)
     after = tf.generate(hf, regions, seed=3, tile_size=64)
     for res in (nested, after):
         assert_same_result(first, res)
+
+
+def test_a_library_call_leaves_the_allocator_alone(monkeypatch):
+    """mallopt is process-wide: inside a host (Houdini's Python) the engine must not change
+    it; only a process this tool owns (the CLI sets KEEP_HEAP) does."""
+    from terrace_foundation.terrain import tiles
+    calls = []
+
+    class FakeLibc:
+        def mallopt(self, *a):
+            calls.append(a)
+            return 1
+
+        def malloc_trim(self, *a):
+            calls.append(a)
+            return 1
+
+    monkeypatch.setattr(tiles, "_glibc", FakeLibc)
+    monkeypatch.setattr(tiles, "KEEP_HEAP", False)
+    with tiles.heap_kept():
+        pass
+    assert calls == []
+    monkeypatch.setattr(tiles, "KEEP_HEAP", True)
+    with tiles.heap_kept():
+        pass
+    assert len(calls) == 5

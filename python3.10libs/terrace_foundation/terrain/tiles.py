@@ -282,6 +282,11 @@ HEAP_KEPT = 1 << 30
 #: Set afterwards: what glibc's own adaptive thresholds reach in a numpy run (their maxima
 #: on 64-bit systems, 32 MiB and twice that).
 HEAP_AFTER = (32 << 20, 64 << 20)
+#: Whether :func:`heap_kept` may change the allocator's settings. ``mallopt`` is process-wide,
+#: so only a process this tool owns turns it on (the CLI and ``scripts/bench.py`` do); a
+#: library call inside a host (Houdini's Python, hython, a pipeline's interpreter) leaves the
+#: host's allocator as it is.
+KEEP_HEAP = False
 
 
 def _glibc():
@@ -296,8 +301,10 @@ def _glibc():
 
 
 @contextmanager
-def heap_kept():
+def heap_kept(enabled: bool | None = None):
     """Keep freed memory in the process while tiles run, then hand it back.
+
+    Only when ``enabled`` (default :data:`KEEP_HEAP`, off unless the process is this tool's).
 
     Each tile makes and frees a few dozen window-sized numpy arrays (35 MB at a 2048-cell
     tile). With glibc's default thresholds, those above 32 MiB are mapped and unmapped one
@@ -309,7 +316,7 @@ def heap_kept():
     same arrays are alive at once). Nothing happens with another C library or when glibc
     refuses the setting.
     """
-    lib = _glibc()
+    lib = _glibc() if (KEEP_HEAP if enabled is None else enabled) else None
     if lib is None or not lib.mallopt(_M_MMAP_THRESHOLD, HEAP_KEPT):
         yield
         return

@@ -139,13 +139,28 @@ class GradingJob:
 
     def halos(self) -> dict[str, int]:
         """Halo of each pass in cells (see the module docstring)."""
-        cs = self.cell_size
-        # (the band's tiers reach OUTSIDE_TIERS band widths; the cap, cap_margin cells more)
-        band = int(math.ceil(OUTSIDE_TIERS * self.width / cs)) + 2 + cap_margin(cs)
-        attribution = int(math.ceil(math.sqrt(2.0) * band)) + 3
-        return {"survey": int(math.ceil(self.width / cs)) + 4, "band": band,
-                "steps": self.step_reach, "attribution": attribution,
-                "grade": max(1 + band + self.step_reach + 2, attribution + 1)}
+        return grading_halos(self.cell_size, self.width, self.step_reach)
+
+
+def grading_halos(cell_size: float, width: float, step_reach: int) -> dict[str, int]:
+    """Halo of each pass in cells for a band ``width`` (world units, max_embankment_height /
+    tan(max_slope)) and the steps' reach in cells (:func:`step_reach_cells`).
+    """
+    cs = cell_size
+    # (the band's tiers reach OUTSIDE_TIERS band widths; the cap, cap_margin cells more)
+    band = int(math.ceil(OUTSIDE_TIERS * width / cs)) + 2 + cap_margin(cs)
+    attribution = int(math.ceil(math.sqrt(2.0) * band)) + 3
+    return {"survey": int(math.ceil(width / cs)) + 4, "band": band,
+            "steps": step_reach, "attribution": attribution,
+            "grade": max(1 + band + step_reach + 2, attribution + 1)}
+
+
+def step_reach_cells(share: float, slope: float, cell_size: float, diag: float) -> int:
+    """How far (cells) a cone of another lot's step embankment can win: ``share`` the largest
+    step share of two touching lots (world units), ``slope`` tan(max_slope), ``diag`` the
+    largest lot's box diagonal in cells.
+    """
+    return int(math.ceil(OCTAGON_STRETCH * (share / slope / cell_size + diag))) + 2
 
 
 @dataclass
@@ -325,8 +340,7 @@ def plan_pads(job: GradingJob, surveys: list[Survey], vertex_pads: np.ndarray,
     ok = box[:, 1] >= box[:, 0]
     diag = float(np.hypot(box[ok, 1] - box[ok, 0] + 1, box[ok, 3] - box[ok, 2] + 1).max()) \
         if ok.any() else 0.0
-    job.step_reach = int(math.ceil(OCTAGON_STRETCH * (share / job.slope / job.cell_size + diag))
-                         ) + 2
+    job.step_reach = step_reach_cells(share, job.slope, job.cell_size, diag)
     return {"cells": cnt, "rule_pad": rule_pad, "pad": pad, "moved": moved,
             "conflict": conflict}
 

@@ -19,7 +19,13 @@ from .errors import TerraceInputError, WarningLog
 from .geometry import polygon_area
 from .heightfield import Heightfield, release_pages
 from .lot import Lot
-from .lots.footprint import lot_footprint, lot_outlines, pieces_outline
+from .lots.footprint import (
+    lot_footprint,
+    lot_outlines,
+    pieces_outline,
+    pinched_outlines,
+    rechained,
+)
 from .lots.fracture import decompose_regions, intersect_pieces, voronoi_cells_in_groups
 from .lots.overlap import resolve_overlaps
 from .lots.remesh import remesh_lots
@@ -402,7 +408,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
                             not in_memory and isinstance(hf.heights, np.memmap), warn)
 
     stage("subdivide", 0.05)
-    lot_set = _subdivide(regs, p, local, progress)
+    lot_set = _subdivide(regs, p, local, grid_box(hf), progress)
     stage("footprint", 0.25)
     lots_meta = _footprints(regs, lot_set, shift, warn, _counter(progress, "footprint", 0.25, 0.35,
                                                           lot_set.n_lots, "lots"))
@@ -483,17 +489,34 @@ def _regions_on_grid(regs: list[Region], hf: Heightfield, local: Heightfield,
     for note in notes:
         warn.add(note)
     if notes:   # a part left by the overlap rule may lie off the grid: nothing to terrace there
-        regs = [r for r in regs if meets_box(r, local.extent)]
+        regs = [r for r in regs if meets_box(r, grid_box(hf))]
     return regs
 
 
+def grid_box(hf: Heightfield) -> tuple[float, float, float, float]:
+    """The grid's extent in the local frame, moved there as the regions are.
+
+    That is the world extent less the origin, so a region vertex on the grid's edge in world
+    coordinates is on it in the local frame, bit for bit. ``rows * cell_size`` is not the
+    world edge less the origin to the last bit: a triangle's vertex on the grid's south edge
+    at y = 1000 lay 4.6e-14 beyond it, the edges through it cut the edge twice 1.4e-14
+    apart, and the two points, one point again in world coordinates, made the lot's outline
+    touch itself (issue 15).
+    """
+    ox, oy = hf.origin
+    x0, y0, x1, y1 = hf.extent
+    return (x0 - ox, y0 - oy, x1 - ox, y1 - oy)
+
+
 def _subdivide(regs: list[Region], p: TerraceParams, local: Heightfield,
-               progress: ProgressFn | None) -> LotSet:
-    """Steps 1-2 for every region at once (:func:`fracture_regions`)."""
+               clip: tuple[float, float, float, float], progress: ProgressFn | None) -> LotSet:
+    """Steps 1-2 for every region at once (:func:`fracture_regions`), lots clipped to
+    ``clip`` (:func:`grid_box`).
+    """
     # "subdivide: steps 2/5" on stderr every few seconds of a long batch
     step = _counter(progress, "subdivide", 0.05, 0.25, FRACTURE_STEPS,
                     f"steps (scatter, relax, cells, cut, split; {len(regs)} regions)")
-    lot_set = fracture_regions(regs, p, local.extent, local.sample, step)
+    lot_set = fracture_regions(regs, p, clip, local.sample, step)
     if lot_set.n_lots == 0:
         raise TerraceInputError("no part of any region lies on the heightfield", "regions")
     return lot_set
@@ -559,9 +582,16 @@ def _footprints(regs: list[Region], lot_set: LotSet, shift: np.ndarray, warn: Wa
         ra, rb = regs[int(lot_region[i])].edges()
         outlines[i] = lot_footprint(ra, rb, lot_set.outline[i], int(lot_set.outline_count[i]))
         in_world[i] = False
+    outlines = [polys if w else [[ring + shift for ring in poly] for poly in polys]
+                for polys, w in zip(outlines, in_world)]
+    # two vertices closer than the world coordinates' spacing are one point there: a ring
+    # that now passes a point twice is chained again, in world coordinates (issue 15)
+    pinched = pinched_outlines(outlines)
+    for i in np.nonzero(pinched)[0]:
+        outlines[i] = rechained(outlines[i])
     # a lot narrower than the world coordinates' spacing everywhere (a sliver 1e-11 high on
     # the grid's edge at LV95, ulp 2.3e-10) has no outline those coordinates can hold: said
-    thin = [i for i in np.nonzero(in_world | off)[0] if not outlines[i]]
+    thin = [i for i in np.nonzero(in_world | off | pinched)[0] if not outlines[i]]
     if thin:
         warn.add(f"{len(thin)} lot(s) narrower than the spacing of the world coordinates"
                  f" ({ulp:.2g}) have no outline in terrace_slices (lot "
@@ -569,8 +599,7 @@ def _footprints(regs: list[Region], lot_set: LotSet, shift: np.ndarray, warn: Wa
                  + f"; {float(areas[thin].sum()):.3g} square units in all)")
     region_ids = np.array([r.region_id for r in regs])[lot_region]
     # (region_id, footprint, area) per lot, in lot id order
-    lots_meta = [(int(rid), polys if w else [[ring + shift for ring in poly] for poly in polys],
-                  float(a)) for rid, polys, a, w in zip(region_ids, outlines, areas, in_world)]
+    lots_meta = [(int(rid), polys, float(a)) for rid, polys, a in zip(region_ids, outlines, areas)]
     count(n_lots)
     return lots_meta
 

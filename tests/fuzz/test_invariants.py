@@ -729,10 +729,13 @@ def test_lot_whose_outline_segments_link_to_nothing():
     """Found by the long run against the first version of the one chainer: a lot at LV95
     whose outline segments (in world coordinates) link to no other segment exactly; the
     chainer's check for segments two others lead to indexed an empty list (IndexError out of
-    generate). That lot (4.9e-11, on the grid's bottom edge under the triangle's part left
-    by the overlap rule) is about 1e-11 high, under the world coordinates' spacing (2.3e-10
-    at 1.2e6): no outline can hold it (every piece collapses there); it keeps its area and
-    a warning says it has no outline."""
+    generate). That lot (4.9e-11, about 1e-11 high, under the world coordinates' spacing)
+    lay between the grid's bottom edge in world coordinates (y = 1200000, the square's
+    bottom edge: -5.999224013648927 in the local frame) and the local frame's grid edge
+    ``-rows * cell_size`` (-5.99922401373815), 8.9e-11 lower: ground off the grid, which
+    the frame's rounding made. The local grid edge is now the world edge moved as the
+    regions are (``pipeline.grid_box``, issue 15): no such lot, every lot has its outline
+    and the lots are the ground on the grid."""
     cell = 1.9997413379127167
     hf = _slope(3, 3, cell, (2600000.0, 1200005.9992240136))
     square = np.array([[2600000.0, 1200000.0], [2600002.999612007, 1200000.0],
@@ -745,8 +748,11 @@ def test_lot_whose_outline_segments_link_to_nothing():
     regions, res = _run(hf, [(square, []), (triangle, [])], params)
     assert res is not None
     _assert_partition(hf, regions, res)
-    assert any("narrower than the spacing of the world coordinates" in w and "(lot 4;" in w
-               for w in res.warnings)
+    assert not any("narrower than the spacing" in w for w in res.warnings)
+    assert all(lot.footprint for lot in res.lots)
+    ulp = float(np.spacing(2600000.0))
+    for lot in res.lots:            # none reaches below the grid's edge in world coordinates
+        assert min(p[0][:, 1].min() for p in lot.footprint) >= 1200000.0 - ulp
 
 
 def test_needle_lot_keeps_its_outline_within_the_stated_precision():
@@ -794,12 +800,14 @@ def test_cell_centre_under_a_region_stacked_on_two_earlier_ones():
     test_every_cell_centre_in_a_region_has_a_lot.hypothesis.inner_test((hf, regs, params))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: open case of the long run of 1 December "
-                   "11:53 (fails before and after the remesh half-plane fix); not fixed")
 def test_cell_centre_on_the_corner_of_a_square_cut_from_a_triangle():
-    """Open (found by the long run of 1 December, 11:53): a square region whose top-right
-    corner is exactly a cell centre (world coordinates), inside a later triangle region that
-    loses it, on a 27.8 m grid: that cell centre gets no lot. Lot areas and outlines hold."""
+    """Found by the long run of 1 December, 11:53: a square region whose top-right corner is
+    exactly a cell centre (world coordinates), inside a later triangle region that loses it,
+    on a 27.8 m grid: that cell centre got no lot. The remesh grid line -45 x remesh size lay
+    one ulp below the square's top: the square's lot dropped the sliver between them and
+    ended on the grid line, the triangle's lot on the edge, and the centre fell in the gap.
+    Grid lines that close to a piece's vertex coordinate now move onto it
+    (``remesh._snap_lines``; tests/lots/test_remesh.py)."""
     cs = 27.79142248121649
     h = 400.0 + np.add.outer(np.arange(14) * 19.45399573685154, np.arange(3) * 8.33742674436496)
     hf = Heightfield(h, cs, (cs, 389.07991473703083))
@@ -814,13 +822,16 @@ def test_cell_centre_on_the_corner_of_a_square_cut_from_a_triangle():
     test_every_cell_centre_in_a_region_has_a_lot.hypothesis.inner_test((hf, regs, params))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: open case of the long run of 1 December "
-                   "11:55 (fails before and after the remesh half-plane fix); not fixed")
 def test_outline_where_a_triangle_touches_the_grid_edge_at_a_later_regions_edge():
-    """Open (found by the long run of 1 December, 11:55): a small triangle region with a
-    vertex on the grid's south edge, inside a later triangle region that loses it: the later
-    region's lot outline touches itself at that vertex (shapely: Ring Self-intersection at
-    (1003.4973, 1000))."""
+    """Found by the long run of 1 December, 11:55: a small triangle region with a vertex on
+    the grid's south edge (y = 1000), inside a later triangle region that loses it, so the
+    later region has a hole touching the grid's edge there. The local frame's grid edge was
+    ``-rows * cell_size`` = -4.663081861065006, the vertex moved there -4.663081861065052:
+    4.6e-14 beyond the edge, so the hole's two edges cut the edge 1.4e-14 apart, and that
+    notch, one point again in world coordinates, made the lot's ring touch itself (shapely:
+    Ring Self-intersection at (1003.4973, 1000)). The grid's edges are now moved into the
+    local frame as the regions are (``pipeline.grid_box``), and a ring that still passes a
+    point twice in world coordinates is chained again there (``footprint.rechained``)."""
     h = 400.0 + np.add.outer(np.arange(3) * 1.0880524342485, np.arange(3) * 0.4663081861065)
     hf = Heightfield(h, 1.554360620355002, (1000.0, 1004.663081861065))
     regs = [(np.array([[1003.4973113957989, 1000.0], [1003.3546007620171, 1000.5589001331991],
@@ -831,3 +842,14 @@ def test_outline_where_a_triangle_touches_the_grid_edge_at_a_later_regions_edge(
               "min_lot_size": 1.2080184690551934, "remesh_size": 0.4663081861065006,
               "blur_radius": 0.0, "blend": 0.0, "preset": "reference"}
     test_lots_partition_the_regions_on_the_grid.hypothesis.inner_test((hf, regs, params))
+    regions, res = _run(hf, regs, params)
+    assert res is not None
+    _assert_outlines_are_the_lots(hf, regions, res)
+    # the lot around the hole: a shell and the hole touching it at the triangle's vertex
+    corner = Point(1003.4973113957989, 1000.0)
+    lot = next(lot for lot in res.lots if lot.region_id == 1 and corner.distance(
+        MultiPolygon([Polygon(p[0], p[1:]) for p in lot.footprint])) == 0)
+    assert [len(p) for p in lot.footprint] == [2]
+    hole = Polygon(lot.footprint[0][1])
+    assert hole.equals(Polygon(regs[0][0])) or hole.symmetric_difference(
+        Polygon(regs[0][0])).area <= 1e-12 * hole.area

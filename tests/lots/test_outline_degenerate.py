@@ -127,3 +127,103 @@ def test_chain_rings_splits_rings_touching_at_a_point_and_places_holes():
     group = np.r_[np.zeros(len(seg), dtype=int), np.ones(len(seg), dtype=int)]
     both = chain_rings(np.concatenate([seg, seg]), group, 2)
     assert [[len(p) for p in g] for g in both] == [[2, 1], [2, 1]]
+
+
+# a 3 x 3 grid whose south edge is y = 1000 in world coordinates, where -rows * cell_size
+# (-4.663081861065006) is not 1000 - origin (-4.663081861065052): found by the long run
+_NOTCH_HF = Heightfield(400.0 + np.add.outer(np.arange(3) * 1.0880524342485,
+                                             np.arange(3) * 0.4663081861065),
+                        1.554360620355002, (1000.0, 1004.663081861065))
+_NOTCH_OUTER = np.array([[1004.6630818610652, 1000.0], [1003.5912778715252, 1001.9619240429352],
+                         [1000.8075440745076, 998.2354840058604]])
+
+
+def test_grid_box_puts_a_vertex_on_the_world_edge_on_the_local_edge():
+    """The grid's edges in the local frame are its world edges moved as the regions are
+    (issue 15): a vertex on the world edge is on the local one bit for bit, which
+    ``-rows * cell_size`` is not for this grid."""
+    from terrace_foundation.pipeline import grid_box
+
+    hf = _NOTCH_HF
+    x0, y0, x1, y1 = hf.extent
+    assert y0 == 1000.0 and -hf.shape[0] * hf.cell_size != y0 - hf.origin[1]
+    corners = Region.from_rings(np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]]), [])
+    moved = corners.translated(-np.array(hf.origin))
+    bx0, by0, bx1, by1 = grid_box(hf)
+    assert moved.bounds == (bx0, by0, bx1, by1)
+    rng = np.random.default_rng(15)
+    for _ in range(200):          # any grid: the world edges land on grid_box exactly
+        rows, cols = rng.integers(3, 40, 2)
+        cs = float(rng.uniform(0.3, 40.0))
+        origin = (float(rng.choice([0.0, 1000.0, 2.6e6]) + rng.uniform(-50, 50)),
+                  float(rng.choice([0.0, 1000.0, 1.2e6]) + rng.uniform(-50, 50)))
+        g = Heightfield(np.zeros((rows, cols)), cs, origin)
+        e = np.array(g.extent)
+        assert grid_box(g) == tuple((e - np.r_[origin, origin]).tolist())
+
+
+def test_rechained_splits_a_ring_pinched_in_world_coordinates():
+    """A ring with a notch 1.4e-14 wide on its bottom edge, simple in the grid's frame,
+    passes one point twice once moved to x ~ 1000 (spacing 1.1e-13): pinched_outlines finds
+    it and rechained makes it a shell and a hole touching at that point, of the same shape
+    (shapely: valid, the region within the coordinates' spacing x its perimeter)."""
+    from terrace_foundation.lots.footprint import pinched_outlines, rechained
+
+    a, b = 3.497311395798849, 3.497311395798863        # the notch's two crossings
+    local = np.array([[2.0, 0.0], [a, 0.0], [3.35, 0.26], [3.0, 0.9], [3.35, 0.56], [b, 0.0],
+                      [4.5, 0.0], [4.5, 2.0], [2.0, 2.0]])
+    assert Polygon(local).is_valid
+    shift = np.array([1000.0, 1000.0])
+    world = [[local + shift]]
+    assert (world[0][0][1] == world[0][0][5]).all()      # one point in world coordinates
+    assert not Polygon(world[0][0]).is_valid
+    square = [[np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]) + shift]]
+    assert pinched_outlines([world, square, []]).tolist() == [True, False, False]
+    polys = rechained(world)
+    assert [len(p) for p in polys] == [2]                # a shell and its hole
+    got = Polygon(polys[0][0], polys[0][1:])
+    assert got.is_valid
+    want = Polygon(local)
+    ulp = float(np.spacing(1000.0))
+    moved = Polygon(np.asarray(got.exterior.coords) - shift,
+                    [np.asarray(h.coords) - shift for h in got.interiors])
+    assert abs(got.area - want.area) <= 8 * want.length * ulp
+    assert moved.symmetric_difference(want).area <= 8 * want.length * ulp
+
+
+@pytest.mark.parametrize("below", [0, 1, 3])
+@pytest.mark.parametrize("steep", [10.0, 1000.0])
+@pytest.mark.parametrize("form", ["hole", "earlier region"])
+def test_hole_corner_ulps_beyond_the_grid_edge(below, steep, form):
+    """A hole's corner on the grid's edge or a few world ulps beyond it, its edges steep:
+    they cut the grid's edge less than a world ulp apart, so the lot's ring, simple in the
+    grid's frame, passed one point twice in world coordinates (issue 15; a hole, or an
+    earlier region the later one loses). Every outline valid and equal to its lot."""
+    hf = _NOTCH_HF
+    vx, vy = 1003.4973113957989, 1000.0
+    for _ in range(below):
+        vy = np.nextafter(vy, 0.0)
+    hole = np.array([[vx, vy], [vx + 0.3 / steep, vy + 0.3], [vx - 0.3 / steep, vy + 0.3]])
+    if form == "hole":
+        regions = [Region.from_rings(_NOTCH_OUTER, [hole])]
+    else:
+        regions = [Region.from_rings(hole, [], region_id=0),
+                   Region.from_rings(_NOTCH_OUTER, [], region_id=1)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = generate(hf, regions, preset="reference",
+                       **dict(PARAMS, min_lot_size=1.2080184690551934,
+                              remesh_size=0.4663081861065006))
+    ground = unary_union([Polygon(r.exterior, r.holes) for r in regions]).intersection(
+        box(*hf.extent))
+    ulp = float(np.spacing(1000.0))
+    shapes = []
+    for lot in res.lots:
+        shape = MultiPolygon([Polygon(p[0], p[1:]) for p in lot.footprint])
+        assert shape.is_valid
+        assert shape.area == pytest.approx(lot.area, rel=1e-9, abs=8 * shape.length * ulp)
+        shapes.append(shape)
+    tol = 8 * sum(s.length for s in shapes) * ulp
+    assert sum(s.area for s in shapes) == pytest.approx(ground.area, abs=tol)
+    i, j = np.triu_indices(len(shapes), 1)
+    assert sum(shapes[a].intersection(shapes[b]).area for a, b in zip(i, j)) <= tol

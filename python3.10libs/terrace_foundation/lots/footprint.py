@@ -13,7 +13,8 @@ import numpy as np
 from ..geometry import bbox_pairs, polygon_area, polygon_halfplanes, roll_next
 from ..region import point_ids, points_in_edges, ring_area
 
-__all__ = ["lot_footprint", "lot_footprints", "pieces_outline", "lot_outlines", "chain_rings"]
+__all__ = ["lot_footprint", "lot_footprints", "pieces_outline", "lot_outlines", "chain_rings",
+           "pinched_outlines", "rechained"]
 
 
 def _crossing_t(a: np.ndarray, b: np.ndarray, normal: np.ndarray, offset: np.ndarray) -> np.ndarray:
@@ -823,6 +824,60 @@ def lot_outlines(pieces: np.ndarray, count: np.ndarray, piece_lot: np.ndarray, n
     s0, s1, seg_lot = _outline_segments(pieces, count, piece_lot)
     seg = np.stack([s0, s1], axis=1)
     return _chain_groups(seg, seg_lot, n_lots)
+
+
+def pinched_outlines(outlines: list[list[list[np.ndarray]]]) -> np.ndarray:
+    """Which outlines have a ring passing a point twice (or twice in a row).
+
+    Traced in the grid's frame, an outline's rings are simple; moved to world coordinates,
+    two of a ring's vertices closer than the coordinates' spacing become one point: the
+    two crossings of a notch 1e-14 wide (a hole's corner a few ulps beyond the grid's edge,
+    its edges cutting the edge on either side) made the ring touch itself (issue 15).
+
+    Parameters
+    ----------
+    outlines : list of polygons per outline (``[[outer, hole, ...], ...]``)
+
+    Returns
+    -------
+    (N,) ndarray of bool
+    """
+    out = np.zeros(len(outlines), dtype=bool)
+    rings = [r for polys in outlines for poly in polys for r in poly]
+    if not rings:
+        return out
+    per_lot = np.fromiter((sum(len(poly) for poly in polys) for polys in outlines),
+                          dtype=np.intp, count=len(outlines))
+    size = np.fromiter(map(len, rings), dtype=np.intp, count=len(rings))
+    p = np.concatenate(rings) + 0.0                # -0.0 and 0.0 alike
+    ring_no = np.repeat(np.arange(len(rings)), size)
+    # a hash of (ring, x, y) sorted once finds the candidates (one sort of one key: the
+    # exact lexsort of every vertex of 48 000 lots cost more than tracing them)
+    bits = p.view(np.uint64)
+    h = (bits[:, 0] * np.uint64(0x9E3779B97F4A7C15)) ^ (bits[:, 1] * np.uint64(0xC2B2AE3D27D4EB4F)) \
+        ^ (ring_no.astype(np.uint64) * np.uint64(0x165667B19E3779F9))
+    hs = np.sort(h)
+    same = hs[1:][hs[1:] == hs[:-1]]
+    if not len(same):
+        return out
+    cand = np.nonzero(np.isin(h, same))[0]      # then the exact test, on those alone
+    pid = _point_ids(ring_no[cand], p[cand, 0], p[cand, 1])
+    twice = cand[np.bincount(pid)[pid] > 1]
+    owner = np.repeat(np.repeat(np.arange(len(outlines)), per_lot), size)
+    out[owner[twice]] = True
+    return out
+
+
+def rechained(polys: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
+    """An outline's rings chained again where they are (:func:`chain_rings`): a ring
+    passing a point twice falls into simple loops there (the shell and a hole touching it
+    at the point), zero-length edges go.
+    """
+    seg = [np.stack([r, np.roll(r, -1, axis=0)], axis=1) for poly in polys for r in poly]
+    if not seg:
+        return []
+    s = np.concatenate(seg)
+    return chain_rings(s[np.any(s[:, 0] != s[:, 1], axis=1)])[0]
 
 
 def _ring_rank(nxt: np.ndarray, lab: np.ndarray) -> np.ndarray:

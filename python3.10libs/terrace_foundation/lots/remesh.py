@@ -1,9 +1,11 @@
 """Stage 3: remesh each lot into triangles of about the remesh size.
 
 The lot's convex pieces are cut by a square grid of the remesh size (anchored at a fixed world
-point, so neighbouring lots share grid lines); every ``piece ∩ square`` is convex and is
-fan-triangulated. Triangles therefore have edges of at most ``sqrt(2) * remesh_size`` and are
-right isosceles inside the lot. Vertices are merged per lot, so each lot is one connected mesh
+point, so neighbouring lots share grid lines; a line within the vertex merge distance of one of
+a piece's vertex coordinates is moved onto it, so no lot ends on a grid line a few ulps from the
+edge its neighbour ends on); every ``piece ∩ square`` is convex and is fan-triangulated.
+Triangles therefore have edges of at most ``sqrt(2) * remesh_size`` and are right isosceles
+inside the lot. Vertices are merged per lot, so each lot is one connected mesh
 wherever the lot itself is connected.
 """
 
@@ -79,6 +81,12 @@ def remesh_lots(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarr
     # neighbouring lots' pieces clip the grid's squares alike on the line they share, so their
     # triangles meet without an ulp-wide gap that a cell centre could fall in (issue 15)
     normal, offset = polygon_halfplanes(pieces, piece_count, shared=True)
+    # the merge distance (below) of each piece's lot; grid lines that close to one of the
+    # piece's vertex coordinates are moved onto it (_snap_lines)
+    lot_thin = _lot_thinness(pieces, extent, piece_lot)
+    reach = float(np.abs(pieces - np.array([ax, ay])).max()) if len(pieces) else 1.0
+    snap = np.maximum(np.minimum(size, lot_thin[piece_lot]) * 1e-7,
+                      16.0 * float(np.spacing(max(reach, 1.0))))
     tris, tri_lots = [], []
     # process pieces in chunks that keep the number of (piece, square) pairs bounded; each pair
     # takes its piece's K half-planes, so the chunk shrinks with K (about 64 MB of them)
@@ -94,12 +102,14 @@ def remesh_lots(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarr
         p_per = per[sl]
         pair_piece = np.repeat(np.arange(sl.start, sl.stop), p_per)
         local = np.arange(len(pair_piece)) - np.repeat(np.cumsum(p_per) - p_per, p_per)
-        gx = ix0[pair_piece] + local % nx[pair_piece]
-        gy = iy0[pair_piece] + local // nx[pair_piece]
-        x0 = ax + gx * size
-        y0 = ay + gy * size
-        x1 = ax + (gx + 1) * size
-        y1 = ay + (gy + 1) * size
+        # the chunk's grid lines, nx + 1 and ny + 1 per piece, snapped onto the piece's
+        # vertex coordinates; a square's sides are lines i and i + 1 of its piece
+        xs, xline = _snap_lines(pieces[sl, :, 0], ix0[sl], nx[sl], ax, size, snap[sl])
+        ys, yline = _snap_lines(pieces[sl, :, 1], iy0[sl], ny[sl], ay, size, snap[sl])
+        at = pair_piece - sl.start
+        i = xs[at] + local % nx[pair_piece]
+        j = ys[at] + local // nx[pair_piece]
+        x0, x1, y0, y1 = xline[i], xline[i + 1], yline[j], yline[j + 1]
         sq = np.stack([np.column_stack([x0, y0]), np.column_stack([x1, y0]),
                        np.column_stack([x1, y1]), np.column_stack([x0, y1])], axis=1)
         cnt = np.full(len(sq), 4)
@@ -127,9 +137,6 @@ def remesh_lots(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarr
     # width): a sliver thinner than size * 1e-7 keeps its two sides apart (issue 15: a sliver
     # 1e-6 of a cell thick at remesh size 50 cells collapsed to zero-area triangles, and the
     # cell centres on it got no lot); never below a few ulps of the coordinates
-    thin = np.abs(polygon_area(pieces)) / np.maximum(extent, 1e-300)
-    lot_thin = np.full(int(piece_lot.max()) + 1 if len(piece_lot) else 1, np.inf)
-    np.minimum.at(lot_thin, piece_lot, thin)
     big = float(np.abs(tri - np.array([ax, ay])).max()) if len(tri) else 1.0
     floor = 16.0 * float(np.spacing(max(big, 1.0)))
     # vertices are never shared between lots, and the triangles are sorted by lot: merge them
@@ -175,3 +182,55 @@ def remesh_lots(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarr
     vertex_lot = np.concatenate(vlots)
     vid = np.concatenate(vids)
     return LotMesh(vertices, vertex_lot, vid.reshape(-1, 3), tlot)
+
+
+def _lot_thinness(pieces: np.ndarray, extent: np.ndarray, piece_lot: np.ndarray) -> np.ndarray:
+    """Width of each lot's thinnest piece (area / extent), ``(n_lots,)``."""
+    thin = np.abs(polygon_area(pieces)) / np.maximum(extent, 1e-300)
+    lot_thin = np.full(int(piece_lot.max()) + 1 if len(piece_lot) else 1, np.inf)
+    np.minimum.at(lot_thin, piece_lot, thin)
+    return lot_thin
+
+
+def _snap_lines(coord: np.ndarray, i0: np.ndarray, n: np.ndarray, anchor: float, size: float,
+                snap: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The remesh grid lines ``anchor + (i0 + k) * size``, ``k = 0 .. n``, of each piece, each
+    moved onto the nearest of the piece's vertex coordinates within ``snap``.
+
+    A line that close to a piece's edge would otherwise cut a sliver off the piece, which the
+    lot then drops (too thin) or collapses (the vertex merge keeps one of the two sides): the
+    lot's mesh then ends on the grid line while its neighbour's ends on the shared edge, a gap
+    a few ulps wide that a cell centre on the edge can fall in (issue 15: a square region's
+    corner on a cell centre, 1 ulp from the grid line -45 x remesh size). Snapped, both lots'
+    squares end exactly on the edge. Lines far from every vertex keep their values, so
+    neighbouring pieces still share them.
+
+    Parameters
+    ----------
+    coord : (Q, K) ndarray
+        One coordinate (x or y) of each piece's vertices (padded by repeats).
+    i0, n : (Q,) ndarray of int
+        First line's grid index and the number of squares across each piece.
+    anchor, size : float
+        The grid's origin along this axis and its spacing.
+    snap : (Q,) ndarray
+        Snapping distance per piece (world units).
+
+    Returns
+    -------
+    start : (Q,) ndarray of int
+        Index of each piece's first line in ``line``.
+    line : (sum(n + 1),) ndarray
+        The lines' coordinates, piece after piece.
+    """
+    per = n + 1
+    start = np.cumsum(per) - per
+    owner = np.repeat(np.arange(len(n)), per)
+    k = np.arange(int(per.sum())) - start[owner]
+    line = anchor + (i0[owner] + k) * size
+    d = np.abs(coord[owner] - line[:, None])
+    near = np.argmin(d, axis=1)
+    rows = np.arange(len(line))
+    hit = d[rows, near] <= snap[owner]
+    line[hit] = coord[owner[hit], near[hit]]
+    return start, line

@@ -1,0 +1,102 @@
+"""Stage 3, the remesh: lots that share an edge meet on it exactly (issue 15).
+
+A remesh grid line a few ulps from an axis-parallel edge two lots share used to cut a sliver
+off one of them, which that lot dropped (too thin) or collapsed onto the grid line (the
+vertex merge): its mesh then ended on the grid line, its neighbour's on the edge, and a cell
+centre in the few-ulp gap got no lot (the fuzz campaign's "cell centre on the corner of a
+square cut from a triangle"). Shapely is the oracle: each lot's triangles cover exactly its
+pieces, and the rasteriser finds a lot at every cell centre of the region.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from terrace_foundation.heightfield import Heightfield
+from terrace_foundation.lots.remesh import remesh_lots
+from terrace_foundation.terrain.project import rasterize_triangles
+from terrace_testkit import needs
+
+_geometry = needs("shapely.geometry")
+Polygon, box = _geometry.Polygon, _geometry.box
+unary_union = needs("shapely.ops").unary_union
+
+
+def _pieces(*rects):
+    """Counter-clockwise rectangles ``(x0, y0, x1, y1)`` as padded pieces (K = 4)."""
+    pieces = np.array([[[x0, y0], [x1, y0], [x1, y1], [x0, y1]] for x0, y0, x1, y1 in rects])
+    return pieces, np.full(len(rects), 4)
+
+
+def _lot_shapes(mesh):
+    tri = mesh.vertices[mesh.triangles]
+    return {int(lot): unary_union([Polygon(t) for t in tri[mesh.triangle_lot == lot]])
+            for lot in np.unique(mesh.triangle_lot)}
+
+
+def _assert_lots_meet_on(mesh, pieces, piece_lot, axis, edge):
+    """Each lot's triangles are its pieces exactly; the two lots' vertices on the shared line
+    ``coordinate[axis] == edge`` are the same points."""
+    shapes = _lot_shapes(mesh)
+    for lot, shape in shapes.items():
+        piece = unary_union([Polygon(p) for p in pieces[piece_lot == lot]])
+        assert shape.symmetric_difference(piece).area == 0.0, f"lot {lot} != its pieces"
+    on = [{tuple(v) for v in mesh.vertices[(mesh.vertex_lot == lot)
+                                           & (mesh.vertices[:, axis] == edge)]}
+          for lot in (0, 1)]
+    assert on[0] and on[0] == on[1]
+
+
+# the grid line -45 x remesh size is one ulp below the square's top (the fuzz case)
+SIZE = 8.337426744364947
+TOP = -375.1842034964226
+RIGHT = 13.895711240608247
+
+
+def test_grid_line_one_ulp_from_the_shared_edge_of_the_fuzz_case():
+    assert -45 * SIZE == np.nextafter(TOP, -np.inf)
+    # lot 0 a square below the edge, lot 1 a rectangle above it and one right of both
+    pieces, count = _pieces((0.0, -389.07991473703083, RIGHT, TOP),
+                            (0.0, TOP, RIGHT, -368.44903215066626),
+                            (RIGHT, -389.07991473703083, 21.6, -368.44903215066626))
+    lot = np.array([0, 1, 1])
+    mesh = remesh_lots(pieces, count, lot, SIZE)
+    _assert_lots_meet_on(mesh, pieces, lot, 1, TOP)
+    # the pipeline's test of the same: every cell centre of the pieces is in a triangle,
+    # the one on the square's corner too (row 13, column 0 of the fuzz case's grid)
+    cs = 27.79142248121649
+    grid = Heightfield(np.zeros((14, 1)), cs, (0.0, 0.0))
+    tri = mesh.vertices[mesh.triangles]
+    cells, _, label = rasterize_triangles(tri, np.zeros(tri.shape[:2]), mesh.triangle_lot, grid)
+    region = unary_union([Polygon(p) for p in pieces])
+    r, c = np.divmod(np.arange(14), 1)
+    x, y = (c + 0.5) * cs, -(r + 0.5) * cs
+    assert np.allclose((x[13], y[13]), (RIGHT, TOP), rtol=0, atol=4e-14)   # ulps apart
+    inside = np.array([region.covers(_geometry.Point(a, b)) for a, b in zip(x, y)])
+    assert set(np.nonzero(inside)[0]) <= set(cells.tolist())
+    assert 13 in cells.tolist()
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("ulps", [-3, -1, 1, 3])
+@pytest.mark.parametrize("size,k", [(8.337426744364947, -45), (0.3, 7), (2.5, 13),
+                                    (10.0, 260_000), (1.1, -9)])
+def test_lots_sharing_an_edge_a_few_ulps_from_a_grid_line_meet_on_it(axis, ulps, size, k):
+    edge = k * size
+    for _ in range(abs(ulps)):
+        edge = np.nextafter(edge, np.inf if ulps > 0 else -np.inf)
+    # two rectangles meeting on the line coordinate[axis] == edge, each a few squares deep
+    lo, hi = edge - 2.7 * size, edge + 1.9 * size
+    a, b = (k - 3.3) * size, (k + 2.2) * size
+    rects = [(lo, a, edge, b), (edge, a, hi, b)] if axis == 0 else \
+        [(a, lo, b, edge), (a, edge, b, hi)]
+    pieces, count = _pieces(*rects)
+    lot = np.array([0, 1])
+    mesh = remesh_lots(pieces, count, lot, size)
+    _assert_lots_meet_on(mesh, pieces, lot, axis, edge)
+    # and the squares keep their size: no triangle leg longer than the remesh size plus the
+    # few ulps a grid line moved
+    tri = mesh.vertices[mesh.triangles]
+    legs = np.abs(np.diff(tri[:, [0, 1, 2, 0]], axis=1)).max()
+    assert legs <= size + 4 * np.spacing(abs(edge))

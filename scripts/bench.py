@@ -506,8 +506,9 @@ def main(argv=None) -> int:
 #: blocks, changed cells, band cells) is named with its share. Float64 throughout (see
 #: tiling.py and the README for why); lot mask and labels int32.
 RASTER_PASSES = {
-    "rasterize": (1, "a count per window cell (duplicates); ~45 operations per candidate cell "
-                     "of the slice triangles' boxes, ~25 per covered cell"),
+    "rasterize": (1, "an owner per window cell (duplicates); per triangle row ~25 operations "
+                     "(the span from the weights' crossings), ~7 per covered cell; rows with a "
+                     "cell centre within rounding of an edge (rare) cell by cell as before"),
     "read": (3, "the window (float64 copy), the lot mask (zeros + scatter), the box's terrain "
                 "kept"),
     "blend": (58, "difference (zeros + scatter), any() per block, then on the live 256² blocks "

@@ -188,3 +188,81 @@ def test_missing_rasterio_message(monkeypatch, tmp_path):
         georasters.read_geotiff_heightfield(tif)
     with pytest.raises(MissingDependencyError, match=r"rasterio is needed .* pip install"):
         read_heightfield(tif)                     # the front door, whatever it dispatches to
+
+
+# one rule for both readers: square and north-up within 1e-9 of the cell size (issue 15)
+_GEOREFERENCES = {
+    "square north-up": ((10.0, 0.0, 0.0, -10.0), None),
+    "cell sizes 4e-10 apart (rounding)": ((10.0, 0.0, 0.0, -10.0 * (1 + 4e-10)), None),
+    "cell sizes an ulp apart": ((10.0, 0.0, 0.0, -float(np.nextafter(10.0, 11.0))), None),
+    "cell sizes 3e-9 apart": ((10.0, 0.0, 0.0, -10.0 * (1 + 3e-9)), "cells must be square"),
+    # read as square by the GeoTIFF reader's old 1e-6, refused by the sidecar's 1e-9
+    "cell sizes 1e-7 apart": ((10.0, 0.0, 0.0, -10.0 * (1 + 1e-7)), "cells must be square"),
+    "rotation term 5e-10 of a cell": ((10.0, 5e-9, 0.0, -10.0), None),
+    "rotation term 2e-9 of a cell": ((10.0, 2e-8, 0.0, -10.0), "rotated or sheared"),
+    "shear term 3e-9 of a cell": ((10.0, 0.0, -3e-8, -10.0), "rotated or sheared"),
+    "rotated 30 degrees": ((8.660254037844387, 5.0, 5.0, -8.660254037844387),
+                           "rotated or sheared"),
+    "south-up": ((10.0, 0.0, 0.0, 10.0), "south-up"),
+    "east-to-west": ((-10.0, 0.0, 0.0, -10.0), "west-to-east"),
+}
+
+
+def _georef_file(kind, tmp_path, a, b, d, e):
+    heights = small_heights(6, 7)
+    c, f = 1000.0, 2400.0
+    if kind == "geotiff":
+        return write_geotiff(tmp_path / "g.tif", heights, (a, b, c, d, e, f))
+    return write_npy(tmp_path / "g.npy", heights, {"gdal_geotransform": [c, a, b, f, d, e]})
+
+
+@pytest.mark.parametrize("kind", ["geotiff", "sidecar"])
+@pytest.mark.parametrize("name", list(_GEOREFERENCES))
+def test_square_north_up_is_one_rule_for_both_readers(kind, name, tmp_path):
+    """Both readers take a georeference as square north-up by one rule (cell sizes and
+    rotation terms within 1e-9 of the cell size, ``georasters.square_north_up``). rasterio
+    is the oracle: what it reads back from the GeoTIFF are the terms written, and every cell
+    centre of a grid read as square lies where rasterio's transform puts it within the
+    rule's stated bound (1e-9 x (rows + cols) of a cell)."""
+    rasterio = needs("rasterio")
+    from rasterio.transform import Affine
+
+    from terrace_foundation.io.readers.georasters import SQUARE_TOLERANCE
+
+    (a, b, d, e), refused = _GEOREFERENCES[name]
+    path = _georef_file(kind, tmp_path, a, b, d, e)
+    transform = Affine(a, b, 1000.0, d, e, 2400.0)
+    if kind == "geotiff":
+        with rasterio.open(path) as src:
+            assert tuple(src.transform)[:6] == tuple(transform)[:6]
+    if refused:
+        with pytest.raises(TerraceInputError, match=refused) as err:
+            read_heightfield(path)
+        assert "\n" not in str(err.value) and path.stem + "." in str(err.value)
+        return
+    hf = read_heightfield(path)
+    assert hf.cell_size == a and hf.origin == (1000.0, 2400.0)
+    rows, cols = hf.shape
+    xs, ys = hf.cell_centres()
+    bound = SQUARE_TOLERANCE * a * (rows + cols)
+    for r, c in [(0, 0), (rows - 1, cols - 1), (0, cols - 1), (rows - 1, 0), (3, 4)]:
+        want = transform @ (c + 0.5, r + 0.5)
+        assert abs(xs[c] - want[0]) <= bound and abs(ys[r] - want[1]) <= bound
+
+
+def test_square_north_up_rule_at_its_edge():
+    """The rule at its tolerance, the reason in the message, one line."""
+    from terrace_foundation.io.readers.georasters import SQUARE_TOLERANCE, square_north_up
+
+    names = ("a", "b", "d", "e")
+    for cell in (0.5, 25.0, 1e-4):
+        below = cell * SQUARE_TOLERANCE * 0.99
+        assert square_north_up(cell, below, -below, -(cell + below), "transform terms", names,
+                               "x.tif") == cell
+        above = cell * SQUARE_TOLERANCE * 1.01
+        with pytest.raises(TerraceInputError, match="cells must be square"):
+            square_north_up(cell, 0.0, 0.0, -(cell + above), "transform terms", names, "x.tif")
+        with pytest.raises(TerraceInputError, match="transform terms b and d must be 0"):
+            square_north_up(cell, above, 0.0, -cell, "transform terms", names, "x.tif")
+    with pytest.raises(TerraceInputError, match="must be finite"):
+        square_north_up(float("nan"), 0.0, 0.0, -1.0, "transform terms", names, "x.tif")

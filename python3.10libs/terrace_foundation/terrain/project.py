@@ -3,6 +3,13 @@
 A cell takes the slice height at its centre (linear inside the triangle that covers it) when a
 slice triangle covers the centre. Work is bounded by the triangles' bounding boxes, processed in
 chunks, so cost grows with the covered area, not with the map.
+
+The test of a cell centre is three barycentric weights, each an affine expression of the
+cell's column and row evaluated in floating point (:func:`_weights`). Along one row of a
+triangle the cells that pass form one run, found per row (a *span*) from where each weight
+crosses its bound, and checked there with the very same expressions: the cells of a span are
+the cells the per-cell test passes, bit for bit (see :func:`_spans`); rows where that cannot
+be shown are tested cell by cell.
 """
 
 from __future__ import annotations
@@ -13,73 +20,303 @@ from ..heightfield import Heightfield
 
 __all__ = ["rasterize_triangles", "rasterize_window"]
 
+#: Tolerance of the inside test: a centre on an edge (or within 1e-9 of it) is inside.
+EPS = -1e-9
+#: Upper bound of ``w1 + w2`` in the inside test.
+TOP = 1.0 - EPS
+#: Bound on the rounding error of ``w1``, ``w2`` and their sum, as a multiple of the
+#: magnitudes added (about 4.6 units in the last place; twice that for safety).
+ROUND = 1e-15
+
+
+class _Coefficients:
+    """The affine weights of a set of triangles: ``w = a * col + b * row + k`` per weight,
+    and the slice value ``v = va * col + vb * row + vk``, with each triangle's cell box.
+    """
+
+    def __init__(self, tri_xy: np.ndarray, tri_value: np.ndarray, grid: Heightfield) -> None:
+        rows, cols = grid.shape
+        r, c = grid.world_to_grid(tri_xy[..., 0], tri_xy[..., 1])
+        lo_c = np.minimum(np.minimum(c[:, 0], c[:, 1]), c[:, 2])
+        hi_c = np.maximum(np.maximum(c[:, 0], c[:, 1]), c[:, 2])
+        lo_r = np.minimum(np.minimum(r[:, 0], r[:, 1]), r[:, 2])
+        hi_r = np.maximum(np.maximum(r[:, 0], r[:, 1]), r[:, 2])
+        self.c0 = np.clip(np.ceil(lo_c), 0, cols).astype(np.int64)
+        self.c1 = np.clip(np.floor(hi_c), -1, cols - 1).astype(np.int64)
+        self.r0 = np.clip(np.ceil(lo_r), 0, rows).astype(np.int64)
+        self.r1 = np.clip(np.floor(hi_r), -1, rows - 1).astype(np.int64)
+        # Barycentric weights and the value are affine in (col, row): precompute per triangle
+        # w = a * col + b * row + k, so each candidate cell costs three fused evaluations.
+        ax, ay = c[:, 0], r[:, 0]
+        ex1, ey1 = c[:, 1] - ax, r[:, 1] - ay
+        ex2, ey2 = c[:, 2] - ax, r[:, 2] - ay
+        det = ex1 * ey2 - ex2 * ey1
+        self.ok = det != 0
+        inv = np.where(self.ok, 1.0 / np.where(self.ok, det, 1.0), 0.0)
+        # w1 = ((col - ax) * ey2 - ex2 * (row - ay)) / det ; w2 = (ex1 * (row - ay) - (col - ax) * ey1) / det
+        self.w1a, self.w1b = ey2 * inv, -ex2 * inv
+        self.w1k = -(ax * self.w1a + ay * self.w1b)
+        self.w2a, self.w2b = -ey1 * inv, ex1 * inv
+        self.w2k = -(ax * self.w2a + ay * self.w2b)
+        v0 = tri_value[:, 0]
+        d1 = tri_value[:, 1] - v0
+        d2 = tri_value[:, 2] - v0
+        self.va = d1 * self.w1a + d2 * self.w2a
+        self.vb = d1 * self.w1b + d2 * self.w2b
+        self.vk = v0 + d1 * self.w1k + d2 * self.w2k
+
+
+def _weights(a1, b1, k1, a2, b2, k2, col: np.ndarray):
+    """``w1, w2`` at columns ``col`` (float) of rows whose ``b * row`` are ``b1, b2``: the
+    expressions of the inside test, ``(a * col + b * row) + k``, in this order.
+    """
+    w1 = a1 * col
+    w1 += b1
+    w1 += k1
+    w2 = a2 * col
+    w2 += b2
+    w2 += k2
+    return w1, w2
+
+
+def _inside(w1: np.ndarray, w2: np.ndarray) -> np.ndarray:
+    """The inside test of a cell centre from its weights."""
+    out = w1 >= EPS
+    out &= w2 >= EPS
+    w1 += w2
+    out &= w1 <= TOP
+    return out
+
+
+#: Unit roundoff of float64 (a little over 2**-53).
+_U = 1.12e-16
+
+
+def _row_bounds(B, K, th, ge, err, rows0, rows1):
+    """For conditions whose slope along a row is zero: the rows where they hold.
+
+    The condition ``B * row + K >= th`` (``ge``) or ``<= th`` holds on rows on one side of
+    ``row* = (th - K) / B``; a row within the rounding bound of ``row*`` is uncertain.
+
+    Returns ``(first, last, sure)``: the rows ``rows0..rows1`` narrowed to where it holds,
+    and False where a row of the triangle is uncertain.
+    """
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        x = (th - K) / B
+        tol = 4.0 * (err / np.abs(B) + 8.0 * _U * ((abs(th) + np.abs(K)) / np.abs(B)
+                                                   + np.abs(x) + 1.0))
+    up = (B > 0) == ge                       # holds from row* on
+    near = np.abs(x - np.rint(x)) <= tol
+    sure = ~(near & (x >= rows0 - 1) & (x <= rows1 + 1)) & np.isfinite(x)
+    xs = np.clip(np.nan_to_num(x), rows0 - 1.0, rows1 + 1.0)
+    first = np.where(up, np.maximum(rows0, np.ceil(xs).astype(np.int64)), rows0)
+    last = np.where(up, rows1, np.minimum(rows1, np.floor(xs).astype(np.int64)))
+    return first, last, sure
+
+
+def _spans(co: _Coefficients, tri: np.ndarray, row0: np.ndarray, row1: np.ndarray):
+    """Per row of each triangle (rows ``row0..row1`` of triangle ``tri``): the span of
+    cells whose centre passes the inside test, or a flag that the row needs a cell by cell
+    test.
+
+    Each of the three conditions of the test (``w1 >= EPS``, ``w2 >= EPS``,
+    ``w1 + w2 <= TOP``) is an affine expression of the column along a row, evaluated with
+    rounding errors bounded by ``E`` (a few units in the last place of the magnitudes added,
+    computed per triangle). A cell whose exact value is farther than ``E`` from the bound
+    passes or fails in floating point as it does exactly, so where no cell centre lies
+    within ``E`` (in columns: ``E / |slope|``, plus the error of the crossing's estimate) of
+    the crossing, the span ends at the crossing's ceiling or floor, exactly as the per-cell
+    test has it. Rows with a centre that close are flagged and tested cell by cell.
+    Conditions whose slope along the rows is zero hold on whole rows: they narrow the rows.
+
+    Returns
+    -------
+    t, row, lo, hi : (P,) ndarray of int64
+        Triangle, row, first and last column of each span (``lo <= hi``).
+    slow_t, slow_row : (S,) ndarray of int64
+        Rows of triangles to test cell by cell over the triangle's box.
+    """
+    a1, b1, k1 = co.w1a[tri], co.w1b[tri], co.w1k[tri]
+    a2, b2, k2 = co.w2a[tri], co.w2b[tri], co.w2k[tri]
+    R = np.maximum(np.abs(row0), np.abs(row1)).astype(np.float64)
+    ca, cb = co.c0[tri], co.c1[tri]
+    C = np.maximum(np.abs(ca), np.abs(cb)).astype(np.float64)
+    m1 = np.abs(a1) * C + np.abs(b1) * R + np.abs(k1)
+    m2 = np.abs(a2) * C + np.abs(b2) * R + np.abs(k2)
+    conds = ((a1, b1, k1, EPS, True, 8.0 * _U * m1),
+             (a2, b2, k2, EPS, True, 8.0 * _U * m2),
+             (a1 + a2, b1 + b2, k1 + k2, TOP, False, 12.0 * _U * (m1 + m2)))
+    n = len(tri)
+    inf = np.full(n, np.inf)
+    pl = [-inf, -inf.copy()]
+    ql = [np.zeros(n), np.zeros(n)]
+    pu = [inf.copy(), inf.copy()]
+    qu = [np.zeros(n), np.zeros(n)]
+    l_used = np.zeros(n, dtype=bool)
+    u_used = np.zeros(n, dtype=bool)
+    tol = np.zeros(n)
+    sure = np.ones(n, dtype=bool)
+    first, last = row0, row1
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for A, B, K, th, ge, err in conds:
+            zero = A == 0
+            if zero.any():
+                f, g, s = _row_bounds(B, K, th, ge, err, row0, row1)
+                first = np.where(zero, np.maximum(first, f), first)
+                last = np.where(zero, np.minimum(last, g), last)
+                sure &= ~zero | s
+            p = (th - K) / A
+            q = -B / A
+            absa = np.abs(A)
+            t_k = 4.0 * (err / absa + 8.0 * _U * ((abs(th) + np.abs(K) + np.abs(B) * R) / absa
+                                                  + np.abs(p) + np.abs(q) * R + 1.0))
+            tol = np.where(zero, tol, np.maximum(tol, t_k))
+            lower = ~zero & ((A > 0) == ge)
+            upper = ~zero & ~lower
+            for side, used, ps, qs in ((lower, l_used, pl, ql), (upper, u_used, pu, qu)):
+                one = side & ~used
+                two = side & used
+                np.copyto(ps[0], p, where=one)
+                np.copyto(qs[0], q, where=one)
+                np.copyto(ps[1], p, where=two)
+                np.copyto(qs[1], q, where=two)
+                used |= side
+    slow_tri = ~sure | ~np.isfinite(tol)
+    nrow = np.where(slow_tri, 0, np.maximum(last - first + 1, 0))
+    # rows of the slow triangles (their whole box), tested cell by cell
+    sl = np.nonzero(slow_tri)[0]
+    ns = np.maximum(row1[sl] - row0[sl] + 1, 0)
+    slow_t = [np.repeat(tri[sl], ns)]
+    slow_row = [np.repeat(row0[sl], ns) + (np.arange(int(ns.sum())) - np.repeat(np.cumsum(ns) - ns, ns))]
+    # the other triangles: by number of rows (most first), a row offset at a time
+    order = np.argsort(-nrow, kind="stable")
+    cnt = np.bincount(nrow, minlength=1)
+    with_rows = len(nrow) - np.cumsum(cnt)               # triangles with more than j rows
+    pl0, ql0, pl1, ql1 = (v[order] for v in (pl[0], ql[0], pl[1], ql[1]))
+    pu0, qu0, pu1, qu1 = (v[order] for v in (pu[0], qu[0], pu[1], qu[1]))
+    tol_o, first_o, tri_o = tol[order], first[order], tri[order]
+    lo_b = ca[order].astype(np.float64)
+    hi_b = cb[order].astype(np.float64)
+    out_t, out_r, out_lo, out_hi = [], [], [], []
+    for j in range(int(nrow.max()) if n else 0):
+        m = int(with_rows[j])
+        row = first_o[:m] + j
+        rr = row.astype(np.float64)
+        xl = np.maximum(pl0[:m] + ql0[:m] * rr, pl1[:m] + ql1[:m] * rr)
+        xu = np.minimum(pu0[:m] + qu0[:m] * rr, pu1[:m] + qu1[:m] * rr)
+        unc = np.abs(xl - np.rint(xl)) <= tol_o[:m]
+        unc |= np.abs(xu - np.rint(xu)) <= tol_o[:m]
+        lo = np.ceil(np.clip(xl, lo_b[:m], hi_b[:m] + 1.0)).astype(np.int64)
+        hi = np.floor(np.clip(xu, lo_b[:m] - 1.0, hi_b[:m])).astype(np.int64)
+        keep = (lo <= hi) & ~unc
+        out_t.append(tri_o[:m][keep])
+        out_r.append(row[keep])
+        out_lo.append(lo[keep])
+        out_hi.append(hi[keep])
+        if unc.any():
+            slow_t.append(tri_o[:m][unc])
+            slow_row.append(row[unc])
+    return (_cat(out_t), _cat(out_r), _cat(out_lo), _cat(out_hi), _cat(slow_t),
+            _cat(slow_row))
+
+
+def _cat(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
 
 def _covered(tri_xy: np.ndarray, tri_value: np.ndarray, grid: Heightfield,
-             max_candidates: int):
-    """Chunks ``(triangle, row, col, value)`` of the cells whose centre lies in a triangle.
+             window: tuple[int, int, int, int] | None = None, max_cells: int = 250_000):
+    """Chunks ``(triangle, flat cell, value)`` of the cells whose centre lies in a triangle.
 
-    Triangles in index order; within a chunk the triangle index never decreases, and chunks
-    follow each other in triangle order.
+    ``flat cell`` is row-major in ``window`` (default: the grid), whose cells only are
+    listed. Each (cell, triangle) pair once, in no particular order. Triangles are taken a
+    chunk at a time (``max_cells`` cells of their boxes), small enough to stay in cache.
     """
     rows, cols = grid.shape
-    r, c = grid.world_to_grid(tri_xy[..., 0], tri_xy[..., 1])
-    c0 = np.clip(np.ceil(c.min(axis=1)), 0, cols).astype(np.int64)
-    c1 = np.clip(np.floor(c.max(axis=1)), -1, cols - 1).astype(np.int64)
-    r0 = np.clip(np.ceil(r.min(axis=1)), 0, rows).astype(np.int64)
-    r1 = np.clip(np.floor(r.max(axis=1)), -1, rows - 1).astype(np.int64)
-    ncol = np.maximum(c1 - c0 + 1, 0)
-    nrow = np.maximum(r1 - r0 + 1, 0)
-    per = ncol * nrow
-    # Barycentric weights and the value are affine in (col, row): precompute per triangle
-    # w = a * col + b * row + k, so each candidate cell costs three fused evaluations.
-    ax, ay = c[:, 0], r[:, 0]
-    ex1, ey1 = c[:, 1] - ax, r[:, 1] - ay
-    ex2, ey2 = c[:, 2] - ax, r[:, 2] - ay
-    det = ex1 * ey2 - ex2 * ey1
-    ok = det != 0
-    inv = np.where(ok, 1.0 / np.where(ok, det, 1.0), 0.0)
-    # w1 = ((col - ax) * ey2 - ex2 * (row - ay)) / det ; w2 = (ex1 * (row - ay) - (col - ax) * ey1) / det
-    w1a, w1b = ey2 * inv, -ex2 * inv
-    w1k = -(ax * w1a + ay * w1b)
-    w2a, w2b = -ey1 * inv, ex1 * inv
-    w2k = -(ax * w2a + ay * w2b)
-    v0 = tri_value[:, 0]
-    d1 = tri_value[:, 1] - v0
-    d2 = tri_value[:, 2] - v0
-    va, vb, vk = d1 * w1a + d2 * w2a, d1 * w1b + d2 * w2b, v0 + d1 * w1k + d2 * w2k
-    per = np.where(ok, per, 0)
-    csum = np.cumsum(per)
-    start = 0
-    n = len(per)
-    eps = -1e-9
+    wr0, wr1, wc0, wc1 = (0, rows, 0, cols) if window is None else window
+    width = wc1 - wc0
+    co = _Coefficients(tri_xy, tri_value, grid)
+    ra = np.maximum(co.r0, wr0)
+    rb = np.minimum(co.r1, wr1 - 1)
+    ncol = np.maximum(co.c1 - co.c0 + 1, 0)
+    nrow = np.where(co.ok & (ncol > 0), np.maximum(rb - ra + 1, 0), 0)
+    csum = np.cumsum(nrow * ncol)
+    start, n = 0, len(nrow)
     while start < n:
         base = csum[start - 1] if start else 0
-        stop = int(np.searchsorted(csum, base + max_candidates, side="right"))
-        stop = max(stop, start + 1)
+        stop = max(int(np.searchsorted(csum, base + max_cells, side="right")), start + 1)
         idx = np.arange(start, min(stop, n))
-        start = idx[-1] + 1
-        p = per[idx]
-        if p.sum() == 0:
+        start = int(idx[-1]) + 1
+        idx = idx[nrow[idx] > 0]
+        if len(idx) == 0:
             continue
-        t = np.repeat(idx, p)
-        local = np.arange(len(t)) - np.repeat(np.cumsum(p) - p, p)
-        nc = ncol[t]
-        row, col = np.divmod(local, nc)
-        cc = (c0[t] + col).astype(np.float64)
-        rr = (r0[t] + row).astype(np.float64)
-        del local, nc, row, col
-        w1 = w1a[t] * cc + w1b[t] * rr + w1k[t]
-        w2 = w2a[t] * cc + w2b[t] * rr + w2k[t]
-        inside = (w1 >= eps) & (w2 >= eps) & (w1 + w2 <= 1.0 - eps)
-        del w1, w2
-        t = t[inside]
-        cc = cc[inside]
-        rr = rr[inside]
-        yield t, rr, cc, va[t] * cc + vb[t] * rr + vk[t]
+        t, row, lo, hi, ts, rs = _spans(co, idx, ra[idx], rb[idx])
+        yield from _span_cells(co, t, row, np.maximum(lo, wc0), np.minimum(hi, wc1 - 1),
+                               wr0, wc0, width)
+        if len(ts):
+            yield _cells(co, ts, rs, np.maximum(co.c0[ts], wc0), np.minimum(co.c1[ts], wc1 - 1),
+                         wr0, wc0, width)
+
+
+def _span_cells(co: _Coefficients, t, row, lo, hi, wr0: int, wc0: int, width: int):
+    """The cells ``lo..hi`` of each row ``row`` of triangle ``t``: ``(triangle, flat cell in
+    the window, value)``; the spans are taken longest first, a column offset at a time, so
+    each step works on the spans still running (slices, no repeated gathers).
+    """
+    k = hi - lo + 1
+    keep = k > 0
+    if not keep.all():
+        t, row, lo, k = t[keep], row[keep], lo[keep], k[keep]
+    if len(k) == 0:
+        e = np.zeros(0, dtype=np.int64)
+        return [(e, e, np.zeros(0))]
+    order = np.argsort(-k, kind="stable")
+    t, row, lo, k = t[order], row[order], lo[order], k[order]
+    running = len(k) - np.cumsum(np.bincount(k))       # spans longer than each offset
+    va, vk = co.va[t], co.vk[t]
+    vrow = co.vb[t] * row.astype(np.float64)
+    base = (row - wr0) * width - wc0
+    out = []
+    for i in range(int(k[0])):
+        m = int(running[i])
+        col = lo[:m] + i
+        val = va[:m] * col.astype(np.float64)
+        val += vrow[:m]
+        val += vk[:m]
+        col += base[:m]
+        out.append((t[:m], col, val))
+    return out
+
+
+def _cells(co: _Coefficients, t, row, lo, hi, wr0: int, wc0: int, width: int):
+    """The cells ``lo..hi`` of each row ``row`` of triangle ``t`` that pass the inside test,
+    tested one by one: ``(triangle, flat cell in the window, value)``.
+    """
+    k = np.maximum(hi - lo + 1, 0)
+    total = int(k.sum())
+    if total == 0:
+        e = np.zeros(0, dtype=np.int64)
+        return e, e, np.zeros(0)
+    col = np.repeat(lo - (np.cumsum(k) - k), k)
+    col += np.arange(total, dtype=np.int64)
+    cc = col.astype(np.float64)
+    tt = np.repeat(t, k)
+    r_c = np.repeat(row.astype(np.float64), k)
+    w1, w2 = _weights(co.w1a[tt], co.w1b[tt] * r_c, co.w1k[tt],
+                      co.w2a[tt], co.w2b[tt] * r_c, co.w2k[tt], cc)
+    ins = _inside(w1, w2)
+    del w1, w2, r_c
+    tt, col, cc = tt[ins], col[ins], cc[ins]
+    rowc = row.repeat(k)[ins]
+    val = co.va[tt] * cc
+    val += co.vb[tt] * rowc.astype(np.float64)
+    val += co.vk[tt]
+    col += (rowc - wr0) * width - wc0
+    return tt, col, val
 
 
 def rasterize_triangles(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: np.ndarray,
-                        grid: Heightfield, max_candidates: int = 2_000_000
+                        grid: Heightfield, max_candidates: int = 250_000
                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Cells whose centre lies in a triangle, with the interpolated value there.
 
@@ -94,7 +331,7 @@ def rasterize_triangles(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: np
     grid : Heightfield
         The grid (only its georeference is used).
     max_candidates : int
-        Bound on candidate cells held in memory at once.
+        Bound on candidate cells (of the triangles' boxes) handled at once.
 
     Returns
     -------
@@ -104,11 +341,10 @@ def rasterize_triangles(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: np
     value : (C,) ndarray of float64
     label : (C,) ndarray
     """
-    cols = grid.shape[1]
     out_cells, out_val, out_tri = [], [], []
-    for t, rr, cc, val in _covered(tri_xy, tri_value, grid, max_candidates):
+    for t, cells, val in _covered(tri_xy, tri_value, grid, None, max_candidates):
         out_val.append(val)
-        out_cells.append(rr.astype(np.int64) * cols + cc.astype(np.int64))
+        out_cells.append(cells)
         out_tri.append(t)
     cells = np.concatenate(out_cells) if out_cells else np.zeros(0, dtype=np.int64)
     if len(cells) == 0:
@@ -125,7 +361,7 @@ def rasterize_triangles(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: np
 
 def rasterize_window(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: np.ndarray,
                      grid: Heightfield, window: tuple[int, int, int, int],
-                     max_candidates: int = 2_000_000
+                     max_candidates: int = 250_000
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The cells of :func:`rasterize_triangles` inside a window, in no particular order.
 
@@ -150,13 +386,10 @@ def rasterize_window(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: np.nd
     r0, r1, c0, c1 = window
     width = c1 - c0
     out_idx, out_val, out_tri = [], [], []
-    for t, rr, cc, val in _covered(tri_xy, tri_value, grid, max_candidates):
-        ri = rr.astype(np.int64)
-        ci = cc.astype(np.int64)
-        keep = (ri >= r0) & (ri < r1) & (ci >= c0) & (ci < c1)
-        out_idx.append((ri[keep] - r0) * width + (ci[keep] - c0))
-        out_val.append(val[keep])
-        out_tri.append(t[keep])
+    for t, idx, val in _covered(tri_xy, tri_value, grid, window, max_candidates):
+        out_idx.append(idx)
+        out_val.append(val)
+        out_tri.append(t)
     if not out_idx:
         e = np.zeros(0, dtype=np.int64)
         return e, np.zeros(0), tri_label[e]
@@ -165,8 +398,15 @@ def rasterize_window(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: np.nd
     tri = np.concatenate(out_tri)
     del out_idx, out_val, out_tri
     if len(idx):
-        many = np.bincount(idx, minlength=(r1 - r0) * width)[idx] > 1
-        if many.any():
+        # one entry of each cell owns it (whichever was written last); the others are
+        # duplicates, and so are the owners of their cells
+        owner = np.empty((r1 - r0) * width, dtype=np.int32 if len(idx) < 2**31 else np.int64)
+        owner[idx] = np.arange(len(idx), dtype=owner.dtype)
+        lost = owner[idx] != np.arange(len(idx), dtype=owner.dtype)
+        if lost.any():
+            owner[idx[lost]] = -1
+            many = owner[idx] == -1
+            del owner
             # cells covered twice: keep the lowest triangle index of each
             dup = np.nonzero(many)[0]
             dup = dup[np.lexsort((tri[dup], idx[dup]))]

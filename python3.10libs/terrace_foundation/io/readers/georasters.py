@@ -60,6 +60,55 @@ def _check_nodata(heights: np.ndarray, nodata: Any, source: str) -> None:
         raise _nodata_error(n, nd, source)
 
 
+# --------------------------------------------------------------------------- the georeference
+
+#: How close to square and north-up a georeference must be to be read as such, relative to
+#: its cell size (:func:`square_north_up`, the one rule of both readers).
+SQUARE_TOLERANCE = 1e-9
+
+
+def square_north_up(a: float, b: float, d: float, e: float, what: str,
+                    names: tuple[str, str, str, str], source: str) -> float:
+    """The cell size of the affine georeference ``x = c + a col + b row``,
+    ``y = f + d col + e row`` read as a square north-up grid, or a one-line refusal.
+
+    The one rule of both readers (a GeoTIFF's transform ``a, b, d, e``; a sidecar's GDAL
+    geotransform terms 1, 2, 4 and 5): columns run west to east (``a > 0``), rows north to
+    south (``e < 0``), and the rotation terms ``b``, ``d`` and the difference of the two cell
+    sizes ``a + e`` are each at most :data:`SQUARE_TOLERANCE` (1e-9) of the cell size ``a``.
+    Read as square north-up with cell ``a``, such a grid's cell corners move by at most
+    1e-9 x (rows + cols) of a cell (6.6e-5 of a cell on a 32769 x 32769 grid); a transform
+    written from doubles (a pixel size printed to 17 digits, or computed as extent / count)
+    is off by a few ulps, 1e-16 of the cell. A grid beyond it would be read wrongly: refused.
+
+    Parameters
+    ----------
+    a, b, d, e : float
+        The transform's linear terms.
+    what, names : str, (str, str, str, str)
+        How a refusal names the terms: ``"transform terms"``, ``("a", "b", "d", "e")``.
+    source : str
+        The file named in a refusal.
+    """
+    na, nb, nd, ne = names
+    if not all(math.isfinite(v) for v in (a, b, d, e)):
+        raise TerraceInputError(f"{what} {na}, {nb}, {nd} and {ne} must be finite, got {a!r},"
+                                f" {b!r}, {d!r}, {e!r}", source)
+    tol = SQUARE_TOLERANCE * max(abs(a), abs(e))
+    if abs(b) > tol or abs(d) > tol:
+        raise TerraceInputError(f"rotated or sheared grids are not supported ({what} {nb} and {nd}"
+                                f" must be 0 within {SQUARE_TOLERANCE:g} of the cell size, got {b!r},"
+                                f" {d!r})", source)
+    if e > 0:
+        raise TerraceInputError(f"south-up grids are not supported ({what[:-1]} {ne} must be"
+                                f" negative, got {e!r}); flip the rows", source)
+    if not a > 0 or abs(a + e) > tol:
+        raise TerraceInputError(f"cells must be square and west-to-east within"
+                                f" {SQUARE_TOLERANCE:g} of the cell size, got {what} {na} and {ne}"
+                                f" = {a!r}, {e!r}", source)
+    return float(a)
+
+
 # --------------------------------------------------------------------------- .npy + sidecar
 
 def _sidecar_number(side: dict, keys: tuple[str, ...], sidecar: str) -> float | None:
@@ -88,19 +137,13 @@ def _read_sidecar(path: Path) -> dict:
         if (not isinstance(gt, list) or len(gt) != 6
                 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in gt)):
             raise TerraceInputError("'gdal_geotransform' must be 6 numbers", sidecar)
-        if gt[2] != 0 or gt[4] != 0:
-            raise TerraceInputError("rotated grids are not supported (geotransform terms 2 and 4"
-                                    " must be 0)", sidecar)
-        if gt[5] > 0:
-            raise TerraceInputError("south-up grids are not supported (geotransform term 5 must"
-                                    f" be negative, got {gt[5]!r}); flip the rows", sidecar)
-        if not gt[1] > 0 or not math.isclose(gt[1], -gt[5], rel_tol=1e-9):
-            raise TerraceInputError(f"cells must be square and west-to-east, got geotransform"
-                                    f" terms 1 and 5 = {gt[1]!r}, {gt[5]!r}", sidecar)
+        square_north_up(float(gt[1]), float(gt[2]), float(gt[4]), float(gt[5]),
+                        "geotransform terms", ("1", "2", "4", "5"), sidecar)
     cell = _sidecar_number(side, ("cell_size", "cell_size_m"), sidecar)
     if cell is None and gt is not None:
         cell = float(gt[1])
-    elif cell is not None and gt is not None and not math.isclose(cell, gt[1], rel_tol=1e-9):
+    elif cell is not None and gt is not None and not math.isclose(cell, gt[1],
+                                                                   rel_tol=SQUARE_TOLERANCE):
         raise TerraceInputError(f"cell size {cell!r} disagrees with the geotransform's"
                                 f" {gt[1]!r}", sidecar)
     if cell is None:
@@ -242,12 +285,7 @@ def read_geotiff_heightfield(path: str | os.PathLike, band: int = 1,
         msg = " ".join(str(err).split()) or type(err).__name__
         msg = msg.replace(f"{source}: ", "").replace(f"'{source}' ", "")
         raise TerraceInputError(f"cannot read raster ({msg})", source) from None
-    if tb != 0 or td != 0:
-        raise TerraceInputError("rotated or sheared grids are not supported", source)
-    if te > 0:
-        raise TerraceInputError("south-up grids are not supported (transform e > 0)", source)
-    if ta > 0 and te < 0 and not math.isclose(ta, -te, rel_tol=1e-6):
-        raise TerraceInputError(f"cells must be square, got {ta:.12g} x {-te:.12g}", source)
+    square_north_up(ta, tb, td, te, "transform terms", ("a", "b", "d", "e"), source)
     if windows is None and np.issubdtype(heights.dtype, np.number):
         _check_nodata(heights, nodata, source)
     hf = Heightfield(heights, ta, (tc, tf), crs,

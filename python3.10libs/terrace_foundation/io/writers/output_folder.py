@@ -15,14 +15,18 @@ name (``write_outputs(..., extra=["glb"])``, which is what an ``--export`` flag 
 
 :func:`write_outputs` writes into a hidden sibling folder (``.<name>.<random>.partial``) and
 renames it into place only when every writer succeeded; with ``overwrite`` the old folder is
-replaced only then. On any failure nothing is left behind.
+replaced only then: on Linux in one step (``renameat2`` with ``RENAME_EXCHANGE``), so the folder
+is never missing, elsewhere (or where the file system cannot) by two renames, undone on any
+failure. On any failure nothing is left behind.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import shutil
+import sys
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -399,6 +403,9 @@ def output_folder(out_dir: str | os.PathLike, overwrite: bool = False,
 def _commit(tmp: Path, out: Path, overwrite: bool) -> None:
     if out.exists():
         check_output_folder(out, overwrite)  # it may have appeared while we worked
+        if _swap_in(tmp, out):
+            shutil.rmtree(tmp, ignore_errors=True)   # the earlier output, swapped out
+            return
         old = out.absolute().parent / _work_name(out, "old")
         try:
             os.rename(out, old)
@@ -416,6 +423,72 @@ def _commit(tmp: Path, out: Path, overwrite: bool) -> None:
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.rename(tmp, out)
+
+
+# Linux: renameat2(2) with RENAME_EXCHANGE swaps two paths in one step (man 2 renameat2:
+# "Atomically exchange oldpath and newpath. Both pathnames must exist but may be of
+# different types"; Linux 3.15, glibc 2.28 exports the wrapper). The flag's value is
+# RENAME_EXCHANGE (1 << 1) of <linux/fs.h>; AT_FDCWD is -100 (<fcntl.h>).
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+#: errno values meaning "this system or file system cannot exchange": nothing moved, so the
+#: two renames are used instead (EINVAL: a file system without the flag; ENOSYS: no such
+#: system call; EPERM: a seccomp filter refusing it, or a real permission problem, which the
+#: renames then report)
+_NO_EXCHANGE = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EPERM}
+
+
+def _renameat2() -> Callable[[bytes, bytes], int] | None:
+    """``exchange(a, b) -> errno`` (0 when swapped) through libc's ``renameat2``, or None
+    where there is none (not Linux, an older C library).
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+
+    def exchange(a: bytes, b: bytes) -> int:
+        return 0 if fn(_AT_FDCWD, a, _AT_FDCWD, b, _RENAME_EXCHANGE) == 0 else ctypes.get_errno()
+
+    return exchange
+
+
+def _swap_in(tmp: Path, out: Path) -> bool:
+    """Put the new output ``tmp`` in the place of the earlier one, ``out``, in one step: the
+    folder ``out`` is never missing, not even for the moment between two renames. Afterwards
+    ``tmp`` holds the earlier output. False (nothing moved) where the system or the file
+    system cannot exchange two paths; an ``OSError`` (nothing moved) on any other failure.
+
+    A signal (Ctrl-C, SIGTERM) raised just after the exchange swaps back, as the two renames
+    put the earlier output back: which folder is where is told by the new one's inode, not
+    by what the call returned.
+    """
+    exchange = _renameat2()
+    if exchange is None:
+        return False
+    new = os.stat(tmp)
+    a, b = os.fsencode(os.path.abspath(tmp)), os.fsencode(os.path.abspath(out))
+    try:
+        err = exchange(a, b)
+        if err in _NO_EXCHANGE:
+            return False
+        if err:
+            raise OSError(err, os.strerror(err), str(out))
+        return True
+    except BaseException:
+        try:
+            now = os.stat(out)
+            if (now.st_ino, now.st_dev) == (new.st_ino, new.st_dev):
+                exchange(a, b)                   # swapped already: the earlier one back
+        except OSError:
+            pass
+        raise
 
 
 def write_outputs(result: TerraceResult, out_dir: str | os.PathLike,

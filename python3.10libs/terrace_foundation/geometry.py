@@ -33,9 +33,12 @@ def roll_next(a: np.ndarray, axis: int = 0) -> np.ndarray:
 def pad_polygons(poly: np.ndarray, count: np.ndarray) -> np.ndarray:
     """Fill the unused slots of each polygon with its first vertex (in place, returned)."""
     k = poly.shape[1]
-    unused = np.arange(k)[None, :] >= count[:, None]
-    if unused.any():
-        np.copyto(poly, poly[:, :1, :], where=unused[..., None])
+    unused = np.flatnonzero(np.arange(k)[None, :] >= count[:, None])
+    if len(unused) and poly.flags.c_contiguous:
+        flat = poly.reshape(-1, 2)          # a view: poly is written in place
+        flat[unused] = flat[unused - unused % k]
+    elif len(unused):
+        np.copyto(poly, poly[:, :1, :], where=(np.arange(k)[None, :] >= count[:, None])[..., None])
     return poly
 
 
@@ -211,8 +214,12 @@ def _cut_polygons(poly: np.ndarray, count: np.ndarray, s: np.ndarray, valid: np.
     # the kept candidates, in order, to the front
     out = np.empty((n, kmax, 2))
     out[:, 0] = poly[:, 0]
-    r, c = np.nonzero(keep)
-    out[r, (np.cumsum(keep, axis=1) - 1)[r, c]] = cand[r, c]
+    # flat indices: the j-th kept candidate of a row goes to its slot j
+    flat = np.flatnonzero(keep)
+    row = flat // (2 * k)
+    first = np.searchsorted(row, np.arange(n))
+    out.reshape(-1, 2)[row * kmax + (np.arange(len(flat)) - first[row])] = \
+        cand.reshape(-1, 2)[flat]
     return out, new_count
 
 

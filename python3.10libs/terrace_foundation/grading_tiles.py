@@ -206,6 +206,31 @@ def _mask(job: GradingJob, win: Window) -> np.ndarray:
     return lm
 
 
+def _lot_distance(lots: np.ndarray, cs: float, reach: float):
+    """:func:`~terrace_foundation.terrain.edt.distance_transform` of ``lots`` where it is at
+    most ``reach`` (``inf`` and index 0 farther out): computed on the box around the lots
+    grown by more than ``reach``, which holds every lot cell, so the numbers are the same.
+    """
+    m, n = lots.shape
+    rr = np.flatnonzero(lots.any(axis=1))
+    if len(rr) == 0 or not np.isfinite(reach):
+        return distance_transform(lots, cs)
+    cc = np.flatnonzero(lots.any(axis=0))
+    k = int(np.ceil(reach / cs)) + 1
+    r0, r1 = max(int(rr[0]) - k, 0), min(int(rr[-1]) + 1 + k, m)
+    c0, c1 = max(int(cc[0]) - k, 0), min(int(cc[-1]) + 1 + k, n)
+    if (r1 - r0) * (c1 - c0) == m * n:
+        return distance_transform(lots, cs)
+    dist = np.full((m, n), np.inf)
+    nr = np.zeros((m, n), dtype=np.int64)
+    nc = np.zeros((m, n), dtype=np.int64)
+    d, (sr, sc) = distance_transform(lots[r0:r1, c0:c1], cs)
+    dist[r0:r1, c0:c1] = d
+    nr[r0:r1, c0:c1] = sr + r0
+    nc[r0:r1, c0:c1] = sc + c0
+    return dist, (nr, nc)
+
+
 def survey_tile(job: GradingJob, tile: Window, source) -> Survey:
     """Pass 1: the per-lot partial results of one tile's cells (see the module docstring)."""
     t0 = time.perf_counter()
@@ -247,9 +272,9 @@ def survey_tile(job: GradingJob, tile: Window, source) -> Survey:
     # cell sides shared by two lots (first cell in the tile)
     out.sides = _own_pairs(lm, lt)
     # the rim: outside cells on the band's outer edge, and their nearest lot
-    dist, (nr, nc) = distance_transform(lm > 0, cs)
-    d_edge = dist[ts] - cs
     width = job.width
+    dist, (nr, nc) = _lot_distance(lm > 0, cs, width + cs)
+    d_edge = dist[ts] - cs
     rim = ~sel & (d_edge > width - cs) & (d_edge <= width)
     near = lm[nr[ts][rim], nc[ts][rim]]
     np.minimum.at(out.rim_min, near, h_t[rim])

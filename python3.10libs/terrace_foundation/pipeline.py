@@ -620,15 +620,16 @@ def _split_lots(mesh, lots_meta: list, terrain: np.ndarray, terraced: Terraced,
     are sorted by lot), with the preset's pads and slice heights, in world coordinates.
     """
     n_lots = len(lots_meta)
-    v_start = np.searchsorted(mesh.vertex_lot, np.arange(n_lots + 1))
-    t_start = np.searchsorted(mesh.triangle_lot, np.arange(n_lots + 1))
-    lots = []
-    for i, (region_id, fp, area) in enumerate(lots_meta):
-        v0, v1 = v_start[i], v_start[i + 1]
-        t0, t1 = t_start[i], t_start[i + 1]
-        lots.append(Lot(
-            lot_id=i + 1, region_id=region_id, footprint=fp, area=area,
-            vertices=np.column_stack([mesh.vertices[v0:v1] + shift, terraced.sliced[v0:v1]]),
-            terrain=terrain[v0:v1], triangles=(mesh.triangles[t0:t1] - v0).astype(np.int64),
-            pad_height=float(terraced.pads[i])))
+    v_start = np.searchsorted(mesh.vertex_lot, np.arange(n_lots + 1)).tolist()
+    t_start = np.searchsorted(mesh.triangle_lot, np.arange(n_lots + 1)).tolist()
+    # whole-mesh arrays built once; each lot gets its rows (views, not copies)
+    vertices = np.column_stack([mesh.vertices + shift, terraced.sliced])
+    first = np.asarray(v_start[:-1], dtype=np.int64)[mesh.triangle_lot]
+    triangles = (mesh.triangles - first[:, None]).astype(np.int64)
+    pads = np.asarray(terraced.pads, dtype=np.float64).tolist()
+    lots = [Lot(lot_id=i + 1, region_id=region_id, footprint=fp, area=area,
+                vertices=vertices[v_start[i]:v_start[i + 1]],
+                terrain=terrain[v_start[i]:v_start[i + 1]],
+                triangles=triangles[t_start[i]:t_start[i + 1]], pad_height=pads[i])
+            for i, (region_id, fp, area) in enumerate(lots_meta)]
     return lots

@@ -422,6 +422,14 @@ def points_in_groups(x: np.ndarray, y: np.ndarray, group: np.ndarray, a: np.ndar
                      chunk: int = 2_000_000) -> np.ndarray:
     """:func:`points_in_edges` for many regions at once: each point against its group's edges.
 
+    Each region's height is cut into horizontal slabs, and a point is tested only against the
+    edges whose ``y`` range meets its slab (an edge a point's horizontal line crosses always
+    does: both are binned by one monotone function of ``y``), in one padded
+    ``(points, edges of the slab)`` array per width class; the crossing arithmetic is
+    :func:`points_in_edges`'s, so the answers are the same bit for bit. Work per point is the
+    number of edges in its slab (about twice the times the boundary crosses a horizontal
+    line), not its region's edge count.
+
     Parameters
     ----------
     x, y : (P,) ndarray
@@ -434,6 +442,114 @@ def points_in_groups(x: np.ndarray, y: np.ndarray, group: np.ndarray, a: np.ndar
     -------
     (P,) ndarray of bool
         The same answers as :func:`points_in_edges` with each region's own edges.
+    """
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    group = np.asarray(group, dtype=np.intp)
+    count = np.asarray(count, dtype=np.intp)
+    g_n = len(count)
+    out = np.zeros(len(x), dtype=bool)
+    if len(x) == 0 or len(a) == 0:
+        return out
+    ay, by = a[:, 1], b[:, 1]
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        return _points_in_groups_pairs(x, y, group, a, b, start, count, chunk)
+    e_group = np.repeat(np.arange(g_n), count)
+    e_lo, e_hi = np.minimum(ay, by), np.maximum(ay, by)
+    # a horizontal edge never straddles a point's line: it takes no part
+    live = e_lo < e_hi
+    lo = np.full(g_n, np.inf)
+    hi = np.full(g_n, -np.inf)
+    np.minimum.at(lo, e_group[live], e_lo[live])
+    np.maximum.at(hi, e_group[live], e_hi[live])
+    height = np.where(hi > lo, hi - lo, 0.0)
+    lo = np.where(hi > lo, lo, 0.0)
+    # slabs: twice the edges over their summed heights in region heights (a convex ring
+    # crosses each line twice: about two edges a slab), at least 1
+    span = np.bincount(e_group[live], (e_hi - e_lo)[live], minlength=g_n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        turns = np.where(height > 0, span / np.where(height > 0, height, 1.0), 0.0)
+    n_live = np.bincount(e_group[live], minlength=g_n)
+    slabs = np.maximum(1, np.floor(2.0 * n_live / np.maximum(turns, 2.0))).astype(np.int64)
+    # a region of a few edges is one slab (binning its points would cost more than it saves)
+    slabs = np.where((height > 0) & (n_live > 8), slabs, 1)
+    step = np.where(height > 0, height / slabs, 1.0)
+
+    def slab_of(v: np.ndarray, g: np.ndarray) -> np.ndarray:
+        # one monotone function of y per region: floor((y - lo) / step), clipped
+        with np.errstate(invalid="ignore", over="ignore"):
+            f = np.floor((v - lo[g]) / step[g])
+        f = np.where(np.isfinite(f), f, 0.0)
+        return np.clip(f, 0, slabs[g] - 1).astype(np.int64)
+
+    base = np.concatenate([[0], np.cumsum(slabs)])
+    le = np.nonzero(live)[0]
+    lg = e_group[le]
+    s0, s1 = slab_of(e_lo[le], lg), slab_of(e_hi[le], lg)
+    n_s = s1 - s0 + 1
+    first = np.repeat(base[lg] + s0, n_s)
+    run = np.arange(int(n_s.sum())) - np.repeat(np.cumsum(n_s) - n_s, n_s)
+    slab_id = first + run
+    order = np.argsort(slab_id, kind="stable")
+    entry = np.repeat(le, n_s)[order]                     # edges, slab by slab
+    s_off = np.concatenate([[0], np.cumsum(np.bincount(slab_id, minlength=int(base[-1])))])
+    s_n = np.diff(s_off)
+    # per width class (powers of two), a padded table of each slab's edge ends; a sentinel
+    # edge that never straddles (NaN ends) pads the rows
+    ends = np.concatenate([np.column_stack([a[:, 0], ay, b[:, 0], by]),
+                           np.full((1, 4), np.nan)])
+    s_class = np.where(s_n > 0, np.ceil(np.log2(np.maximum(s_n, 1))), -1).astype(np.int64)
+    pid = np.nonzero(count[group] > 0)[0]
+    pg = group[pid]
+    ps = base[pg]
+    binned = slabs[pg] > 1
+    if binned.any():
+        ps[binned] += slab_of(y[pid[binned]], pg[binned])
+    p_class = s_class[ps]
+    classes = np.nonzero(np.bincount(p_class[p_class >= 0]))[0]
+    for c in classes:
+        slab_c = np.nonzero(s_class == c)[0]
+        w = int(s_n[slab_c].max())
+        k = np.arange(w)[None, :]
+        real = k < s_n[slab_c, None]
+        table = ends[np.where(real, entry[np.where(real, s_off[slab_c, None] + k, 0)],
+                              len(a))]                                    # (slabs, w, 4)
+        cols = [np.ascontiguousarray(table[..., j]) for j in range(4)]    # (slabs, w) each
+        # few edges a slab: one edge slot at a time, on flat arrays (a parity per slot)
+        slots = [[np.ascontiguousarray(col[:, i]) for col in cols] for i in range(w)] \
+            if w <= 8 else None
+        row_of = np.full(len(s_n), -1, dtype=np.intp)
+        row_of[slab_c] = np.arange(len(slab_c))
+        mine = p_class == c if len(classes) > 1 else p_class >= 0
+        sel = pid[mine]
+        srow = row_of[ps[mine]]
+        rows = max(1, chunk // w)
+        for r0 in range(0, len(sel), rows):
+            pi, ri = sel[r0:r0 + rows], srow[r0:r0 + rows]
+            if slots is not None:
+                px, py = x[pi], y[pi]
+                odd = np.zeros(len(pi), dtype=bool)
+                for sx_, sy_, tx_, ty_ in slots:
+                    eax, eay, ebx, eby = (np.take(v, ri) for v in (sx_, sy_, tx_, ty_))
+                    straddle = (eay > py) != (eby > py)
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        xcross = eax + (py - eay) * (ebx - eax) / (eby - eay)
+                    odd ^= straddle & (px < xcross)
+                out[pi] = odd
+                continue
+            px, py = x[pi, None], y[pi, None]
+            eax, eay, ebx, eby = (np.take(col, ri, axis=0) for col in cols)
+            straddle = (eay > py) != (eby > py)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                xcross = eax + (py - eay) * (ebx - eax) / (eby - eay)
+            out[pi] = (np.count_nonzero(straddle & (px < xcross), axis=1) % 2) == 1
+    return out
+
+
+def _points_in_groups_pairs(x: np.ndarray, y: np.ndarray, group: np.ndarray, a: np.ndarray,
+                            b: np.ndarray, start: np.ndarray, count: np.ndarray,
+                            chunk: int = 2_000_000) -> np.ndarray:
+    """:func:`points_in_groups` over every (point, edge of its region) pair (edges with
+    non-finite coordinates, where slabs have no meaning).
     """
     hits = np.zeros(len(x), dtype=np.intp)
     for i, j in group_pairs(np.asarray(group), start, count, chunk):

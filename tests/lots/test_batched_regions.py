@@ -36,7 +36,7 @@ def _regions(n, seed=4):
     return out
 
 
-@pytest.mark.parametrize("kind", ["uniform", "ties"])
+@pytest.mark.parametrize("kind", ["uniform", "ties", "sorted"])
 def test_nearest_in_groups_equals_brute_force_per_group(kind):
     rng = np.random.default_rng(3)
     sizes = np.array([1, 2, 7, 48, 300, 40, 0, 5])
@@ -46,6 +46,8 @@ def test_nearest_in_groups_equals_brute_force_per_group(kind):
     q = rng.random((5000, 2)) * 50 + 20 * q_group[:, None]
     if kind == "ties":
         pts, q = np.round(pts), np.round(q)
+    if kind == "sorted":                # group by group, as the relaxation's samples come
+        q_group = np.sort(q_group)
     for dense in (0, 256):
         got = nearest_in_groups(q, q_group, pts, start, sizes, dense_below=dense)
         for g in np.nonzero(sizes)[0]:
@@ -147,3 +149,48 @@ def test_lot_outlines_equal_pieces_outline_lot_by_lot(values):
                 assert np.array_equal(g, w)
         want_area = sum(ring_area(r) for poly in want for r in poly)
         assert area[i] == pytest.approx(want_area, rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["uniform", "on_vertices"])
+def test_points_in_groups_equals_each_region_alone(kind):
+    """The slab-binned even-odd test gives, point for point, the answers of the plain test
+    against each region's own edges (shapely as the oracle away from the boundary), for
+    convex blobs, a region with a hole, a comb whose teeth every horizontal line crosses, a
+    square with horizontal edges and points exactly on vertex heights and edges."""
+    from shapely import contains_xy
+    from shapely.geometry import Polygon
+
+    from terrace_foundation.region import points_in_edges, points_in_groups
+
+    regs = _regions(12)
+    teeth = [[0.0, 0.0], [40.0, 0.0]]
+    for k in range(39, -1, -1):
+        teeth += [[k + 1.0, 30.0], [k + 0.5, 2.0]] if k else [[1.0, 30.0], [0.0, 30.0]]
+    regs.append(Region.from_rings(np.array(teeth) + [700.0, 0.0], region_id=12))
+    regs.append(Region.from_rings([[0, 0], [8, 0], [8, 8], [0, 8]], region_id=13))
+    a, b, start, count = region_edges(regs)
+    rng = np.random.default_rng(8)
+    group = rng.integers(0, len(regs), 40000)
+    box = np.array([r.bounds for r in regs])[group]
+    u = rng.random((len(group), 2)) * 1.2 - 0.1
+    x = box[:, 0] + u[:, 0] * (box[:, 2] - box[:, 0])
+    y = box[:, 1] + u[:, 1] * (box[:, 3] - box[:, 1])
+    if kind == "on_vertices":                 # lines through vertices, points on edges
+        ring_pts = np.concatenate([np.concatenate(r.rings) for r in regs])
+        y[::2] = ring_pts[rng.integers(0, len(ring_pts), len(y[::2])), 1]
+        x[::3] = np.round(x[::3] * 2) / 2
+    got = points_in_groups(x, y, group, a, b, start, count)
+    for g, reg in enumerate(regs):
+        mine = group == g
+        ra, rb = reg.edges()
+        assert np.array_equal(got[mine], points_in_edges(x[mine], y[mine], ra, rb))
+        poly = Polygon(reg.rings[0], reg.rings[1:])
+        far = np.array([poly.boundary.distance(_pt(p)) > 1e-6 for p in
+                        np.column_stack([x[mine], y[mine]])[:300]])
+        inside = contains_xy(poly, x[mine][:300], y[mine][:300])
+        assert np.array_equal(got[mine][:300][far], inside[far])
+
+
+def _pt(p):
+    from shapely.geometry import Point
+    return Point(p)

@@ -42,3 +42,33 @@ def test_envelope_hand_case():
     d, arg = envelope_1d(np.array([[np.inf, 4.0, np.inf, 0.0, np.inf]]))
     np.testing.assert_allclose(d[0], [5.0, 4.0, 1.0, 0.0, 1.0])
     assert list(arg[0]) == [1, 1, 3, 3, 3]
+
+
+@pytest.mark.parametrize("shape, share, seed", [
+    ((23, 31), 0.05, 10), ((40, 17), 0.3, 11), ((1, 25), 0.3, 12), ((30, 30), 0.01, 13)])
+def test_nearest_feature_ties_go_to_the_smaller_column_then_row(shape, share, seed):
+    # the nearest feature is the smallest (squared distance, column, row), against all pairs;
+    # the callers' outputs depend on which of equidistant features is taken
+    rng = np.random.default_rng(seed)
+    feat = rng.random(shape) < share
+    feat[0, 0] = True
+    fr, fc = np.nonzero(feat)
+    rows, cols = np.indices(shape)
+    d2 = (rows[..., None] - fr) ** 2 + (cols[..., None] - fc) ** 2
+    key = (d2 * shape[1] + fc) * shape[0] + fr
+    k = key.argmin(axis=-1)
+    dist, (r, c) = distance_transform(feat, 1.5)
+    assert (r == fr[k]).all() and (c == fc[k]).all()
+    np.testing.assert_array_equal(dist, np.sqrt(d2.min(axis=-1).astype(np.float64)) * 1.5)
+
+
+def test_envelope_paths_agree_bit_for_bit():
+    # the column-wise stacks (every line finite at the same positions) and the general
+    # line-by-line walk give the same envelope
+    from terrace_foundation.terrain.edt import _envelope_columns, _envelope_lines
+    rng = np.random.default_rng(5)
+    f = np.floor(rng.random((60, 80)) * 50.0) ** 2
+    f[:, rng.random(80) < 0.4] = np.inf
+    cols = np.nonzero(np.isfinite(f[0]))[0]
+    a, b = _envelope_columns(f, cols), _envelope_lines(f)
+    assert a[0].tobytes() == b[0].tobytes() and (a[1] == b[1]).all()

@@ -234,8 +234,15 @@ def _nearest_dense(q: np.ndarray, q_group: np.ndarray, pts: np.ndarray, p_start:
                    p_count: np.ndarray, chunk: int = 1 << 17) -> np.ndarray:
     """Nearest point of its own group by brute force, groups of similar size together."""
     out = np.empty(len(q), dtype=np.intp)
-    order = np.argsort(q_group, kind="stable")
-    groups, g_first, g_n = np.unique(q_group[order], return_index=True, return_counts=True)
+    if len(q_group) and bool((q_group[1:] >= q_group[:-1]).all()):
+        # already group by group (the relaxation's samples): runs instead of sorting
+        order = np.arange(len(q_group))
+        g_first = np.flatnonzero(np.r_[True, q_group[1:] != q_group[:-1]])
+        groups, g_n = q_group[g_first], np.diff(np.r_[g_first, len(q_group)])
+    else:
+        order = np.argsort(q_group, kind="stable")
+        groups, g_first, g_n = np.unique(q_group[order], return_index=True,
+                                         return_counts=True)
     n = p_count[groups]
     width = -(-np.maximum(n, 1) // 8) * 8                  # sizes rounded up to 8
     for w in np.unique(width):

@@ -255,7 +255,8 @@ def outline_wall_allowance(pad: np.ndarray, rim_min: np.ndarray, rim_max: np.nda
 
 def local_cones(seed: np.ndarray, fall, radius: float, cell_size: float,
                 label: np.ndarray | None = None, lowest: bool = False,
-                block: int = 48) -> tuple[np.ndarray, np.ndarray]:
+                block: int = 48, nearest: tuple | None = None,
+                above: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Exact Euclidean envelope of cones within ``radius``: ``max_b seed_b - fall(|x - b|)``.
 
     Every seed cell ``b`` (finite ``seed``) within ``radius`` of a cell ``x`` is visited once
@@ -281,6 +282,15 @@ def local_cones(seed: np.ndarray, fall, radius: float, cell_size: float,
         The lower envelope of upward cones instead: ``min_b seed_b + fall(|x - b|)``.
     block : int
         Rows per block.
+    nearest : (distance, (rows, cols)), optional
+        :func:`~terrace_foundation.terrain.edt.distance_transform` of features whose nearest
+        one is the nearest seed (with the same ties) on every cell the caller reads, used
+        beyond :data:`MAX_CONE_CELLS` instead of the transform of the seeds (the cells
+        outside the lots, whose nearest lot cell is a seed on the lots' edge).
+    above : float, optional
+        Only values above this are wanted (the caller clips at it): where the envelope is at
+        most ``above`` the result may be any value up to ``above`` (or none), so a seed walk
+        leaves out the cones that have fallen to it (exact where the envelope is above).
 
     Returns
     -------
@@ -301,19 +311,30 @@ def local_cones(seed: np.ndarray, fall, radius: float, cell_size: float,
     if k > MAX_CONE_CELLS:
         # a reach of many cells (limits far out of reach): each cell takes its nearest seed
         # (exact distance, Felzenszwalb-Huttenlocher), not the envelope of all seeds
-        dt, (nr, nc) = distance_transform(np.isfinite(s), cell_size)
-        ok = dt <= radius + 1e-9 * cell_size
+        dt, (nr, nc) = distance_transform(np.isfinite(s), cell_size) if nearest is None \
+            else nearest
+        # (only the cells within reach: the same numbers, cell by cell)
+        at = np.flatnonzero(dt <= radius + 1e-9 * cell_size)
+        src = nr.ravel()[at] * n + nc.ravel()[at]
         if label is not None:
-            ok &= label[nr, nc] == label
-        best = np.where(ok, s[nr, nc] - fall(dt), -np.inf)
-        return sign * best, np.where(ok, dt / cell_size, np.inf)
+            same = label.ravel()[src] == label.ravel()[at]
+            at, src = at[same], src[same]
+        d_at = dt.ravel()[at]
+        best.ravel()[at] = s.ravel()[src] - fall(d_at)
+        dist.ravel()[at] = d_at / cell_size
+        return sign * best, dist
     offsets = [(dr, dc) for dr in range(-k, k + 1) for dc in range(-k, k + 1)
                if np.hypot(dr, dc) * cell_size <= radius + 1e-9 * cell_size
                and abs(dr) < m and abs(dc) < n]
     offsets.sort(key=lambda o: (np.hypot(*o), o))      # nearest first: ties go to the nearest
     drops = [(dr, dc, float(np.hypot(dr, dc)), float(fall(float(np.hypot(dr, dc)) * cell_size)))
              for dr, dc in offsets]
+    sr, sc = np.nonzero(s > -np.inf)
     lo_r, hi_r = max(rows[0] - k, 0), min(rows[-1] + k + 1, m)
+    if len(sr) * SPARSE_SEEDS <= (hi_r - lo_r) * n:
+        _cones_from_seeds(s, sr, sc, drops, label, best, dist,
+                          None if above is None else sign * above)
+        return sign * best, dist
     for r0 in range(lo_r, hi_r, block):
         r1 = min(r0 + block, hi_r)
         b = best[r0:r1]
@@ -337,6 +358,60 @@ def local_cones(seed: np.ndarray, fall, radius: float, cell_size: float,
             np.copyto(b[tgt], cv, where=bt)
             np.copyto(dd[tgt], d, where=bt)
     return sign * best, dist
+
+
+#: :func:`local_cones` walks the seeds instead of the cells when at most one cell in this many
+#: (of the rows within reach) is a seed: the same updates in the same order, on fewer cells.
+SPARSE_SEEDS = 8
+
+
+def _cones_from_seeds(s: np.ndarray, sr: np.ndarray, sc: np.ndarray, drops: list,
+                      label: np.ndarray | None, best: np.ndarray, dist: np.ndarray,
+                      above: float | None = None) -> None:
+    """:func:`local_cones`' envelope seed by seed, in place: for each offset ``(dr, dc)`` (in
+    the order of ``drops``) every seed ``b`` updates the cell ``b - (dr, dc)`` where its cone
+    is strictly higher. The dense walk compares each cell with the cell ``(dr, dc)`` away at
+    that offset, so each cell sees the same candidates in the same order (cells that are no
+    seed never win a strict comparison): the result is the same, bit for bit. One offset maps
+    distinct seeds to distinct cells, so its updates never collide. With ``above``, an offset
+    takes only the seeds whose cone there is above it (the seeds sorted by height, highest
+    first: a prefix; a few more within rounding).
+    """
+    m, n = s.shape
+    flat_best, flat_dist = best.ravel(), dist.ravel()
+    sflat = sr.astype(np.int64) * n + sc
+    sv = s.ravel()[sflat]
+    neg, lim = None, 0.0
+    if above is not None:
+        lim = float(above)
+        order = np.argsort(-sv, kind="stable")
+        sr, sc, sflat, sv = sr[order], sc[order], sflat[order], sv[order]
+        neg = -sv
+    lab_flat = None if label is None else label.ravel()
+    lab_seed = None if lab_flat is None else lab_flat[sflat]
+    row_ok: dict[int, np.ndarray] = {}
+    col_ok: dict[int, np.ndarray] = {}
+    for dr, dc, d, f in drops:
+        if dr not in row_ok:
+            row_ok[dr] = (sr >= dr) & (sr < m + dr)
+        if dc not in col_ok:
+            col_ok[dc] = (sc >= dc) & (sc < n + dc)
+        cnt = len(sv)
+        if neg is not None:
+            # (seeds whose cone here is above ``above``, and a few more within rounding)
+            cnt = int(np.searchsorted(neg, -(lim + f - 1e-6 * (1.0 + abs(lim) + f))))
+            if cnt == 0:
+                continue
+        ok = row_ok[dr][:cnt] & col_ok[dc][:cnt]
+        tgt = sflat[:cnt] - (dr * n + dc)
+        cv = sv[:cnt] - f
+        if label is not None:
+            assert lab_flat is not None and lab_seed is not None
+            ok &= lab_flat.take(np.where(ok, tgt, 0)) == lab_seed[:cnt]
+        up = ok & (cv > flat_best.take(np.where(ok, tgt, 0)))
+        t_up = tgt[up]
+        flat_best[t_up] = cv[up]
+        flat_dist[t_up] = d
 
 
 def tier_fall(t: float, max_wall: float, max_emb: float):
@@ -497,15 +572,18 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
                    ((slice(None, -1), slice(None)), (slice(1, None), slice(None)))):
         for p_, q_ in ((sa, sb), (sb, sa)):
             la, lb = lm[p_], lm[q_]
-            both = (la > 0) & (lb > 0) & (la != lb)
-            step = np.where(both, pad[la] - pad[lb], 0.0)
+            # (only the cells on a side between two lots: elsewhere the share is 0)
+            rr, cc = np.nonzero((la > 0) & (lb > 0) & (la != lb))
+            step = pad[la[rr, cc]] - pad[lb[rr, cc]]
             share = step_share(np.abs(step), max_wall, max_emb)
-            np.maximum(e_down[p_], np.where(step > 0, share, 0.0), out=e_down[p_])
-            np.maximum(e_up[p_], np.where(step < 0, share, 0.0), out=e_up[p_])
+            for e_, take in ((e_down[p_], step > 0), (e_up[p_], step < 0)):
+                e_[rr, cc] = np.maximum(e_[rr, cc], np.where(take, share, 0.0))
     # and towards the outline: each lot cell nearest to a cell on the band's outer edge (the
     # rim) comes within a wall and an embankment of the terrain there
     if boundary != "wall":
-        dist0, (nr0, nc0) = distance_transform(cov, cell_size)
+        # (the nearest lot cell of every cell: the rim here, the envelopes outside below)
+        dist, (nr, nc) = distance_transform(cov, cell_size)
+        dist0, nr0, nc0 = dist, nr, nc
         d0 = np.maximum(dist0 - cell_size, 0.0)
         rim0 = ~cov & (d0 > width - cell_size) & (d0 <= width)
         flat0 = nr0[rim0] * lm.shape[1] + nc0[rim0]
@@ -532,7 +610,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
             continue
         reach = _reach_of(fall_in, float(e_edge.max()), cell_size, sum(lm.shape))
         part, _ = local_cones(np.where(e_edge > 0, e_edge, -np.inf), fall_in, reach,
-                              cell_size, label=lm)
+                              cell_size, label=lm, above=0.0)
         part = np.where(cov, np.maximum(part, 0.0), 0.0)
         offset += sign * part
         # the embankment a cell lies on: the rest of its tier, at most max_emb
@@ -548,7 +626,6 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     if boundary == "wall":     # the terrain outside stays: its outline walls take the step
         return out, band, win, info
     # 2. outside: the envelopes of every lot cell within the band, wall allowance per lot
-    dist, (nr, nc) = distance_transform(cov, cell_size)
     near = lm[nr, nc]
     seed = g[nr, nc]
     d_edge = np.maximum(dist - cell_size, 0.0)
@@ -578,21 +655,28 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
         return fall_tier(np.maximum(d - cell_size, 0.0))
 
     reach = OUTSIDE_TIERS * width + cell_size
+    # (beyond MAX_CONE_CELLS each cell outside takes its nearest edge cell, which is its
+    # nearest lot cell: an inner lot cell has a nearer neighbour; the cells of the lots, where
+    # this differs, are not read below)
     lower, d_lo = local_cones(np.where(edge, g - w_fill[lm], -np.inf), fall_out, reach,
-                              cell_size)
+                              cell_size, nearest=(dist, (nr, nc)))
     upper, d_up = local_cones(np.where(edge, g + w_cut[lm], np.inf), fall_out, reach,
-                              cell_size, lowest=True)
+                              cell_size, lowest=True, nearest=(dist, (nr, nc)))
     # a wing: two lots' envelopes cross; each cell takes the nearer lot's envelope
     cross = np.isfinite(lower) & np.isfinite(upper) & (lower > upper)
     lower_side = cross & (d_lo <= d_up)
     upper_side = cross & ~lower_side
     lower = np.where(upper_side, -np.inf, lower)
     upper = np.where(lower_side, np.inf, upper)
-    lo_f = np.where(np.isfinite(lower), lower, -np.inf)      # (no cone: no constraint)
-    up_f = np.where(np.isfinite(upper), upper, np.inf)
     # half-width of the soft toe: a sixth of the embankment limit, at most a cell's rise
     r = min(max_emb / 6.0, t * cell_size)
-    graded = h + _soft(lo_f - h, r) - _soft(h - up_f, r)
+    # (computed where a cone reaches: elsewhere both soft terms are 0)
+    graded = h + 0.0
+    at = np.flatnonzero(np.isfinite(lower) | np.isfinite(upper))
+    h_at, lo_at, up_at = h.ravel()[at], lower.ravel()[at], upper.ravel()[at]
+    lo_f = np.where(np.isfinite(lo_at), lo_at, -np.inf)      # (no cone: no constraint)
+    up_f = np.where(np.isfinite(up_at), up_at, np.inf)
+    graded.ravel()[at] = h_at + _soft(lo_f - h_at, r) - _soft(h_at - up_f, r)
     graded = np.where(lower_side, lower, np.where(upper_side, upper, graded))
     graded = np.where(cov, g, graded)
     changed = ~cov & (graded != h)
@@ -615,11 +699,14 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
         dd = np.maximum(np.where(np.isfinite(d_cells), d_cells, 0.0) * cell_size - cell_size, 0.0)
         return t * (dd - np.floor(dd / period + 1e-12) * period)
 
-    top_f = np.where(np.isfinite(lower), lower + on_tier(d_lo), -np.inf)
-    top_c = np.where(np.isfinite(upper), upper - on_tier(d_up), np.inf)
-    eh = np.where(graded < top_f, top_f - graded,
-                  np.where(graded > top_c, graded - top_c, 0.0))
-    info["embankment_height"][win] = np.where(changed, eh, emb_h)
+    # (at the changed cells only, where it is read)
+    at = np.flatnonzero(changed)
+    lo_a, up_a, gr_a = lower.ravel()[at], upper.ravel()[at], graded.ravel()[at]
+    top_f = np.where(np.isfinite(lo_a), lo_a + on_tier(d_lo.ravel()[at]), -np.inf)
+    top_c = np.where(np.isfinite(up_a), up_a - on_tier(d_up.ravel()[at]), np.inf)
+    eh = np.where(gr_a < top_f, top_f - gr_a, np.where(gr_a > top_c, gr_a - top_c, 0.0))
+    emb_h.ravel()[at] = eh
+    info["embankment_height"][win] = emb_h
     out[win] = graded
     band[win] = bw
     if t * cell_size < max_wall:
@@ -706,9 +793,11 @@ def walls_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, float],
     out = []
     keys = np.column_stack([la, lb])
     uniq, inv = np.unique(keys, axis=0, return_inverse=True)
-    inv = inv.ravel()
+    # the sides of each key in their (axis, row, col) order: one stable sort, then slices
+    by_key = np.argsort(inv.ravel(), kind="stable")
+    bounds = np.searchsorted(inv.ravel()[by_key], np.arange(len(uniq) + 1))
     for k, (a_, b_) in enumerate(uniq):
-        sel = inv == k
+        sel = by_key[bounds[k]:bounds[k + 1]]
         on = "tier" if a_ < 0 else "outline" if a_ == b_ else "wing"
         a_, b_ = abs(a_), abs(b_)
         tall = int(np.argmax(high[sel] - low[sel]))
@@ -716,7 +805,7 @@ def walls_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, float],
             lot_a=int(a_), lot_b=int(b_),
             base_height=float(low[sel][tall]), top_height=float(high[sel][tall]),
             height=float((high[sel] - low[sel])[tall]),
-            length=float(sel.sum() * cell_size),
+            length=float(len(sel) * cell_size),
             lines=tuple(line + o for line in _merge(seg[sel] - o, 1e-6 * cell_size)),
             on=on))
     return out
@@ -797,21 +886,38 @@ def _min_plus(v: np.ndarray, cost_h: np.ndarray, cost_v: np.ndarray,
     between columns, ``cost_v`` (M - 1, N) between rows): ``steps`` Jacobi rounds, each cell
     taking the least of itself and its four neighbours plus the side's cost from the previous
     round, stopping early once a round changes nothing (the paths' minimum is then reached).
+    Each round works on the box around the cells the round before changed (no other cell
+    can change), with the same sums and minima.
 
     A cell's result depends only on ``v`` within ``steps`` sides of it, and each path's sum is
     formed in the same order whatever the window, so a tile whose window holds that margin
     gives the untiled result bit for bit.
     """
     u = v.copy()
+    m, n = u.shape
+    r0, r1, c0, c1 = 0, m, 0, n                # the box of cells a round may change
     for _ in range(steps):
-        new = u.copy()
-        np.minimum(new[:, 1:], u[:, :-1] + cost_h, out=new[:, 1:])
-        np.minimum(new[:, :-1], u[:, 1:] + cost_h, out=new[:, :-1])
-        np.minimum(new[1:, :], u[:-1, :] + cost_v, out=new[1:, :])
-        np.minimum(new[:-1, :], u[1:, :] + cost_v, out=new[:-1, :])
-        if np.array_equal(new, u):
+        sub = u[r0:r1, c0:c1]
+        new = sub.copy()
+        a, b = max(c0, 1), min(c1, n - 1)      # cells with a west / an east neighbour
+        np.minimum(new[:, a - c0:], u[r0:r1, a - 1:c1 - 1] + cost_h[r0:r1, a - 1:c1 - 1],
+                   out=new[:, a - c0:])
+        np.minimum(new[:, :b - c0], u[r0:r1, c0 + 1:b + 1] + cost_h[r0:r1, c0:b],
+                   out=new[:, :b - c0])
+        a, b = max(r0, 1), min(r1, m - 1)      # with a north / a south neighbour
+        np.minimum(new[a - r0:], u[a - 1:r1 - 1, c0:c1] + cost_v[a - 1:r1 - 1, c0:c1],
+                   out=new[a - r0:])
+        np.minimum(new[:b - r0], u[r0 + 1:b + 1, c0:c1] + cost_v[r0:b, c0:c1],
+                   out=new[:b - r0])
+        moved = new != sub
+        if not moved.any():
             break
-        u = new
+        u[r0:r1, c0:c1] = new
+        # (a cell changes only next to one that changed in the round before)
+        rr = np.flatnonzero(moved.any(axis=1))
+        cc = np.flatnonzero(moved.any(axis=0))
+        r0, r1 = max(r0 + int(rr[0]) - 1, 0), min(r0 + int(rr[-1]) + 2, m)
+        c0, c1 = max(c0 + int(cc[0]) - 1, 0), min(c0 + int(cc[-1]) + 2, n)
     return u
 
 

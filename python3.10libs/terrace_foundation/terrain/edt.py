@@ -38,6 +38,104 @@ def envelope_1d(f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     Notes
     -----
+    Where every position is finite on all lines or on none (the row pass of
+    :func:`distance_transform`: a column with a feature gives every row a finite distance),
+    :func:`_envelope_columns` builds it; otherwise :func:`_envelope_lines`. Both give the
+    same numbers.
+    """
+    f = np.asarray(f, dtype=np.float64)
+    fin = np.isfinite(f)
+    if f.shape[0] and np.array_equal(fin.all(axis=0), fin.any(axis=0)):
+        return _envelope_columns(f, np.nonzero(fin[0])[0])
+    return _envelope_lines(f)
+
+
+def _envelope_columns(f: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`envelope_1d` where the finite positions ``cols`` are the same on every line.
+
+    The stacks of Felzenszwalb and Huttenlocher, every line at once, held as links: each
+    pushed position ``q`` keeps the position below it (``below``) and the left end of its
+    segment (``left``), written as whole rows of ``(N, R)`` arrays, so a step of the loop
+    over the positions copies two rows and compares, and only the lines that pop gather (the
+    same arithmetic and comparisons per line as :func:`_envelope_lines`, so the same
+    envelope). The envelope is then read without a loop: each surviving position is marked
+    at the first ``x`` right of its left end and the marks are carried along the line by a
+    running maximum.
+    """
+    rows, n = f.shape
+    if len(cols) == 0:
+        return np.full((rows, n), np.inf), np.zeros((rows, n), dtype=np.int64)
+    h = np.array(f.T, order="C")                       # (n, rows): f[q] + q^2 per position
+    h += (np.arange(n, dtype=np.float64) ** 2)[:, None]
+    hf = h.ravel()
+    below = np.zeros((n, rows), dtype=np.int64)
+    bf = below.ravel()
+    left = np.full((n, rows), np.inf)
+    lf = left.ravel()
+    popped = np.zeros((n, rows), dtype=bool)
+    pf = popped.ravel()
+    q0 = int(cols[0])
+    cur_v = np.full(rows, q0, dtype=np.int64)        # top of each stack
+    cur_h = h[q0].copy()
+    cur_z = np.full(rows, -np.inf)
+    left[q0] = -np.inf
+    for q in cols[1:].tolist():
+        hq = h[q]
+        s = (hq - cur_h) / (2 * (q - cur_v))
+        pop = s <= cur_z
+        if pop.any():
+            idx = np.nonzero(pop)[0]
+            while True:
+                top = cur_v[idx] * rows + idx
+                pf[top] = True
+                v = bf[top]
+                at = v * rows + idx
+                cz, ch = lf[at], hf[at]
+                cur_v[idx] = v
+                cur_h[idx] = ch
+                cur_z[idx] = cz
+                si = (hq[idx] - ch) / (2 * (q - v))
+                s[idx] = si
+                again = si <= cz
+                if not again.any():
+                    break
+                idx = idx[again]
+        below[q] = cur_v
+        left[q] = s
+        cur_v.fill(q)
+        np.copyto(cur_h, hq)
+        cur_z = s
+    del h
+    # read: position q covers the x with left[q] < x <= left[next q] (Felzenszwalb and
+    # Huttenlocher walk j forward while z[j + 1] < x): mark q at its first x, carry the marks
+    live = ~popped
+    del popped
+    live[np.setdiff1d(np.arange(n), cols)] = False
+    at = np.flatnonzero(live)                          # surviving positions, (q, line)
+    lv = live.ravel()
+    r = at % rows
+    start = np.floor(np.clip(lf[at], -1.0, float(n))).astype(np.int64) + 1
+    # a position whose segment holds no x (the next one starts at the same x) is dropped;
+    # the next one's link points at it (links of survivors point at survivors)
+    up = start > 0                                      # (the bottom of a stack starts at 0)
+    b_at = bf[at[up]] * rows + r[up]
+    b_start = np.floor(np.clip(lf[b_at], -1.0, float(n))).astype(np.int64) + 1
+    lv[b_at[b_start == start[up]]] = False
+    keep = lv[at] & (start < n)
+    del below, left
+    mark = np.full((n, rows), -1, dtype=np.int64)
+    mark.ravel()[start[keep] * rows + r[keep]] = at[keep] // rows
+    np.maximum.accumulate(mark, axis=0, out=mark)
+    arg = np.ascontiguousarray(mark.T)
+    del mark
+    d = np.take_along_axis(f, arg, axis=1)
+    d += (np.arange(n, dtype=np.int64)[None, :] - arg) ** 2
+    return d, arg
+
+
+def _envelope_lines(f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`envelope_1d` for any pattern of finite samples, line by line in step.
+
     The stacks are held position-major (``(N, R)``: entry ``k`` of every line's stack side by
     side) and read with flat indices, so each step's gathers touch neighbouring memory; the
     arithmetic is the same per line as a line-by-line implementation.
@@ -128,18 +226,27 @@ def distance_transform(features: np.ndarray, cell_size: float = 1.0
     if not feat.any():
         zero = np.zeros((m, n), dtype=np.int64)
         return np.full((m, n), np.inf), (zero, zero.copy())
-    # pass 1, down the columns: nearest feature row above and below (cumulative scans)
-    rows = np.arange(m)[:, None]
-    above = np.where(feat, rows, -1)
+    # pass 1, down the columns: nearest feature row above and below (cumulative scans; a
+    # column without a feature gets far sentinels and takes no part in pass 2)
+    far = np.int32(2 ** 30)
+    rows = np.arange(m, dtype=np.int32)[:, None]
+    above = np.where(feat, rows, -far)
     np.maximum.accumulate(above, axis=0, out=above)
-    below = np.where(feat, rows, m + m)
-    below = np.minimum.accumulate(below[::-1], axis=0)[::-1]
-    da = np.where(above >= 0, rows - above, np.inf)
-    db = np.where(below < 2 * m, below - rows, np.inf)
-    near_row = np.where(db < da, below, above)
-    g = np.minimum(da, db)
-    # pass 2, along the rows: lower envelope of (x - q)^2 + g(q)^2
-    d2, col = envelope_1d(g * g)
-    r_idx = np.take_along_axis(near_row, col, axis=1)
-    r_idx = np.where(np.isfinite(d2), r_idx, 0)
-    return np.sqrt(d2) * cell_size, (r_idx, col)
+    below = np.where(feat, rows, far)
+    np.minimum.accumulate(below[::-1], axis=0, out=below[::-1])
+    da = rows - above
+    db = below - rows
+    near_row = np.where(db < da, below, above)         # (a tie goes to the row above)
+    del above, below
+    np.minimum(da, db, out=da)
+    del db
+    g2 = da.astype(np.float64)
+    del da
+    g2 *= g2
+    # pass 2, along the rows: lower envelope of (x - q)^2 + g(q)^2 over the feature columns
+    d2, col = _envelope_columns(g2, np.flatnonzero(feat.any(axis=0)))
+    del g2
+    r_idx = np.take_along_axis(near_row, col, axis=1).astype(np.int64)
+    np.sqrt(d2, out=d2)
+    d2 *= cell_size
+    return d2, (r_idx, col)

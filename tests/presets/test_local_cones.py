@@ -1,0 +1,54 @@
+"""presets.limits.local_cones: its walks give the same envelope bit for bit, and the envelope
+is the maximum over the seeds within reach (brute force over all seed and cell pairs)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from terrace_foundation.presets import limits
+from terrace_foundation.presets.limits import local_cones, tier_fall
+
+FALL = tier_fall(np.tan(np.radians(33.7)), 3.3, 6.0)
+
+
+def _case(seed: int):
+    rng = np.random.default_rng(seed)
+    m, n = (int(v) for v in rng.integers(5, 60, 2))
+    share = float(rng.choice([0.01, 0.05, 0.3]))
+    s = np.where(rng.random((m, n)) < share, rng.integers(0, 8, (m, n)) * 0.75, -np.inf)
+    label = None
+    if seed % 2:
+        label = np.repeat(np.repeat(rng.integers(1, 4, (m // 7 + 1, n // 7 + 1)), 7, 0),
+                          7, 1)[:m, :n]
+    return s, label, float(rng.choice([3.0, 7.5, 12.0])), bool(seed % 4 == 1)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_seed_walk_equals_cell_walk(seed, monkeypatch):
+    s, label, radius, lowest = _case(seed)
+    if lowest:
+        s = -s
+    monkeypatch.setattr(limits, "SPARSE_SEEDS", 10 ** 9)        # walk the cells
+    a = local_cones(s, FALL, radius, 1.0, label=label, lowest=lowest)
+    monkeypatch.setattr(limits, "SPARSE_SEEDS", 0)              # walk the seeds
+    b = local_cones(s, FALL, radius, 1.0, label=label, lowest=lowest)
+    assert a[0].tobytes() == b[0].tobytes() and a[1].tobytes() == b[1].tobytes()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_envelope_is_the_maximum_over_seeds_within_reach(seed):
+    s, label, radius, _ = _case(seed)
+    value, dist = local_cones(s, FALL, radius, 1.0, label=label)
+    sr, sc = np.nonzero(np.isfinite(s))
+    rows, cols = np.indices(s.shape)
+    d = np.hypot(rows[..., None] - sr, cols[..., None] - sc)
+    cand = np.where(d <= radius + 1e-9, s[sr, sc] - FALL(d), -np.inf)
+    if label is not None:
+        cand = np.where(label[..., None] == label[sr, sc], cand, -np.inf)
+    want = cand.max(axis=-1) if len(sr) else np.full(s.shape, -np.inf)
+    np.testing.assert_array_equal(value, want)
+    win = np.isfinite(want)
+    # the distance is the nearest of the seeds that reach the maximum
+    near = np.where(cand == want[..., None], d, np.inf).min(axis=-1)
+    np.testing.assert_allclose(dist[win], near[win], rtol=0, atol=1e-12)

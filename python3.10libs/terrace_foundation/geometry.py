@@ -131,7 +131,7 @@ def bbox_pairs(alo: np.ndarray, ahi: np.ndarray, blo: np.ndarray, bhi: np.ndarra
 
 
 def clip_halfplane(poly: np.ndarray, count: np.ndarray, normal: np.ndarray,
-                   offset: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                   offset: np.ndarray, on_line: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Clip each convex polygon by its own half-plane (Sutherland-Hodgman, batched).
 
     Parameters
@@ -144,6 +144,11 @@ def clip_halfplane(poly: np.ndarray, count: np.ndarray, normal: np.ndarray,
         Half-plane normals (pointing out of the kept side).
     offset : (N,) ndarray or float
         Half-plane offsets: the kept side is ``normal . p <= offset``.
+    on_line : bool
+        Cut points on an axis-parallel line (a zero normal component) take the line's
+        coordinate, ``offset / normal``, instead of the interpolated one, which is off by
+        ulps of the cut edge's length (:func:`remesh_lots`: 4 ulps on a remesh square 30
+        times the lot, enough for the lots on the two sides to end apart).
 
     Returns
     -------
@@ -165,7 +170,12 @@ def clip_halfplane(poly: np.ndarray, count: np.ndarray, normal: np.ndarray,
     cut = np.nonzero(any_out & any_in)[0]
     new_count = np.where(any_out, 0, count)
     if len(cut):
-        c_poly, c_count = _cut_polygons(poly[cut], count[cut], s[cut], valid[cut])
+        line = None
+        if on_line:
+            nc, oc = normal[cut], offset[cut]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                line = np.where(nc[:, ::-1] == 0, oc[:, None] / nc, np.nan)
+        c_poly, c_count = _cut_polygons(poly[cut], count[cut], s[cut], valid[cut], line)
         new_count[cut] = c_count
     kmax = max(int(new_count.max()), 1)
     out = np.empty((n, kmax, 2))
@@ -177,10 +187,12 @@ def clip_halfplane(poly: np.ndarray, count: np.ndarray, normal: np.ndarray,
     return pad_polygons(out, new_count), new_count
 
 
-def _cut_polygons(poly: np.ndarray, count: np.ndarray, s: np.ndarray, valid: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def _cut_polygons(poly: np.ndarray, count: np.ndarray, s: np.ndarray, valid: np.ndarray,
+                  line: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The kept part of polygons cut by a line (vertices at signed distance ``s``), unpadded:
-    ``(N, K', 2)`` vertices and their counts (before dropping counts below 3).
+    ``(N, K', 2)`` vertices and their counts (before dropping counts below 3). ``line``
+    ``(N, 2)``: a coordinate every cut point takes (``x = line[:, 0]`` on a vertical line,
+    ``y = line[:, 1]`` on a horizontal one; NaN where the line is not axis-parallel).
     """
     n, k, _ = poly.shape
     inside = s <= 0.0
@@ -203,6 +215,8 @@ def _cut_polygons(poly: np.ndarray, count: np.ndarray, s: np.ndarray, valid: np.
         t = sa / (sa - sb)
     t = np.where(cross, t, 0.0)
     ip = a + t[..., None] * (b - a)
+    if line is not None:
+        ip = np.where(np.isnan(line)[:, None, :], ip, line[:, None, :])
     cand = np.empty((n, 2 * k, 2))
     cand[:, 0::2] = poly
     cand[:, 1::2] = ip
@@ -224,7 +238,8 @@ def _cut_polygons(poly: np.ndarray, count: np.ndarray, s: np.ndarray, valid: np.
 
 
 def clip_halfplanes(poly: np.ndarray, count: np.ndarray, normals: np.ndarray,
-                    offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                    offsets: np.ndarray, on_line: bool = False
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """Clip each polygon by its own set of half-planes.
 
     Parameters
@@ -234,6 +249,8 @@ def clip_halfplanes(poly: np.ndarray, count: np.ndarray, normals: np.ndarray,
     normals : (N, H, 2) ndarray
         Per polygon ``H`` half-plane normals (pad with zero normals and offset 1 to skip).
     offsets : (N, H) ndarray
+    on_line : bool
+        As :func:`clip_halfplane`.
 
     Returns
     -------
@@ -244,7 +261,7 @@ def clip_halfplanes(poly: np.ndarray, count: np.ndarray, normals: np.ndarray,
         live = count > 0
         if not live.any():
             break
-        poly, count = clip_halfplane(poly, count, normals[:, h], offsets[:, h])
+        poly, count = clip_halfplane(poly, count, normals[:, h], offsets[:, h], on_line)
     return poly, count
 
 

@@ -205,7 +205,8 @@ def fracture_regions(regions: Sequence[Region], params: TerraceParams,
         # one piece to start from instead of scatter_count: as many more levels of cuts
         extra = np.ceil(np.log2(np.maximum(counts, 1))).astype(np.int64)
         lots = subdivide_lots(lots, params.min_lot_size, params.lot_iterations + extra,
-                              params.irregularity, rngs, "contour", terrain)
+                              params.irregularity, rngs, "contour", terrain,
+                              flat_relief=params.max_step)
         done(FRACTURE_STEPS)
         return lots.compact()
     pts, pt_group = scatter_in_regions(edges, bounds, counts, rngs, draw=live)

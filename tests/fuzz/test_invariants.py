@@ -202,7 +202,8 @@ def _assert_partition(hf, regions, res):
     tol = 1e-9 * max(ground.area, 1e-12) + 8 * sum(o.length for o in outlines) * ulp
     i, j = shapely.STRtree(outlines).query(outlines, predicate="intersects")
     pair = i < j
-    overlap = sum(outlines[a].intersection(outlines[b]).area for a, b in zip(i[pair], j[pair]))
+    snap = float(np.spacing(float(np.abs(grid.bounds).max())))
+    overlap = sum(_overlap(outlines[a], outlines[b], snap) for a, b in zip(i[pair], j[pair]))
     assert overlap <= tol                                                       # no overlap
     # inside: a predicate, not an overlay (GEOS 3.14 gave an outline with a vertex 1.4e-17
     # beyond the grid's edge no intersection at all with the ground, found by the long run)
@@ -215,6 +216,25 @@ def _assert_partition(hf, regions, res):
     assert all(near_ground.covers(o) or o.difference(ground).area <= tol
                for o in outlines)                                               # inside
     assert sum(o.area for o in outlines) == pytest.approx(ground.area, abs=tol)  # all of it
+
+
+def _overlap(a, b, snap):
+    """Area of ``a ∩ b`` by GEOS, checked: GEOS 3.14's floating overlay gave two outlines
+    meeting along an edge (a vertex of one 7.5e-17 beside the other's edge) an intersection
+    of the whole second outline one way round and none the other; exactly they overlap by
+    3.3e-17 (test_lots_partition_where_a_hole_and_an_earlier_region_meet_on_the_grid_edge).
+    Its snap-rounding overlay on the coordinates' spacing is no way out alone (it raised
+    "Ring edge missing" on another pair), so an overlap is the least of the two orders and the
+    snap-rounded one where that runs: a real overlap shows in all three."""
+    area = a.intersection(b).area
+    if area == 0:
+        return 0.0
+    areas = [area, b.intersection(a).area]
+    try:
+        areas.append(shapely.intersection(a, b, grid_size=snap).area)
+    except shapely.errors.GEOSException:
+        pass
+    return min(areas)
 
 
 def _too_thin_for_the_coordinates(lot, res, ulp):
@@ -853,3 +873,249 @@ def test_outline_where_a_triangle_touches_the_grid_edge_at_a_later_regions_edge(
     hole = Polygon(lot.footprint[0][1])
     assert hole.equals(Polygon(regs[0][0])) or hole.symmetric_difference(
         Polygon(regs[0][0])).area <= 1e-12 * hole.area
+
+
+# --------------------------------------------------------------------------- edges and shared vertices
+
+def _nudged(v: float, k: int) -> float:
+    """``v`` moved ``k`` floats up (down for negative ``k``)."""
+    for _ in range(abs(k)):
+        v = float(np.nextafter(v, np.inf if k > 0 else -np.inf))
+    return v
+
+
+@st.composite
+def edge_cases(draw):
+    """Regions made to meet the grid's edges and one another (the alignments the lost case
+    "a self-crossing lot outline" needs): vertices on a grid edge in world coordinates or a
+    few ulps either side of it, vertices and edge points of an earlier region, holes with a
+    corner on a grid edge, and vertices collinear with their neighbours to within an ulp."""
+    hf = draw(grids())
+    x0, y0, x1, y1 = hf.extent
+    w, h = x1 - x0, y1 - y0
+    ulps = st.sampled_from([0, 0, 0, 1, -1, 2, -2, 5])
+
+    def on_edge(side=None):
+        side = side or draw(st.sampled_from("swne"))
+        f = draw(st.floats(-0.1, 1.1))
+        k = draw(ulps)
+        if side in "sn":
+            return [x0 + f * w, _nudged(y0 if side == "s" else y1, k)]
+        return [_nudged(x0 if side == "w" else x1, k), y0 + f * h]
+
+    out, earlier = [], []
+    for _ in range(draw(st.integers(1, 3))):
+        pts = []
+        for _ in range(draw(st.integers(3, 7))):
+            kind = draw(st.sampled_from(["edge", "edge", "inner", "shared", "on_shared"]))
+            if kind == "shared" and earlier:
+                r = earlier[draw(st.integers(0, len(earlier) - 1))]
+                pts.append(list(r[draw(st.integers(0, len(r) - 1))]))
+            elif kind == "on_shared" and earlier:
+                r = earlier[draw(st.integers(0, len(earlier) - 1))]
+                i = draw(st.integers(0, len(r) - 1))
+                t = draw(st.sampled_from([0.5, 0.25, 1 / 3]) | st.floats(0.01, 0.99))
+                a, b = r[i], r[(i + 1) % len(r)]
+                pts.append([a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1])])
+            elif kind == "inner" or kind in ("shared", "on_shared"):
+                pts.append([x0 + draw(st.floats(-0.1, 1.1)) * w,
+                            y0 + draw(st.floats(-0.1, 1.1)) * h])
+            else:
+                pts.append(on_edge())
+        ring = np.array(pts, dtype=np.float64)
+        c = ring.mean(axis=0)
+        ring = ring[np.argsort(np.arctan2(ring[:, 1] - c[1], ring[:, 0] - c[0]), kind="stable")]
+        if draw(st.booleans()):
+            # a vertex collinear with its neighbours to within a few ulps
+            i = draw(st.integers(0, len(ring) - 1))
+            a, b = ring[i], ring[(i + 1) % len(ring)]
+            t = draw(st.sampled_from([0.5, 1 / 3]))
+            p = a + t * (b - a)
+            p = np.array([_nudged(float(p[0]), draw(ulps)), _nudged(float(p[1]), draw(ulps))])
+            ring = np.insert(ring, i + 1, p, axis=0)
+        holes = []
+        if draw(st.booleans()):
+            # a small triangle with a corner on a grid edge (a hole, or an earlier region)
+            side = draw(st.sampled_from("swne"))
+            v = np.array(on_edge(side))
+            s = draw(st.floats(0.05, 0.5)) * hf.cell_size
+            q = s / draw(st.sampled_from([1.0, 10.0, 1000.0]))
+            up = {"s": [0, 1], "n": [0, -1], "w": [1, 0], "e": [-1, 0]}[side]
+            across = np.array([up[1], up[0]])
+            tri = np.array([v, v + s * np.array(up) + q * across, v + s * np.array(up) - q * across])
+            if draw(st.booleans()):
+                holes = [tri]
+            else:
+                out.append((tri, []))
+                earlier.append(tri)
+        out.append((ring, holes))
+        earlier.append(ring)
+    cs = hf.cell_size
+    params = dict(
+        seed=draw(st.integers(0, 2**32 - 1)),
+        scatter_count=draw(st.integers(1, 12)),
+        relax_iterations=draw(st.integers(0, 2)),
+        min_lot_size=draw(st.sampled_from([0.5, 4.0, 40.0])) * cs * cs,
+        remesh_size=draw(st.sampled_from([0.3, 1.0, 3.0])) * cs,
+        blur_radius=0.0,
+        blend=0.0,
+        preset=draw(st.sampled_from(["reference", "grading"])),
+    )
+    return hf, out[:4], params
+
+
+@given(edge_cases())
+def test_lots_partition_regions_meeting_the_grid_edges_and_one_another(case):
+    """The partition property (outlines valid, each its lot, tiling the ground) on regions
+    built to meet the grid's edges and one another."""
+    hf, regs, params = case
+    regions, res = _run(hf, regs, params)
+    if res is None:
+        return
+    _assert_partition(hf, regions, res)
+
+
+def test_lots_partition_where_a_hole_and_an_earlier_region_meet_on_the_grid_edge():
+    """Found by the long run of the edge strategy (1 December, 13:30): a hole whose corner is
+    a corner of its shell on the grid's west edge, and an earlier region with a vertex 7e-14
+    from it, on the grading preset. The lots were right; the oracle was not: GEOS 3.14's
+    floating overlay gave lots 76 and 106, which meet along an edge with a vertex of 76
+    7.5e-17 beside the edge of 106, an intersection of the whole of 106 (0.0563) one way round
+    and none the other. Exactly (rationals; lot 76 is convex) they overlap by 3.3e-17; the
+    property now checks an overlap GEOS reports (``_overlap``)."""
+    from fractions import Fraction
+
+    h = 300.0 + np.random.default_rng(1634).normal(size=(14, 9)).cumsum(0).cumsum(1)
+    hf = Heightfield(h, 0.5, (-0.5, 7.5))
+    earlier = np.array([[-0.95, 0.4150143579586397], [-0.5, 0.5498837615566459],
+                        [-0.5, 0.50000000000007], [3.496855241978689, -0.135224958259049],
+                        [4.059930662470151, 0.5], [-0.455, 2.998707548136924],
+                        [-0.47750000000000004, 2.845063506510165],
+                        [-0.5, 2.691419464883406]])
+    shell = np.array([[-0.725, 0.4824490597576428], [-0.6125, 0.49122452987882137],
+                      [-0.5, 0.5], [-0.5, 0.5], [3.6376240971015545, 0.02358128130571324],
+                      [-0.5, 7.270802858351652]])
+    hole = np.array([[-0.5, 0.5], [-0.33333333333333337, 0.6666666666666666],
+                     [-0.6666666666666666, 0.6666666666666666]])
+    params = {"seed": 739, "scatter_count": 1, "relax_iterations": 0, "min_lot_size": 0.125,
+              "remesh_size": 0.15, "blur_radius": 0.0, "blend": 0.0, "preset": "grading"}
+    regions, res = _run(hf, [(earlier, []), (shell, [hole])], params)
+    assert res is not None
+    _assert_partition(hf, regions, res)
+    # the oracle's own failure, on the two outlines
+    by_id = {lot.lot_id: lot for lot in res.lots}
+    a, b = (Polygon(by_id[k].footprint[0][0]) for k in (76, 106))
+    if a.intersection(b).area != b.intersection(a).area:      # GEOS's floating overlay
+        assert shapely.intersection(a, b, grid_size=1e-15).area <= 1e-15
+    ring_a = [(Fraction(x), Fraction(y)) for x, y in a.exterior.coords[:-1]]
+    ring_b = [(Fraction(x), Fraction(y)) for x, y in b.exterior.coords[:-1]]
+
+    def side(o, p, q):
+        return (p[0] - o[0]) * (q[1] - o[1]) - (p[1] - o[1]) * (q[0] - o[0])
+
+    def area(r):
+        return sum(side((0, 0), r[k], r[(k + 1) % len(r)]) for k in range(len(r))) / 2
+
+    if area(ring_a) < 0:
+        ring_a.reverse()
+    assert all(side(ring_a[k], ring_a[(k + 1) % 5], ring_a[(k + 2) % 5]) > 0 for k in range(5))
+    piece = ring_b                    # b clipped by each of convex a's edges, in rationals
+    for k in range(len(ring_a)):
+        p, q, out = ring_a[k], ring_a[(k + 1) % len(ring_a)], []
+        for m in range(len(piece)):
+            u, v = piece[m], piece[(m + 1) % len(piece)]
+            su, sv = side(p, q, u), side(p, q, v)
+            if su >= 0:
+                out.append(u)
+            if su * sv < 0:
+                t = su / (su - sv)
+                out.append((u[0] + t * (v[0] - u[0]), u[1] + t * (v[1] - u[1])))
+        piece = out
+    assert (abs(area(piece)) if len(piece) > 2 else 0) <= 1e-16
+
+
+# Found by the long run of 1 December, 13:02 (seed 1501), on main 5399bbb.
+def test_cell_centre_on_the_edge_of_a_square_under_a_remesh_square_fifty_cells_wide():
+    """Three regions, remesh size 50 cells: the cell centre in the middle of a square
+    region's top edge got no lot. The remesh square (65 m) cut at that edge by the piece
+    above took the cut point's y by interpolation along its 65 m side, 4 ulps above the
+    edge, and the vertex merge made that the lot's corner there: the lot ended 4 ulps above
+    the lot below it. Cut points on an axis-parallel edge now take its coordinate
+    (``geometry.clip_halfplanes(on_line=True)`` in the remesh)."""
+    hf = _slope(10, 3, 1.3018314919439726, (0.0, 13.018314919439726))
+    regs = [(np.array([[0.0, 0.0], [0.6509157459719863, 0.0],
+                       [0.6509157459719863, 0.6509157459719863], [0.0, 0.6509157459719863]]),
+             []),
+            (np.array([[0.0, 9.763736189579795], [1.3018314919439726, 9.763736189579795],
+                       [1.3018314919439726, 11.065567681523767], [0.0, 11.065567681523767]]),
+             []),
+            (np.array([[6.509157459719863, 13.018314919439726],
+                       [3.516912784745445, 18.495582057339867],
+                       [2.0524829074016533, 19.195405233677555],
+                       [0.4604395839150367, 19.51116685252667],
+                       [-1.1602316427965333, 19.423234385793727],
+                       [-2.7087652854496547, 18.93707504836619],
+                       [-5.214769941444265, 16.913864340668535],
+                       [-6.4440170443134805, 13.936887272618339],
+                       [-4.2546692507426815, 8.09216831157152]]), [])]
+    params = {"seed": 0, "scatter_count": 1, "relax_iterations": 0,
+              "min_lot_size": 0.8473826167085349, "remesh_size": 65.09157459719863,
+              "blur_radius": 0.0, "blend": 0.0, "preset": "reference"}
+    test_every_cell_centre_in_a_region_has_a_lot.hypothesis.inner_test((hf, regs, params))
+
+
+def _square_beside_the_west_edge(x0, y0, side):
+    return np.array([[x0, y0], [x0 + side, y0], [x0 + side, y0 + side], [x0, y0 + side]])
+
+
+def test_small_square_a_picometre_inside_the_grid_edge_under_a_later_rectangle():
+    """A 2.5 mm square region 1.3e-12 inside the grid's west edge, inside a later rectangle
+    on that edge: the later region kept all its ground (lot areas 6.25e-6 over the ground).
+    The difference was traced right, rectangle and hole, but the hole's home was looked for
+    beside its longest edge only, the one 1.3e-12 from the rectangle's edge (longer by 4e-16),
+    and the probe 2.5e-12 beside it lay outside the rectangle: the hole was dropped. Homes
+    are now looked for beside the four longest edges (``footprint._hole_homes``)."""
+    hf = _slope(3, 16, 2.5, (0.0, 7.5))
+    x0 = 1.2713474078363276e-12
+    square = np.array([[x0, 5.625], [0.0025000000012713477, 5.625],
+                       [0.0025000000012713477, 5.6275], [x0, 5.6275]])
+    regs = [(square, []), (np.array([[0.0, 0.0], [1.25, 0.0], [1.25, 6.25], [0.0, 6.25]]), [])]
+    params = dict(_SMALL, min_lot_size=3.125, remesh_size=0.75)
+    test_lots_partition_the_regions_on_the_grid.hypothesis.inner_test((hf, regs, params))
+    regions, res = _run(hf, regs, params)
+    later = sum(lot.area for lot in res.lots if lot.region_id == 1)
+    assert later == pytest.approx(1.25 * 6.25 - Polygon(square).area, rel=1e-12)
+
+
+def test_square_a_tenth_of_a_picometre_inside_the_grid_edge_under_a_later_quadrilateral():
+    """Three regions on a 0.5 m grid, the first a 0.25 m square 1.3e-13 inside the grid's west
+    edge under a later quadrilateral reaching beyond the grid: an outline of the
+    quadrilateral's lots was 0.0036 larger than its lot. The same lost hole as
+    test_small_square_a_picometre_inside_the_grid_edge_under_a_later_rectangle."""
+    hf = _slope(3, 8, 0.5, (0.0, 1.5))
+    regs = [(_square_beside_the_west_edge(1.2713474078363275e-13, 1.21875, 0.25), []),
+            (_square_beside_the_west_edge(0.0, 0.0, 0.25), []),
+            (np.array([[1.5688356119728046, 1.5115136782674035],
+                       [0.8476454986769605, 2.8316433256758584],
+                       [-1.5531354842526446, 1.7329077724736124],
+                       [0.11125483458118594, 1.1354150404482228]]), [])]
+    test_lots_partition_the_regions_on_the_grid.hypothesis.inner_test((hf, regs, dict(_SMALL)))
+
+
+@pytest.mark.xfail(strict=True, reason="issue 15: open case of the long run of 1 December "
+                   "13:02 (seed 1501): a region's slab between the grid's edge and a hole "
+                   "1.3e-13 inside it is dropped, so the lot's outline runs along the hole's "
+                   "edge and touches it (not fixed)")
+def test_hole_a_tenth_of_a_picometre_inside_the_grid_edge_touches_the_outline():
+    """Open: a 0.5 mm square region 1.3e-13 inside the grid's west edge, under a later
+    triangle reaching beyond the grid. The overlap rule is right (the triangle with the
+    square as a hole), but the lot around the hole has its outline's west edge at
+    x = 1.3e-13 (the hole's x), not on the grid's edge x = 0: the slab 1.3e-13 wide between
+    them is lost on the way to the lot's pieces, and the hole's edge lies on the outline
+    (shapely: Self-intersection at (1.27e-13, 1.125)). Lot areas hold."""
+    hf = _slope(3, 8, 0.5, (0.0, 1.5))
+    regs = [(_square_beside_the_west_edge(1.2713474078363275e-13, 1.125, 0.0005), []),
+            (_square_beside_the_west_edge(0.0, 0.0, 0.25), []),
+            (np.array([[1.5, 1.5], [-1.4849887449006682, 1.7116800120898008],
+                       [0.4254932781948394, 0.061613588005292375]]), [])]
+    test_lots_partition_the_regions_on_the_grid.hypothesis.inner_test((hf, regs, dict(_SMALL)))

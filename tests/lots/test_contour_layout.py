@@ -306,3 +306,37 @@ def test_split_by_a_polyline_tiles_the_lot(axis):
         ring = Polygon(polys[lot_i][0][0])
         assert ring.is_valid and ring.symmetric_difference(shape).area < 1e-9 * whole.area
         assert area[lot_i] == pytest.approx(shape.area, rel=1e-12)
+
+
+def _long_along_share(res, deg: float, azimuth: float = 30.0) -> float:
+    """Share of lots more than 1.5 times longer along the contour than deep across it."""
+    up = np.array([np.sin(np.radians(azimuth)), np.cos(np.radians(azimuth))])
+    along = np.array([-up[1], up[0]])
+    rows = [np.ptp(lot.footprint[0][0] @ along) > 1.5 * np.ptp(lot.footprint[0][0] @ up)
+            for lot in res.lots]
+    return float(np.mean(rows))
+
+
+def test_gentle_slope_rows_where_lots_would_rise_more_than_max_step():
+    # a plain rising 1.5 % (0.86 deg): a compact 50 m lot rises about 0.75 m, more than the
+    # default max_step of 0.5, so its steps to its neighbours would be walls; the contour
+    # layout cuts rows there, whose steps stay below max_step. With max_step 2 the same lots
+    # rise less than a plain step and are cut compact, like the Voronoi layout.
+    size, cell = 140, 2.0
+    r, c = np.mgrid[0:size, 0:size].astype(np.float64)
+    a = np.radians(30.0)
+    h = 100.0 + 0.015 * cell * ((size - r) * np.cos(a) + c * np.sin(a))
+    hf = tf.Heightfield(h, cell, (0.0, size * cell))
+    reg = tf.Region.from_rings(np.array([[20.0, 20.0], [260.0, 20.0], [260.0, 260.0],
+                                          [20.0, 260.0]]))
+    kw = dict(preset="grading", seed=1, min_lot_size=2500.0)
+    rows = tf.generate(hf, [reg], lot_layout="contour", **kw)
+    flat = tf.generate(hf, [reg], lot_layout="contour", max_step=2.0, **kw)
+    vor = tf.generate(hf, [reg], lot_layout="voronoi", **kw)
+    assert_lots_partition_region(hf, reg, rows.lots)
+    assert _long_along_share(rows, 0.86) >= 0.7
+    assert _long_along_share(flat, 0.86) <= 0.3
+    assert abs(len(rows.lots) - len(vor.lots)) <= 0.25 * len(vor.lots)
+    walls = {k: v.report["totals"]["wall_face_area"] for k, v in
+             (("rows", rows), ("voronoi", vor))}
+    assert walls["rows"] < 0.5 * walls["voronoi"], walls

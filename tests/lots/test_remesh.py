@@ -100,3 +100,20 @@ def test_lots_sharing_an_edge_a_few_ulps_from_a_grid_line_meet_on_it(axis, ulps,
     tri = mesh.vertices[mesh.triangles]
     legs = np.abs(np.diff(tri[:, [0, 1, 2, 0]], axis=1)).max()
     assert legs <= size + 4 * np.spacing(abs(edge))
+
+
+def test_cut_points_on_an_axis_parallel_edge_take_its_coordinate():
+    """A remesh square 50 cells wide cut by a lot's horizontal edge: interpolated along the
+    square's 65 m side, the cut points land 4 ulps off the edge (the fuzz case "cell centre
+    on the edge of a square under a remesh square fifty cells wide"); with ``on_line`` they
+    are on it, as the other side's lot has them."""
+    from terrace_foundation.geometry import clip_halfplane
+    size, edge = 65.09157459719863, -1.9527472379159594
+    square = np.array([[[0.0, -size], [size, -size], [size, 0.0], [0.0, 0.0]]])
+    for normal, offset in (((0.0, -1.0), -edge), ((0.0, 1.0), edge)):     # above, below
+        poly, cnt = clip_halfplane(square, np.array([4]), np.array(normal), np.array([offset]),
+                                   on_line=True)
+        ys = poly[0, :cnt[0], 1]
+        assert (ys == edge).sum() == 2
+        rough, n = clip_halfplane(square, np.array([4]), np.array(normal), np.array([offset]))
+        assert (rough[0, :n[0], 1] == edge).sum() < 2                   # what it fixes

@@ -289,3 +289,41 @@ def test_lot_sums_of_a_lot_cut_in_two_by_another_in_one_chunk_row():
     acc = PartialSums()
     _add_sums([acc], [v[order]], keys[order], rows[order], cols[order])
     np.testing.assert_allclose(acc.totals(3), [0, 0.1 + 0.2 + 0.7 + 1.1, 0.3 + 1.3 + 1.7])
+
+
+def test_take_gathers_what_take_along_axis_gathers_from_views():
+    """The cone sweeps' label gather on rows of a (fields, rows, cols) stack (strided
+    views), on contiguous arrays and on reversed views: take_along_axis's values."""
+    from terrace_foundation.terrain.kernels import _take
+    rng = np.random.default_rng(3)
+    stack = rng.integers(0, 1000, size=(7, 11, 13)).astype(np.int32)
+    for lab in (stack[:, 4, :], stack[:, 0, :], stack[:, -1, :], stack[2], stack[:, 5, ::-1],
+                stack[:1, 3, :], np.ascontiguousarray(stack[:, 6, :])):
+        pos = rng.integers(0, lab.shape[-1], size=lab.shape)
+        np.testing.assert_array_equal(_take(lab, pos), np.take_along_axis(lab, pos, axis=-1))
+    np.testing.assert_array_equal(_take(stack[3, 3], np.array([0, 12, 5])),
+                                  stack[3, 3][[0, 12, 5]])
+
+
+def test_slopes_of_one_row_or_column():
+    """A window one cell wide has no slope across it (every other cell written)."""
+    from terrace_foundation.terrain.kernels import slope_tangent
+    row = np.array([[1.0, 3.0, 4.0, 8.0]])
+    np.testing.assert_array_equal(slope_tangent(row, 1.0), [[2.0, 1.5, 2.5, 4.0]])
+    np.testing.assert_array_equal(slope_tangent(row.T, 2.0), [[1.0], [0.75], [1.25], [2.0]])
+    np.testing.assert_array_equal(slope_tangent(np.array([[5.0]]), 1.0), [[0.0]])
+
+
+def test_tiles_with_freed_memory_kept_give_the_same_bits():
+    """heap_kept (round every serial tile run) only changes where freed memory goes (glibc;
+    nothing elsewhere): runs inside it, nested, and after it give the same bits."""
+    from terrace_foundation.terrain.tiles import heap_kept
+    hf = wavy_terrain(150, 170)
+    regions = wavy_towns(hf)
+    first = tf.generate(hf, regions, seed=3, tile_size=64)
+    with heap_kept():
+        with heap_kept():
+            nested = tf.generate(hf, regions, seed=3, tile_size=64)
+    after = tf.generate(hf, regions, seed=3, tile_size=64)
+    for res in (nested, after):
+        assert_same_result(first, res)

@@ -18,11 +18,15 @@ is about ``sqrt((1 - coherence) / 2)`` radians). The lot is cut (:func:`contour_
 * **across the contour** (a straight line along the gradient) once the lot is shallow enough:
   a straight row over contours that turn by ``spread`` gains nothing beyond ``depth /
   spread``, so rows over bending contours are cut into shorter lots;
-* across the lot's major axis, like the Voronoi layout, on ground flatter than
-  ``flat_slope`` or rising less than ``FLAT_RELIEF`` across the lot (a flat town, or the flat
-  part of one, is cut into compact lots like the default layout), and for a needle (a lot
-  more than ``2 * aspect`` times longer than wide, left where cuts met at a sharp angle), so
-  that it gets shorter rather than thinner.
+* across the lot's major axis, like the Voronoi layout, where the ground rises less than
+  ``flat_relief`` across the lot (its slope times its depth; the pipeline passes the
+  grading's ``max_step``, the largest step between pads that is no wall): a compact lot that
+  rises less than a plain step differs from its neighbours by about that much, so rows would
+  buy no wall there and only make it thinner. Where a compact lot would rise more (the
+  gentle slopes of a plain, 1-2 %: a 60 m lot rises 0.6-1.2 m), rows halve the steps between
+  lots, below ``max_step`` where they are thin enough. A needle (a lot more than ``2 *
+  aspect`` times longer than wide, left where cuts met at a sharp angle) is cut across its
+  long axis too, so that it gets shorter rather than thinner.
 
 Cuts run through the whole lot (all its pieces), so the first cuts through a town are long
 terrace edges along its contours: no straight seam crosses the town (the straight rows before
@@ -41,15 +45,14 @@ import numpy as np
 from ..geometry import polygon_halfplanes
 
 __all__ = ["lot_structure", "contour_cut_normals", "contour_curves", "CONTOUR_ASPECT",
-           "FLAT_SLOPE", "FLAT_RELIEF"]
+           "FLAT_RELIEF"]
 
 #: a lot stops being cut along the contour once it is this many times longer than deep
 CONTOUR_ASPECT = 4.0
-#: ground flatter than this (rise per run, about 1.1 degrees) is cut like the Voronoi layout
-FLAT_SLOPE = 0.02
-#: so is a lot whose ground rises less than this across it (world units): its cut and fill
-#: are small whatever its shape, so it is cut compact
-FLAT_RELIEF = 1.0
+#: a lot whose ground rises less than this across it (world units) is cut compact, like the
+#: Voronoi layout (the default of ``flat_relief``: the grading's default ``max_step``, the
+#: largest step between pads that is no wall; the pipeline passes the run's ``max_step``)
+FLAT_RELIEF = 0.5
 #: samples per side of the grid over each lot's bounding box for :func:`lot_structure`
 SAMPLES = 7
 #: segments of a curved cut per depth of the lot along it
@@ -184,7 +187,7 @@ def _extent(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarray,
 def contour_cut_normals(lots, which: np.ndarray, area: np.ndarray, centroid: np.ndarray,
                         axis: np.ndarray, length: np.ndarray, terrain: Terrain,
                         aspect: float = CONTOUR_ASPECT,
-                        flat_slope: float = FLAT_SLOPE
+                        flat_relief: float = FLAT_RELIEF
                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Unit normals of the cuts of lots ``which`` and the lots' extents along them.
 
@@ -199,8 +202,9 @@ def contour_cut_normals(lots, which: np.ndarray, area: np.ndarray, centroid: np.
     aspect : float
         Length along the contour over depth across it at which cutting along stops (on
         ground whose contours are straight; less where they bend, see :func:`row_aspect`).
-    flat_slope : float
-        Rise per run below which the Voronoi layout's cut is used.
+    flat_relief : float
+        A lot whose ground rises less than this across it (slope times depth, world units)
+        gets the Voronoi layout's cut, across its major axis.
 
     Returns
     -------
@@ -224,7 +228,7 @@ def contour_cut_normals(lots, which: np.ndarray, area: np.ndarray, centroid: np.
     cut_along_contour = depth * k > run
     normal = np.where(cut_along_contour[:, None], down, along)
     extent = np.where(cut_along_contour, depth, run)
-    compact = (slope < flat_slope) | (slope * depth < FLAT_RELIEF)
+    compact = slope * depth < flat_relief
     # a lot already far thinner than a row should be (a needle left by cuts that met at a
     # sharp angle) is cut across its own long axis instead, so it does not get thinner
     width = area[which] / np.maximum(length[which], 1e-300)

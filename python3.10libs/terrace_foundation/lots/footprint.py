@@ -681,21 +681,37 @@ def _cycles(succ: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return order, lab[order]
 
 
+#: Edges of a hole beside which :func:`_hole_homes` looks for the ring holding it.
+PROBES = 4
+
+
 def _hole_homes(rings: list[np.ndarray], hole: np.ndarray, outer: np.ndarray,
                 g: np.ndarray, area: np.ndarray) -> np.ndarray:
     """The outer ring each hole goes into (``-1``: none holds it): the smallest outer ring
-    of its group holding a point just beside the hole's longest edge, on the lot's side.
+    of its group holding a point just beside one of the hole's longest edges, on the lot's
+    side.
+
+    Beside each of its (up to) ``PROBES`` longest edges: a hole nearer its outer ring than
+    the step beside an edge (1e-9 of the edge) has a probe outside that ring there (issue
+    15: a 2.5 mm square 1.3e-12 inside the grid's edge, whose longest edge by 4e-16 was the
+    one on that side, was left without a home and the later region kept the whole ground).
     """
     home = np.full(len(hole), -1, dtype=np.intp)
     if not len(hole) or not len(outer):
         return home
-    probe = np.empty((len(hole), 2))
+    probes, probe_of = [], []
     for k, h in enumerate(hole.tolist()):        # holes are few
         r = rings[h]
         e = np.roll(r, -1, axis=0) - r
-        m = int(np.argmax((e * e).sum(axis=1)))
-        nrm = np.array([-e[m, 1], e[m, 0]]) / np.hypot(*e[m])
-        probe[k] = r[m] + 0.5 * e[m] + nrm * 1e-9 * np.hypot(*e[m])
+        ln = np.hypot(e[:, 0], e[:, 1])
+        m = np.argsort(-ln, kind="stable")[:PROBES]
+        m = m[ln[m] > 0]
+        nrm = np.column_stack([-e[m, 1], e[m, 0]]) / ln[m, None]
+        probes.append(r[m] + 0.5 * e[m] + nrm * 1e-9 * ln[m, None])
+        probe_of.append(np.full(len(m), k))
+    probe = np.concatenate(probes)
+    hole_of_probe = np.concatenate(probe_of)
+    hole = hole[hole_of_probe]                           # from here on, per probe
     # pairs of a hole and an outer ring of its group; each pair's edges one after another
     cand = outer[np.isin(g[outer], g[hole])]
     cand = cand[np.lexsort((cand, g[cand]))]
@@ -720,7 +736,14 @@ def _hole_homes(rings: list[np.ndarray], hole: np.ndarray, outer: np.ndarray,
     o = np.lexsort((pc, area[pc], ph))
     o = o[inside[o]]
     first = np.r_[True, ph[o][1:] != ph[o][:-1]] if len(o) else np.zeros(0, dtype=bool)
-    home[ph[o][first]] = pc[o][first]
+    got = np.full(len(hole), -1, dtype=np.intp)          # per probe
+    got[ph[o][first]] = pc[o][first]
+    # per hole: the smallest ring any of its probes found
+    held = got >= 0
+    pk, ring = hole_of_probe[held], got[held]
+    o = np.lexsort((ring, area[ring], pk))
+    first = np.r_[True, pk[o][1:] != pk[o][:-1]] if len(o) else np.zeros(0, dtype=bool)
+    home[pk[o][first]] = ring[o][first]
     return home
 
 

@@ -113,7 +113,10 @@ def remesh_lots(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarr
         sq = np.stack([np.column_stack([x0, y0]), np.column_stack([x1, y0]),
                        np.column_stack([x1, y1]), np.column_stack([x0, y1])], axis=1)
         cnt = np.full(len(sq), 4)
-        poly, cnt = clip_halfplanes(sq, cnt, normal[pair_piece], offset[pair_piece])
+        # cut points on a piece's axis-parallel edge lie exactly on it (on_line): the lots
+        # on its two sides then merge their vertices there to the same coordinate
+        poly, cnt = clip_halfplanes(sq, cnt, normal[pair_piece], offset[pair_piece],
+                                    on_line=True)
         tri, src = fan_triangles(poly, cnt)
         cross = (tri[:, 1, 0] - tri[:, 0, 0]) * (tri[:, 2, 1] - tri[:, 0, 1]) - \
                 (tri[:, 1, 1] - tri[:, 0, 1]) * (tri[:, 2, 0] - tri[:, 0, 0])

@@ -21,7 +21,7 @@ from ..geometry import (
     polygon_moments,
     widen_polygons,
 )
-from .contour import contour_curves, contour_cut_normals
+from .contour import FLAT_RELIEF, contour_curves, contour_cut_normals
 
 __all__ = ["LotSet", "Cuts", "subdivide_lots", "lot_frames"]
 
@@ -380,7 +380,7 @@ def subdivide_lots(lots: LotSet, min_lot_size: float, iterations: int | np.ndarr
                    irregularity: float,
                    rng: np.random.Generator | Sequence[np.random.Generator],
                    layout: str = "voronoi",
-                   terrain=None) -> LotSet:
+                   terrain=None, flat_relief: float = FLAT_RELIEF) -> LotSet:
     """Split lots larger than ``min_lot_size`` until none is or ``iterations`` levels ran.
 
     Parameters
@@ -401,6 +401,9 @@ def subdivide_lots(lots: LotSet, min_lot_size: float, iterations: int | np.ndarr
         (:mod:`terrace_foundation.lots.contour`; shifted, not turned).
     terrain : callable(x, y) -> heights, optional
         Terrain sampler in the lots' frame; required by the ``contour`` layout.
+    flat_relief : float
+        ``contour``: a lot rising less than this across it is cut compact (the pipeline
+        passes ``max_step``; :func:`terrace_foundation.lots.contour.contour_cut_normals`).
 
     Returns
     -------
@@ -426,7 +429,8 @@ def subdivide_lots(lots: LotSet, min_lot_size: float, iterations: int | np.ndarr
         cuts = None
         if layout == "contour":
             normal, extent, along = contour_cut_normals(lots, big, area, centroid, axis,
-                                                        length, terrain)
+                                                        length, terrain,
+                                                        flat_relief=flat_relief)
             point = centroid[big] + (0.3 * irregularity * u[:, 0] * extent)[:, None] * normal
             offset = (normal * point).sum(axis=1)
             cuts = contour_curves(lots, big, normal, offset, point, extent, along, terrain)

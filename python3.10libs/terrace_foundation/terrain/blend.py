@@ -118,7 +118,7 @@ def box_blur(a: np.ndarray, h: float, window_offset: tuple[int, int] = (0, 0),
 
 def add_blurred(target: np.ndarray, diff: np.ndarray, h: float, origin: tuple[int, int],
                 region: tuple[int, int, int, int], full_shape: tuple[int, int],
-                block: int = 256) -> None:
+                block: int = 128) -> None:
     """Add :func:`box_blur` of ``diff`` to ``target`` where the blur is not zero, block by block.
 
     The blur of the whole ``diff`` is never formed: ``region`` is cut into blocks of

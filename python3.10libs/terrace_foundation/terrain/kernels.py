@@ -46,8 +46,9 @@ def slope_tangent(heights: np.ndarray, cell_size: float) -> np.ndarray:
     """
     h = np.asarray(heights, dtype=np.float64)
     m, n = h.shape
-    gx = np.zeros((m, n))
-    gy = np.zeros((m, n))
+    # every cell is written below when the axis has two cells or more
+    gx = np.empty((m, n)) if n >= 2 else np.zeros((m, n))
+    gy = np.empty((m, n)) if m >= 2 else np.zeros((m, n))
     # a window one cell wide (a lot smaller than a cell) has no slope across that axis
     if n >= 2:
         np.subtract(h[:, 2:], h[:, :-2], out=gx[:, 1:-1])
@@ -105,8 +106,23 @@ def lot_adjacency(lot_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 
 def _take(lab: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    """``lab`` at ``pos`` along the last axis (plain indexing for one row)."""
-    return lab[pos] if lab.ndim == 1 else np.take_along_axis(lab, pos, axis=-1)
+    """``lab`` at ``pos`` along the last axis: ``take_along_axis``'s values, gathered from
+    the memory of a 2-D view as one flat index (no broadcast index arrays); plain indexing
+    for one row.
+    """
+    if lab.ndim == 1:
+        return lab[pos]
+    size = lab.itemsize
+    s0, s1 = lab.strides[-2:] if lab.ndim == 2 else (0, 0)
+    if lab.ndim != 2 or s0 % size or s1 % size or s0 < 0 or s1 <= 0 or not len(lab):
+        return np.take_along_axis(lab, pos, axis=-1)
+    # the rows of a view (a row of each field): gather from the memory they span, as a flat
+    # array starting at the view's first element
+    s0, s1 = s0 // size, s1 // size
+    m, n = lab.shape
+    span = np.lib.stride_tricks.as_strided(lab, shape=((m - 1) * s0 + (n - 1) * s1 + 1,),
+                                           strides=(size,), writeable=False)
+    return span[pos * s1 + (np.arange(m) * s0)[:, None]]
 
 
 def _row_cones(v: np.ndarray, lab: np.ndarray | None, cost: float, ramp: np.ndarray,

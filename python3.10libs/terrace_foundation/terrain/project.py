@@ -156,15 +156,16 @@ def _spans(co: _Coefficients, tri: np.ndarray, row0: np.ndarray, row1: np.ndarra
     u_used = np.zeros(n, dtype=bool)
     tol = np.zeros(n)
     sure = np.ones(n, dtype=bool)
-    first, last = row0, row1
+    first, last = row0.copy(), row1.copy()
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for A, B, K, th, ge, err in conds:
             zero = A == 0
-            if zero.any():
-                f, g, s = _row_bounds(B, K, th, ge, err, row0, row1)
-                first = np.where(zero, np.maximum(first, f), first)
-                last = np.where(zero, np.minimum(last, g), last)
-                sure &= ~zero | s
+            z = np.flatnonzero(zero)
+            if len(z):
+                f, g, s = _row_bounds(B[z], K[z], th, ge, err[z], row0[z], row1[z])
+                first[z] = np.maximum(first[z], f)
+                last[z] = np.minimum(last[z], g)
+                sure[z] &= s
             p = (th - K) / A
             q = -B / A
             absa = np.abs(A)

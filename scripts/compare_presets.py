@@ -182,6 +182,13 @@ def _pairs(h: np.ndarray, a: np.ndarray, b: np.ndarray, cell: float) -> np.ndarr
     return np.concatenate(out)
 
 
+def _pair_slopes(after: np.ndarray, before: np.ndarray, a: np.ndarray, b: np.ndarray,
+                 cell: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_pairs` of the terrace heightfield and of the terrain, pair by pair (degrees;
+    the centre distance is ``sqrt(2)`` cells on the diagonals)."""
+    return _pairs(after, a, b, cell), _pairs(before.astype(np.float64), a, b, cell)
+
+
 def _steps_without_wall(res: tf.TerraceResult) -> tuple[int, float, int]:
     """Lot pairs whose cells touch (4-neighbours) with pads more than ``max_step`` apart but no
     reported wall: ``(count, largest such step, cell sides on which they touch)``."""
@@ -657,7 +664,12 @@ def measure_limits(res: tf.TerraceResult, seconds: float) -> dict:
         f = np.abs(after[a] - after[b]) > max(p.max_step, rise)
         faces[a] |= f
         faces[b] |= f
-    emb = _pairs(after, band & ~faces, (band | lots) & ~faces, cell)
+    # every 8-neighbour pair of changed cells outside the lots and their neighbours, off the
+    # wall faces; a pair steeper than max_slope is the terrain's own where the terrain's pair
+    # was at least as steep (the grading did not steepen it), else made by the grading
+    emb, emb_terrain = _pair_slopes(after, before, band & ~faces, (band | lots) & ~faces, cell)
+    over = emb > p.max_slope + 1e-6
+    made = over & (emb > emb_terrain + 1e-6)
     return {
         "lots": len(res.lots),
         "min_lot_size": p.min_lot_size,
@@ -671,6 +683,10 @@ def measure_limits(res: tf.TerraceResult, seconds: float) -> dict:
         "tallest_emb_m": t["tallest_embankment"],
         "emb_pair_max_deg": float(emb.max()) if emb.size else None,
         "emb_pairs_within": float(np.mean(emb <= p.max_slope + 1e-6)) if emb.size else None,
+        "emb_pairs": int(emb.size),
+        "emb_pairs_made_steeper": int(made.sum()),
+        "emb_pairs_terrain_steeper": int((over & ~made).sum()),
+        "emb_pairs_steeper": f"{int(made.sum())} / {int((over & ~made).sum())}",
         "earthwork_m3": t["earthwork_volume"],
         "on_lots_m3": t["volume_moved_on_lots"],
         "ratio": t["earthwork_ratio"],
@@ -851,7 +867,8 @@ LIMIT_COLUMNS = [
     ("wall_p95_m", "wall p95 m", "{:.2f}"),
     ("tallest_emb_m", "tallest emb. m", "{:.2f}"),
     ("emb_area_m2", "emb. area m²", "{:,.0f}"),
-    ("emb_pairs_within", "emb. pairs ≤ max slope", "{:.1%}"),
+    ("emb_pairs_within", "emb. pairs ≤ max slope", "{:.2%}"),
+    ("emb_pairs_steeper", "steeper pairs made / terrain's", "{}"),
     ("earthwork_m3", "earthwork m³", "{:,.0f}"),
     ("on_lots_m3", "on lots m³", "{:,.0f}"),
     ("ratio", "ratio", "{:.2f}"),

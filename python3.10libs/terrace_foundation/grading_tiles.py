@@ -55,6 +55,7 @@ from .presets import Band
 from .presets.grading import balanced_pads, cell_pad_heights
 from .presets.limits import (
     OUTSIDE_TIERS,
+    SPLIT_STEP_ROUNDS,
     cap_margin,
     grade_limited,
     outline_wall_allowance,
@@ -147,8 +148,9 @@ def grading_halos(cell_size: float, width: float, step_reach: int) -> dict[str, 
     tan(max_slope)) and the steps' reach in cells (:func:`step_reach_cells`).
     """
     cs = cell_size
-    # (the band's tiers reach OUTSIDE_TIERS band widths; the cap, cap_margin cells more)
-    band = int(math.ceil(OUTSIDE_TIERS * width / cs)) + 2 + cap_margin(cs)
+    # (the band's tiers reach OUTSIDE_TIERS band widths; split_steps two cells a round
+    # more; the cap, cap_margin cells more)
+    band = int(math.ceil(OUTSIDE_TIERS * width / cs)) + 2 + 2 * SPLIT_STEP_ROUNDS + cap_margin(cs)
     attribution = int(math.ceil(math.sqrt(2.0) * band)) + 3
     return {"survey": int(math.ceil(width / cs)) + 4, "band": band,
             "steps": step_reach, "attribution": attribution,
@@ -349,9 +351,10 @@ def plan_pads(job: GradingJob, surveys: list[Survey], vertex_pads: np.ndarray,
                     job.max_wall, job.max_emb)[0]
     hi = rim_bounds(lots[np.isfinite(rim_min)], rim_min[np.isfinite(rim_min)], n,
                     job.max_wall, job.max_emb)[1]
-    # touching pads within PAD_GAP, rims within reach (the limits' pad rule)
+    # touching pads within pad_gap, rims within reach (the limits' pad rule)
     pad, moved, conflict = pull_pads(rule_pad, pairs[:, 0], pairs[:, 1], lo, hi,
-                                     pad_gap(job.max_wall, job.max_emb))
+                                     pad_gap(job.max_wall, job.max_emb, job.max_slope,
+                                             job.cell_size))
     job.pad = pad
     job.walls = outline_wall_allowance(pad, rim_min, rim_max, job.max_wall, job.max_emb)
     # the step halo: how far a cone of another lot's step embankment can win

@@ -1,7 +1,8 @@
 """Properties of the wall and embankment limits (presets/limits.py) on 2 m grids: no wall above
-``max_wall_height`` and no embankment above ``max_embankment_height`` on synthetic 10, 20 and
-30 degree slopes, a ridge and small crops of both real DEMs resampled to 2 m; embankments no
-steeper than ``max_slope``; nothing changes beyond the band but what the cap moves (counted).
+``max_wall_height`` and no embankment above ``max_embankment_height`` on synthetic 10, 20, 30
+and 40 degree slopes, a ridge and small crops of both real DEMs resampled to 2 m; every pair of
+neighbouring cells off the walls no steeper than ``max_slope`` where the grading steepened it;
+nothing changes beyond the band but what the cap moves (counted).
 
 Real DEMs: "Source: Federal Office of Topography swisstopo (DHM25)"; "SRTM data courtesy of
 NASA/USGS; prepared by the TopoToolbox project (W. Schwanghart, D. Scherler)" (see
@@ -15,7 +16,7 @@ import pytest
 
 import terrace_foundation as tf
 from terrace_foundation.demo import town_outline
-from terrace_foundation.presets.limits import OUTSIDE_TIERS, cap_steps
+from terrace_foundation.presets.limits import OUTSIDE_TIERS, SPLIT_STEP_ROUNDS, cap_steps
 from terrace_testkit import needs, real_dem
 
 WALL, EMB, SLOPE, STEP = 4.0, 6.0, 33.7, 0.5
@@ -51,6 +52,7 @@ CASES = {
     "plane10": lambda: _plane(10),
     "plane20": lambda: _plane(20),
     "plane30": lambda: _plane(30),
+    "plane40": lambda: _plane(40, 160),    # steeper than max_slope: the terrain's own pairs
     "ridge": _ridge,
     # the foot of the Harder above Unterseen/Interlaken; the ridge town of Big Tujunga
     "interlaken": lambda: _crop("interlaken_dhm25", 0.35, 0.14),
@@ -100,6 +102,49 @@ def test_embankments_no_steeper_than_max_slope(graded):
     assert res.report["totals"]["max_embankment_slope_deg"] <= SLOPE + TOL
 
 
+def test_every_embankment_pair_within_max_slope(graded):
+    """Every 8-neighbour pair of cells off the walls, at least one of them a changed cell outside
+    the lots, rises no more than tan(max_slope) times the distance between the cell centres
+    (sqrt(2) cells on the diagonal) unless the terrain's own pair there was at least as steep
+    (the grading did not steepen it). Off the walls: no cell side of either cell steps by more
+    than max(max_step, one cell's rise), the report's wall faces. The pairs are enumerated here
+    by their offsets, independently of the engine's own loops; the measure is
+    scripts/compare_presets.py's "emb. pairs" column."""
+    hf, res = graded
+    after, before = res.terrace_heightfield.heights, hf.heights.astype(np.float64)
+    lots = res.lot_mask > 0
+    cell = hf.cell_size
+    t = np.tan(np.radians(SLOPE))
+    rise = max(STEP, t * cell * (1 + 1e-9))
+    m, n = after.shape
+    pad = np.pad(after, 1, mode="edge")
+    face = np.zeros(after.shape, dtype=bool)
+    for dr, dc in ((0, 1), (0, -1), (1, 0), (-1, 0)):
+        nb = pad[1 + dr:1 + dr + m, 1 + dc:1 + dc + n]
+        face |= np.abs(after - nb) > rise
+    band = (after != before) & ~lots
+    checked = steeper = natural = 0
+    for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
+        dist = cell * np.hypot(dr, dc)
+        r, c = np.mgrid[0:m, 0:n]
+        r2, c2 = r + dr, c + dc
+        ok = (r2 < m) & (c2 >= 0) & (c2 < n)
+        r, c, r2, c2 = r[ok], c[ok], r2[ok], c2[ok]
+        sel = (band[r, c] | band[r2, c2]) & ~face[r, c] & ~face[r2, c2] & \
+            ~(lots[r, c] & lots[r2, c2])
+        da = np.abs(after[r, c] - after[r2, c2])[sel]
+        db = np.abs(before[r, c] - before[r2, c2])[sel]
+        checked += int(sel.sum())
+        over = da > t * dist * (1 + 1e-9) + 1e-9
+        made = over & (da > db + 1e-9)
+        steeper += int(made.sum())
+        natural += int((over & ~made).sum())
+        assert not made.any(), (f"{made.sum()} pairs at offset ({dr}, {dc}) steeper than "
+                                f"{SLOPE} deg, up to "
+                                f"{np.degrees(np.arctan(da[made].max() / dist)):.1f} deg")
+    assert checked > 0 and steeper == 0
+
+
 def test_nothing_changes_beyond_the_band_but_the_cap(graded):
     hf, res = graded
     ndimage = needs("scipy.ndimage")
@@ -107,7 +152,9 @@ def test_nothing_changes_beyond_the_band_but_the_cap(graded):
     lots = res.lot_mask > 0
     width = EMB / np.tan(np.radians(SLOPE))
     dist = ndimage.distance_transform_edt(~lots) * hf.cell_size
-    far = (dist > hf.cell_size + OUTSIDE_TIERS * width + 1e-9) & (after != hf.heights)
+    # (limits.split_steps may move cells up to SPLIT_STEP_ROUNDS diagonal cells farther)
+    far = (dist > hf.cell_size * (1 + SPLIT_STEP_ROUNDS * np.sqrt(2)) + OUTSIDE_TIERS * width
+           + 1e-9) & (after != hf.heights)
     t = res.report["totals"]
     assert far.sum() <= t["capped_cells"]
     assert np.all(np.abs(after - hf.heights)[far] <= WALL + 2 * EMB + TOL)

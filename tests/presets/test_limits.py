@@ -9,7 +9,7 @@ import pytest
 from scipy import ndimage
 
 import terrace_foundation as tf
-from terrace_foundation.presets.limits import tier_drop
+from terrace_foundation.presets.limits import pad_gap, step_share, tier_drop
 
 MAX_WALL, MAX_EMB, SLOPE = 4.0, 6.0, 33.7
 
@@ -155,3 +155,23 @@ def test_walls_only_where_the_heightfield_has_a_step(graded):
         assert w.height == pytest.approx(tallest[key], abs=1e-9) and w.height > 0.5
     assert {(min(w.lot_a, w.lot_b), max(w.lot_a, w.lot_b)) for w in between} == \
         {k for k, v in tallest.items() if v > 0.5}
+
+
+def test_pad_gap_is_the_step_two_tiers_a_side_grade():
+    """pad_gap from the parameters (hand-computed): a wall on the shared edge and, in each
+    lot, an embankment, a tier wall one cell's rise below the wall limit and an embankment.
+    A step of exactly the gap leaves each lot a share that ends at the foot of its second
+    embankment (tier_drop 0 there); a taller one needs a third tier."""
+    t = np.tan(np.radians(SLOPE))
+    tier_wall = MAX_WALL - 2.0 * t                                # 2.67 m on 2 m cells
+    gap = pad_gap(MAX_WALL, MAX_EMB, SLOPE, 2.0)
+    assert gap == pytest.approx(4.0 + 2.0 * (2 * 6.0 + tier_wall))  # 33.3 m
+    share = float(step_share(gap, MAX_WALL, MAX_EMB))
+    assert share == pytest.approx(2 * MAX_EMB + tier_wall)
+    period = MAX_EMB / t
+    end = np.array([2.0 * period - 1e-9])
+    assert tier_drop(np.array([share]), end, t, tier_wall, MAX_EMB)[0] == pytest.approx(0.0, abs=1e-6)
+    assert tier_drop(np.array([share + 0.5]), end, t, tier_wall, MAX_EMB)[0] > 0.4
+    # on cells coarser than max_wall / tan(max_slope) there is no tier wall: two embankments
+    assert pad_gap(MAX_WALL, MAX_EMB, SLOPE, 10.0) == pytest.approx(4.0 + 2.0 * 12.0)
+    assert pad_gap(MAX_WALL, MAX_EMB, SLOPE, 2.0, tiers=1) == pytest.approx(16.0)

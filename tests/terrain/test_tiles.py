@@ -87,7 +87,11 @@ def test_cap_steps_is_local_to_its_reach():
 
 def test_grading_halos_come_from_the_parameters():
     from terrace_foundation.grading_tiles import GradingJob
-    from terrace_foundation.presets.limits import OUTSIDE_TIERS, cap_margin
+    from terrace_foundation.presets.limits import (
+        OUTSIDE_TIERS,
+        SPLIT_STEP_ROUNDS,
+        cap_margin,
+    )
     from terrace_foundation.tiling import ReferenceJob
 
     tri = np.array([[[0.0, 0.0], [40.0, 0.0], [0.0, -40.0]]])
@@ -96,7 +100,9 @@ def test_grading_halos_come_from_the_parameters():
     width = 6.0 / np.tan(np.radians(33.7))              # 9.0 m: 4.5 cells
     halos = job.halos()
     assert halos["survey"] == int(np.ceil(width / 2.0)) + 4
-    assert halos["band"] == int(np.ceil(OUTSIDE_TIERS * width / 2.0)) + 2 + cap_margin(2.0)
+    # the tiers reach two band widths, split_steps two cells a round more, the cap 40 more
+    assert halos["band"] == int(np.ceil(OUTSIDE_TIERS * width / 2.0)) + 2 + \
+        2 * SPLIT_STEP_ROUNDS + cap_margin(2.0)
     assert halos["grade"] >= 1 + halos["band"] + halos["steps"] + 2
     steeper = GradingJob(raster, 33.7, 4.0, 12.0, 0.5, "embankment", "mean")
     assert steeper.halos()["band"] > halos["band"]

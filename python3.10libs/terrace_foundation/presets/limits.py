@@ -6,8 +6,9 @@ grading engineer lays out a terraced site. The rules, in the order they apply:
 * **Pads (the stated rule; applied over the tiles by
   :func:`terrace_foundation.grading_tiles.plan_pads` with :func:`clamp_pads` and
   :func:`pull_pads`).** Pads move towards the terrain, to a fixed point of two clamps: each pad into ``[p_b - C, p_b + C]`` of every lot ``b`` it touches
-  (``C = 2 (max_wall_height + 2 max_embankment_height)``, :func:`pad_gap`: a wall on the
-  shared edge and two tiers into each lot), and each lot on the region's outline into
+  (``C = max_wall_height + 2 (2 max_embankment_height + tier wall)``, :func:`pad_gap`: the
+  largest step graded with a wall on the shared edge and two tiers into each lot, 33.3 m with
+  the defaults on 2 m cells), and each lot on the region's outline into
   ``[h_rim_max - H, h_rim_min + H]`` (``H = max_wall_height + 2 max_embankment_height``,
   ``h_rim`` the terrain on the band's outer edge nearest to the lot: an embankment inside the
   lot, an outline wall and an embankment outside). Lots whose pad moved are flagged; where the clamps cannot all hold (the
@@ -21,11 +22,16 @@ grading engineer lays out a terraced site. The rules, in the order they apply:
   comes within a wall and an embankment of the terrain at the rim by at most one embankment
   of its own. Cones run inside their own lot (:func:`local_cones`, exact Euclidean); a lot's
   cut and fill add. The pads are the lot cells left flat (their share is reported).
-* **Embankments outside.** From every lot edge cell, after an outline wall of up to
-  ``max_wall_height`` where the terrain at the rim needs it: the lower envelope
-  ``max_b g_b - w_b - fall(d)`` and the upper one ``min_b g_b + w_b + fall(d)`` (exact
-  Euclidean maxima over all edge cells, ``fall`` at ``max_slope`` for
-  ``max_embankment_height``, then in tiers, out to :data:`OUTSIDE_TIERS` band widths).
+* **Embankments outside.** From every lot edge cell, after an outline wall where the
+  terrain at the rim needs it (up to ``max_wall_height`` with the embankment's rise over the
+  first cell side): the lower envelope ``max_b g_b - w_b - t |x - b|`` and the upper one
+  ``min_b g_b + w_b + t |x - b|`` (exact Euclidean envelopes over all edge cells ``b``,
+  ``t = tan(max_slope)``: never steeper than ``max_slope``, and envelopes of lots whose edges
+  lie within the slope of each other cannot cross), stepped by a tier wall on every ring of
+  the distance to the lots one band width apart (where an embankment has not met the terrain
+  after ``max_embankment_height``), out to :data:`OUTSIDE_TIERS` band widths. The tiers lie
+  on rings shared by every cone, so the envelopes step only there and by a whole tier wall
+  (per-cone tiers stepped wherever one cone's tier lost to another's, by less than a wall).
   Terrain between them keeps its height and detail; terrain outside them is moved onto them
   through a soft clip (a quadratic blend of half-width ``min(max_embankment_height / 6,
   tan(max_slope) * cell)``), so the embankment meets the terrain without a crease and is never
@@ -120,13 +126,45 @@ def clamp_pads(pad: np.ndarray, lo: np.ndarray, hi: np.ndarray
     return p, moved, conflict
 
 
-def pad_gap(max_wall: float, max_emb: float) -> float:
-    """How far two touching pads may differ under the pad rule: ``2 (max_wall + 2
-    max_embankment_height)``, a wall on the shared edge and, in each lot, an embankment, a
-    tier wall and another embankment (measured: one wall and one embankment each side
-    dragged the plain below the Harder up by 4-7x the earthworks on Interlaken).
+#: Tiers (embankment, tier wall, embankment, ...) each lot may take of a step to a touching
+#: lot under the pad rule (:func:`pad_gap`).
+PAD_TIERS = 2
+
+
+def pad_gap(max_wall: float, max_emb: float, max_slope: float, cell_size: float,
+            tiers: int = PAD_TIERS) -> float:
+    """How far two touching pads may differ under the pad rule: the largest step the step
+    rule grades with at most ``tiers`` tiers in each lot.
+
+    The derivation. A step ``s`` between touching pads is graded by :func:`step_share`: a wall
+    ``w = clip(s - 2 max_emb, 0, max_wall)`` on the shared edge and a share ``e = (s - w) / 2``
+    in each lot, which returns to its pad in :func:`tier_drop`'s tiers: an embankment of
+    ``max_emb`` at ``max_slope``, a tier wall of ``max_wall - tan(max_slope) cell_size`` (one
+    cell's rise lower, so the wall and the embankment's rise over the cell side stay within
+    ``max_wall``; 0 on cells coarser than ``max_wall / tan(max_slope)``), the next embankment,
+    ... A share fits in ``k`` tiers when ``e <= k max_emb + (k - 1) tier_wall``, so the step
+    does when
+
+        ``s <= max_wall + 2 (k max_emb + (k - 1) (max_wall - tan(max_slope) cell_size))``,
+
+    33.3 m with the defaults on 2 m cells (``k = 2``: 4 + 2 (12 + 2.67)), 28 m on cells of
+    6 m or more. Two tiers take ``2 max_emb / tan(max_slope)`` of the lot from the shared edge
+    (18 m with the defaults): a lot of the default sizes keeps a pad in its middle. One tier
+    (16 m) dragged the plain below the Harder up by 4-7 times the earthworks on Interlaken
+    (docs/quality.md); pads farther apart than the gap move towards each other (flagged).
+
+    Parameters
+    ----------
+    max_wall, max_emb : float
+        The wall and embankment limits, world units.
+    max_slope : float
+        Degrees.
+    cell_size : float
+    tiers : int
+        Tiers a lot may take, :data:`PAD_TIERS`.
     """
-    return 2.0 * (max_wall + 2.0 * max_emb)
+    tier_wall = max(max_wall - float(np.tan(np.radians(max_slope))) * cell_size, 0.0)
+    return max_wall + 2.0 * (tiers * max_emb + (tiers - 1) * tier_wall)
 
 
 def pull_pads(pad: np.ndarray, a: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray,
@@ -451,6 +489,101 @@ def cap_margin(cell_size: float) -> int:
 OUTSIDE_TIERS = 2.0
 
 
+def outline_wall_drop(w_fill: np.ndarray, w_cut: np.ndarray, rise: float
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """The outline walls the outside cones start below (above) the lot's edge cells: the
+    allowance (:func:`outline_wall_allowance`) less one cell's rise ``rise``, since the cones
+    start at the edge cells' centres and the first cell outside is one embankment cell lower
+    (a step of at most ``max_wall`` across the cell side).
+    """
+    return np.maximum(w_fill - rise, 0.0), np.maximum(w_cut - rise, 0.0)
+
+
+#: Rounds of :func:`split_steps` (each moves a cell by what one pair needs; two were enough
+#: on every measured case, docs/quality.md).
+SPLIT_STEP_ROUNDS = 4
+
+
+def split_steps(graded: np.ndarray, terrain: np.ndarray, lots: np.ndarray, dist: np.ndarray,
+                t: float, cell_size: float, max_step: float = 0.0,
+                rounds: int = SPLIT_STEP_ROUNDS) -> tuple[np.ndarray, int]:
+    """Steps split over two cell sides, moved onto one: no pair of neighbouring cells steeper
+    than ``max_slope`` off the walls, where the grading made it so.
+
+    A wall shorter than an embankment's rise over one cell (measured on the 2 m cases: an outline
+    wall where the lot's edge cells fall along the edge at the slope, the tip of a wing
+    between two lots' envelopes, where the band ends at its reach) can lie across the corner of four cells: each of the four cell sides rises less
+    than ``t * cell_size``, so no side is a wall, but the two cells on the diagonal differ by
+    up to twice that, steeper than ``max_slope`` over the diagonal (``atan(sqrt(2) t)``, 43 degrees with
+    the default slope). The rule: of every 8-neighbour pair steeper than ``t`` times its
+    centre distance (``sqrt(2)`` cells on the diagonal) whose cells are both off the walls
+    (no cell side of either steps by more than ``max(max_step, t * cell_size)``, the walls of
+    the report), not both in lots, one
+    changed by the grading, and steeper than the terrain's own pair there (a pair the grading
+    did not steepen is the terrain's own and stays), the cell farther from the lots (the
+    outside one of a lot's edge cell and its neighbour) moves to ``t`` times the distance
+    from the other; a cell with several such pairs takes the nearest height within all of
+    them (their middle if they exclude each other). The step moves onto one cell side, where
+    it is a wall (reported) or within the slope. Repeated ``rounds`` times or until no pair is
+    left; a cell moves only for pairs within ``rounds`` cells of it (tiles hold that halo),
+    so where the band ends at its reach with a step the band grows by at most ``rounds``
+    cells (the cells moved beyond the nominal band width are counted as its fade).
+
+    Parameters
+    ----------
+    graded, terrain : (M, N) ndarray
+    lots : (M, N) ndarray of bool
+    dist : (M, N) ndarray
+        Distance to the nearest lot cell, world units (0 in the lots).
+    t : float
+        ``tan(max_slope)``.
+    cell_size : float
+    max_step : float
+        Largest step that is no wall.
+    rounds : int
+
+    Returns
+    -------
+    graded : (M, N) ndarray
+    moved : int
+        Cells moved.
+    """
+    f = graded.copy()
+    rise = max(max_step, t * cell_size * (1 + 1e-9))
+    movable = ~lots
+    for _ in range(rounds):
+        face = np.zeros(f.shape, dtype=bool)
+        for a, b, d in _pairs8(f.shape):
+            if d > 1.0:
+                continue
+            st = np.abs(f[a] - f[b]) > rise
+            face[a] |= st
+            face[b] |= st
+        lo = np.full(f.shape, -np.inf)
+        hi = np.full(f.shape, np.inf)
+        found = False
+        for a, b, d in _pairs8(f.shape):
+            lim = t * cell_size * d
+            diff = f[a] - f[b]
+            bad = (np.abs(diff) > lim * (1 + 1e-9) + 1e-9) & ~face[a] & ~face[b] & \
+                ~(lots[a] & lots[b]) & ((f[a] != terrain[a]) | (f[b] != terrain[b])) & \
+                (np.abs(diff) > np.abs(terrain[a] - terrain[b]) + 1e-9)
+            if not bad.any():
+                continue
+            found = True
+            for p, q in ((a, b), (b, a)):
+                move = bad & movable[p] & (dist[p] >= dist[q])
+                np.maximum(lo[p], np.where(move, f[q] - lim, -np.inf), out=lo[p])
+                np.minimum(hi[p], np.where(move, f[q] + lim, np.inf), out=hi[p])
+        if not found:
+            break
+        both = np.isfinite(lo) & np.isfinite(hi) & (lo > hi)
+        new = np.clip(f, lo, hi)
+        new[both] = 0.5 * (lo[both] + hi[both])
+        f = new
+    return f, int((f != graded).sum())
+
+
 def _cap(out, heights, lot_mask, win, max_wall, info, band, max_step, rise) -> None:
     """:func:`cap_steps` on the window, in place; cells it moved leave the pads (lot cells)
     or join the band (outside), and are counted in ``info["capped_cells"]``.
@@ -496,8 +629,10 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
        to ``max_emb`` at ``max_slope``, a tier wall, ...). Cones run inside their own lot only;
        a lot's cut (towards lower neighbours) and fill (towards higher ones) add.
     2. *Outside the lots*: the lower envelope ``max_b g_b - w_b - t d`` and the upper envelope
-       ``min_b g_b + w_b + t d`` over every lot cell ``b`` within the band (``g`` its graded
-       height, ``w`` its lot's outline wall, ``d`` the distance from the first cell outside);
+       ``min_b g_b + w_b + t d`` over every lot edge cell ``b`` (``g`` its graded height,
+       ``w`` its lot's outline wall less one cell's rise, :func:`outline_wall_drop`, ``d``
+       the distance between the cell centres; cones out to ``OUTSIDE_TIERS`` band widths),
+       less (plus) a tier wall per ring of the distance to the lots, one band width apart;
        terrain between them keeps its height, terrain outside them is moved onto them through
        a soft clip. Where two lots' envelopes cross (lower above upper: a *wing*, the wall
        between two lots continued outside), a cell takes the envelope of the nearer lot: a
@@ -549,7 +684,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     info = GradeInfo(pad_cells=lots.copy(), lot_embankment=np.zeros_like(lots),
                      wall_fill=np.zeros(len(pad)), wall_cut=np.zeros(len(pad)),
                      nearest_lot=np.zeros(lot_mask.shape, dtype=np.int32), band_width=0.0,
-                     embankment_height=np.zeros(lot_mask.shape), capped_cells=0,
+                     embankment_height=np.zeros(lot_mask.shape), capped_cells=0, split_cells=0,
                      cap_max_change=0.0, max_emb=max_emb, cap_reach=cap_margin(cell_size),
                      capped=np.zeros(lot_mask.shape, dtype=bool))
     if not lots.any():
@@ -646,22 +781,30 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
         cov[1:-1, 2:] & cov[:-2, :-2] & cov[:-2, 2:] & cov[2:, :-2] & cov[2:, 2:]
     edge = cov & ~edge
 
-    # beyond a wall of up to max_wall at the lot's edge the embankment falls at max_slope;
-    # where it has not met the terrain after max_emb it goes on in tiers (a tier wall, another
-    # embankment: every wall and embankment within its limit), out to OUTSIDE_TIERS band widths
-    fall_tier = tier_fall(t, tier_wall, max_emb)
+    # beyond an outline wall at the lot's edge the embankment falls at max_slope from the
+    # lot's edge cells: plain Euclidean cones (their envelope is never steeper than the slope,
+    # and lots whose edges are within the slope of each other give envelopes that cannot
+    # cross); the outline wall is one cell's rise lower, so the wall and the embankment's
+    # rise over the cell side stay within max_wall. Where the embankment has not met the
+    # terrain after max_emb it goes on in tiers: a tier wall on every ring of the distance to
+    # the lots a band width apart (the same ring for every cone, so the envelope steps only
+    # there, by a whole tier wall), out to OUTSIDE_TIERS band widths
+    w_fill_e, w_cut_e = outline_wall_drop(w_fill, w_cut, t * cell_size)
+    reach = OUTSIDE_TIERS * width + cell_size
 
     def fall_out(d):
-        return fall_tier(np.maximum(d - cell_size, 0.0))
+        return t * np.asarray(d)
 
-    reach = OUTSIDE_TIERS * width + cell_size
     # (beyond MAX_CONE_CELLS each cell outside takes its nearest edge cell, which is its
     # nearest lot cell: an inner lot cell has a nearer neighbour; the cells of the lots, where
     # this differs, are not read below)
-    lower, d_lo = local_cones(np.where(edge, g - w_fill[lm], -np.inf), fall_out, reach,
+    lower, d_lo = local_cones(np.where(edge, g - w_fill_e[lm], -np.inf), fall_out, reach,
                               cell_size, nearest=(dist, (nr, nc)))
-    upper, d_up = local_cones(np.where(edge, g + w_cut[lm], np.inf), fall_out, reach,
+    upper, d_up = local_cones(np.where(edge, g + w_cut_e[lm], np.inf), fall_out, reach,
                               cell_size, lowest=True, nearest=(dist, (nr, nc)))
+    ring = np.floor(dist / (max_emb / t) + 1e-12)
+    lower = lower - tier_wall * ring
+    upper = upper + tier_wall * ring
     # a wing: two lots' envelopes cross; each cell takes the nearer lot's envelope
     cross = np.isfinite(lower) & np.isfinite(upper) & (lower > upper)
     lower_side = cross & (d_lo <= d_up)
@@ -679,6 +822,8 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     graded.ravel()[at] = h_at + _soft(lo_f - h_at, r) - _soft(h_at - up_f, r)
     graded = np.where(lower_side, lower, np.where(upper_side, upper, graded))
     graded = np.where(cov, g, graded)
+    # a step shorter than a cell's rise across the corner of four cells: onto one cell side
+    graded, info["split_cells"] = split_steps(graded, h, cov, dist, t, cell_size, max_step)
     changed = ~cov & (graded != h)
     bw = changed.astype(np.int8)
     bw[changed & (d_edge > width)] = Band.FADE
@@ -693,17 +838,14 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
             sub[face & changed[s_] & (sub == Band.EMBANKMENT)] = Band.WING
     # embankment height: vertical distance from the embankment's top (the lot edge after its
     # outline wall, or the foot or top of the tier wall above it) to each of its cells
-    period = max_emb / t
-
-    def on_tier(d_cells):
-        dd = np.maximum(np.where(np.isfinite(d_cells), d_cells, 0.0) * cell_size - cell_size, 0.0)
-        return t * (dd - np.floor(dd / period + 1e-12) * period)
-
-    # (at the changed cells only, where it is read)
+    # (the top of a cell's tier: the lot's edge cell or the ring before it, at most one band
+    # width nearer, so at most max_emb higher on the cone; at the changed cells only, where
+    # it is read)
     at = np.flatnonzero(changed)
     lo_a, up_a, gr_a = lower.ravel()[at], upper.ravel()[at], graded.ravel()[at]
-    top_f = np.where(np.isfinite(lo_a), lo_a + on_tier(d_lo.ravel()[at]), -np.inf)
-    top_c = np.where(np.isfinite(up_a), up_a - on_tier(d_up.ravel()[at]), np.inf)
+    on_tier = t * (dist.ravel()[at] - ring.ravel()[at] * (max_emb / t))
+    top_f = np.where(np.isfinite(lo_a), lo_a + on_tier, -np.inf)
+    top_c = np.where(np.isfinite(up_a), up_a - on_tier, np.inf)
     eh = np.where(gr_a < top_f, top_f - gr_a, np.where(gr_a > top_c, gr_a - top_c, 0.0))
     emb_h.ravel()[at] = eh
     info["embankment_height"][win] = emb_h

@@ -219,7 +219,8 @@ class GradingPreset(Preset):
         slope = math.tan(math.radians(params.max_slope))
         width = params.max_embankment_height / slope
         share = float(np.max(step_share(np.array([pad_gap(params.max_wall_height,
-                                                          params.max_embankment_height)]),
+                                                          params.max_embankment_height,
+                                                          params.max_slope, cell_size)]),
                                         params.max_wall_height, params.max_embankment_height)))
         diag = 3.0 * math.sqrt(params.min_lot_size) / cell_size
         halo = grading_halos(cell_size, width, step_reach_cells(share, slope, cell_size,

@@ -12,6 +12,7 @@ Usage::
     python scripts/bench.py --town                 # 1000 buildings, 48 000 lots, CLI end to end
     python scripts/bench.py --town-on 2049 16385   # one town on a small and a large map
     python scripts/bench.py --read-geojson 300000  # read (check, repair) one 300k-vertex ring
+    python scripts/bench.py --sizes 4097 --overhead 4  # tiled against one tile, CPU s (min)
     python scripts/bench.py --sizes 32769 --stream /big/disk   # engine, tiles to GeoTIFF windows
     python scripts/bench.py --sizes 32769 --stream /big/disk --cli [--scheduler processes]
         # the CLI end to end on a GeoTIFF (or --cli-input npy): memory sampled from /proc
@@ -340,6 +341,33 @@ def run_read_geojson(vertices: int, repeat: int = 3) -> dict:
     return {"seconds": min(times), "runs": times}
 
 
+def run_overhead(size: int, rounds: int) -> dict:
+    """Tiling overhead: ``generate`` with one tile (``tile_size=0``) against the default tiles
+    on the synthetic ``size``² case, in this process, rounds alternating in order; CPU seconds
+    of the process per call and of the raster stages (``raster_steps``, thread CPU), minimum
+    per setting (CPU seconds are steadier than wall time on a shared machine)."""
+    import terrace_foundation as tf
+
+    hf, regions = synthetic_case(size)
+    runs: dict[str, dict[str, list[float]]] = {
+        k: {"cpu": [], "wall": [], "raster_cpu": []} for k in ("one", "tiled")}
+    for rnd in range(rounds):
+        order = [("one", 0), ("tiled", None)]
+        for key, ts in order if rnd % 2 == 0 else order[::-1]:
+            c0, t0 = time.process_time(), time.perf_counter()
+            res = tf.generate(hf, regions, tile_size=ts, scatter_count=120, seed=1)
+            runs[key]["cpu"].append(time.process_time() - c0)
+            runs[key]["wall"].append(time.perf_counter() - t0)
+            runs[key]["raster_cpu"].append(sum(res.raster_steps.values()))
+            print(f"  {key}: cpu {runs[key]['cpu'][-1]:.2f} s, raster cpu "
+                  f"{runs[key]['raster_cpu'][-1]:.2f} s, wall {runs[key]['wall'][-1]:.2f} s",
+                  file=sys.stderr, flush=True)
+    best = {k: {q: min(v) for q, v in d.items()} for k, d in runs.items()}
+    return {"size": size, "rounds": rounds, "runs": runs, "min": best,
+            "cpu_ratio": best["tiled"]["cpu"] / best["one"]["cpu"],
+            "raster_cpu_ratio": best["tiled"]["raster_cpu"] / best["one"]["raster_cpu"]}
+
+
 def main(argv=None) -> int:
     from terrace_foundation.terrain import tiles
     tiles.KEEP_HEAP = True      # measure the engine as the CLI runs it (heap_kept)
@@ -371,6 +399,9 @@ def main(argv=None) -> int:
                     "from /proc (VmHWM, RssAnon, RssFile)")
     ap.add_argument("--cli-input", choices=("tif", "npy"), default="tif")
     ap.add_argument("--cli-args", default="", help="more CLI flags, as one string")
+    ap.add_argument("--overhead", type=int, metavar="ROUNDS",
+                    help="tiling overhead: one tile against the default tiles on the first "
+                         "of --sizes, ROUNDS alternating rounds, CPU seconds (min)")
     ap.add_argument("--town-on", type=int, nargs="+", metavar="SIZE",
                     help="one town on maps of these sizes, engine only: the cost "
                     "should be set by the town, not the map (each size in its own process)")
@@ -378,6 +409,13 @@ def main(argv=None) -> int:
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--one-lots", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.overhead:
+        row = run_overhead(args.sizes[0], args.overhead)
+        print(json.dumps(row))
+        print(f"{row['size']}^2 tiling overhead: tiled {row['min']['tiled']['cpu']:.2f} s CPU "
+              f"against one tile {row['min']['one']['cpu']:.2f} s: {row['cpu_ratio']:.2f}x "
+              f"(raster stages {row['raster_cpu_ratio']:.2f}x), min of {row['rounds']} each")
+        return 0
     if args.one_town:
         print(json.dumps(run_town_on(args.one_town, args.repeat)))
         return 0

@@ -179,6 +179,27 @@ def test_the_memory_budget_counts_one_tile_window_of_a_streamed_run():
     assert check_budget(hf, regs, p, tile_cells=2100 ** 2, streamed=True) == []
 
 
+
+def test_the_grading_budget_counts_one_grading_window():
+    """16385² at 1 m in the grading preset: 12 GiB of whole-grid arrays (refused before), one
+    window of a 2048 tile plus the grade halo when tiled (a few hundred MB)."""
+    from terrace_foundation.budget import check_budget
+    from terrace_foundation.params import TerraceParams
+    from terrace_foundation.presets.grading import GRADING
+
+    size = 16385
+    hf = Heightfield(np.broadcast_to(np.float64(0.0), (size, size)), 1.0, (0.0, float(size)))
+    ring = np.array([[100.0, 100.0], [3000.0, 100.0], [3000.0, 3000.0], [100.0, 3000.0]])
+    regs = [Region.from_rings(ring, region_id=0)]
+    p = TerraceParams(preset="grading")
+    one = GRADING.tile_window_cells(hf.shape, 0, p, 1.0)
+    tiled = GRADING.tile_window_cells(hf.shape, None, p, 1.0)
+    assert one == size * size
+    assert 2048 ** 2 < tiled < 3072 ** 2
+    with pytest.raises(tf.TerraceInputError, match="--tile-size"):
+        check_budget(hf, regs, p, tile_cells=one, streamed=True)
+    assert check_budget(hf, regs, p, tile_cells=tiled, streamed=True) == []
+
 def _lots_with_gaps(shape, n_lots, seed):
     """Voronoi lots of random points with random cells left empty, plus a lattice of
     single-cell lots (exact distance ties between them)."""

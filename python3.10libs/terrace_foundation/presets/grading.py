@@ -201,6 +201,33 @@ class GradingPreset(Preset):
         return GradingJob(raster, p.max_slope, p.max_wall_height, p.max_embankment_height,
                           p.max_step, p.boundary, p.pad_rule)
 
+    def tile_window_cells(self, shape, tile_size, params, cell_size) -> int:
+        """Cells of the largest grading window (tile plus the grade pass's halo), for the
+        memory budget. The steps' reach needs the pads and the largest lot (known after the
+        survey), so it is estimated here: the largest step share of two touching pads within
+        the pad rule's gap, and a lot box diagonal of 3 sqrt(min_lot_size) (a 1:8 rectangle
+        of that area). Without it every grading run of more than 8 GiB of whole-grid arrays
+        (48 bytes a cell: 16385², the 1 m case of issue 12) was refused, though it runs in a
+        tile window at a time.
+        """
+        import math
+
+        from ..grading_tiles import grading_halos, step_reach_cells
+        from ..terrain.tiles import plan_tiles
+        from .limits import pad_gap, step_share
+
+        slope = math.tan(math.radians(params.max_slope))
+        width = params.max_embankment_height / slope
+        share = float(np.max(step_share(np.array([pad_gap(params.max_wall_height,
+                                                          params.max_embankment_height,
+                                                          params.max_slope, cell_size)]),
+                                        params.max_wall_height, params.max_embankment_height)))
+        diag = 3.0 * math.sqrt(params.min_lot_size) / cell_size
+        halo = grading_halos(cell_size, width, step_reach_cells(share, slope, cell_size,
+                                                                diag))["grade"]
+        return max((min(r1 - r0 + 2 * halo, shape[0])) * (min(c1 - c0 + 2 * halo, shape[1]))
+                   for r0, r1, c0, c1 in plan_tiles(shape, tile_size))
+
     def check_farm_item(self, store, step, tile_only) -> None:
         from ..grading_tiles import check_plan_stored
 

@@ -90,6 +90,17 @@ def plan_tiles(shape: tuple[int, int], tile_size: int | None = None) -> list[Win
     -------
     list of (row0, row1, col0, col1)
         Half-open windows; tiles start on multiples of ``tile_size``.
+
+    Notes
+    -----
+    These are compute tiles, not engine tiles: they meet edge to edge and share no cell (the
+    halos are read, never written), and the last row and column of tiles may be up to a
+    quarter tile larger, so they are not a landscape tile set. For Unreal, cut the finished
+    heightmap: a World Partition import of ``<name>_x<c>_y<r>`` files places them edge to
+    edge too (Epic, ``LandscapeImportHelper.cpp``, ``GetImportDataInternal``: tile ``(x, y)``
+    starts at sample ``(x * W, y * H)``), all of one size; only World Composition's tiled
+    import (one landscape per tile, UE4) has neighbours share a sample. docs/houdini.md,
+    "Tiles and Unreal World Partition landscapes".
     """
     rows, cols = int(shape[0]), int(shape[1])
     size = check_tile_size(tile_size)

@@ -740,6 +740,30 @@ def test_budget_warns_of_a_run_far_larger_than_the_map_warrants(small_hf, monkey
     assert len(notes) == 1 and text in notes[0], notes
 
 
+def test_long_reads_and_stages_show_progress(cli, tmp_path, monkeypatch, small_npy):
+    """Defect 8's "show progress": a large regions file is announced before it is read,
+    counted polygon by polygon while it is validated, and the long stages count their
+    items; the thresholds (5 MB, 5 s) are set to zero so a small run shows every line."""
+    import terrace_foundation.cli as cli_module
+    import terrace_foundation.pipeline as pipeline
+
+    monkeypatch.setattr(cli_module, "LARGE_INPUT", 0)
+    monkeypatch.setattr(cli_module, "READ_COUNT_INTERVAL", 0.0)
+    monkeypatch.setattr(pipeline, "COUNT_INTERVAL", 0.0)
+    plots = [[[[1100.0 + 10 * i, 2100.0 + 10 * j], [1104.0 + 10 * i, 2100.0 + 10 * j],
+               [1104.0 + 10 * i, 2104.0 + 10 * j], [1100.0 + 10 * i, 2104.0 + 10 * j]]]
+             for i in range(5) for j in range(4)]
+    res = cli("generate", small_npy, _regions(tmp_path, plots), "--out", tmp_path / "out")
+    assert res.code == 0, res.err
+    lines = res.err_lines
+    assert any("reading and validating" in line and "r.geojson" in line for line in lines)
+    assert any(line.endswith("r.geojson: polygons 19/20") for line in lines), res.err
+    assert any(line.endswith("read 20 regions (80 vertices)") for line in lines), res.err
+    assert any(line.endswith("footprint: lots 20/20") for line in lines), res.err
+    res = cli("generate", small_npy, tmp_path / "r.geojson", "--out", tmp_path / "q", "-q")
+    assert res.code == 0 and not any("polygons" in line for line in res.err_lines)
+
+
 def test_tiles_bounds_keep_national_grid_metres(cli, tmp_path):
     """Defect 14: the tiles command printed bounds with %.6g (2.63194e+06: 10 m at LV95)."""
     path = write_npy(tmp_path / "lv95.npy", small_heights(),

@@ -543,10 +543,12 @@ def _add_volumes(fig: "TileFigures", d: np.ndarray, mask: np.ndarray, r0: int, c
         key, dl, rr_l, cc_l = key[order], dl[order], rr_l[order], cc_l[order]
         del order
     filled = np.maximum(dl, 0.0)
-    filled *= area
+    if area != 1.0:                     # x * 1.0 is x: no pass on 1-unit cells
+        filled *= area
     np.negative(dl, out=dl)
     dug = np.maximum(dl, 0.0)
-    dug *= area
+    if area != 1.0:
+        dug *= area
     _add_sums([fig.sums["fill"], fig.sums["cut"]], [filled, dug], key, rr_l, cc_l)
     del filled, dug, dl, rr_l, cc_l, key
     _add_sums([fig.sums["cut_total"], fig.sums["fill_total"], fig.sums["net_total"]],
@@ -599,14 +601,16 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     fig.cells = (tile[1] - tile[0]) * (tile[3] - tile[2])
     ext = grow(tile, 1, shape)                      # tile plus the slope stencils' cell
     reach = job.reach
+    width = win[3] - win[2]
     if len(fi):
-        rr, cc = np.divmod(fi, win[3] - win[2])
-        # active box (global): the lots' box grown by the reach, within ext
-        act = (max(int(rr.min()) + win[0] - reach, ext[0]),
-               min(int(rr.max()) + win[0] + reach + 1, ext[1]),
+        # active box (global): the lots' box grown by the reach, within ext (rows from the
+        # extreme flat indices: row-major)
+        cc = fi % width
+        act = (max(int(fi.min()) // width + win[0] - reach, ext[0]),
+               min(int(fi.max()) // width + win[0] + reach + 1, ext[1]),
                max(int(cc.min()) + win[2] - reach, ext[2]),
                min(int(cc.max()) + win[2] + reach + 1, ext[3]))
-        del rr, cc
+        del cc
     if len(fi) == 0 or act[0] >= act[1] or act[2] >= act[3]:
         # no lot within reach of the tile: the terrain as it is
         view = getattr(source, "view", source.read)
@@ -627,19 +631,17 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     # ---- blend: the blurred difference on the active box
     src = grow(act, reach, shape)
     src = (max(src[0], win[0]), min(src[1], win[1]), max(src[2], win[2]), min(src[3], win[3]))
-    rr, cc = np.divmod(fi, win[3] - win[2])
-    rr += win[0]
-    cc += win[2]
-    inb = (rr >= src[0]) & (rr < src[1]) & (cc >= src[2]) & (cc < src[3])
-    diff = np.zeros((src[1] - src[0], src[3] - src[2]))
-    diff.ravel()[(rr[inb] - src[0]) * diff.shape[1] + (cc[inb] - src[2])] = \
-        val[inb] - hw.ravel()[fi[inb]]
-    del rr, cc, inb, fi, val, lab
+    # the difference at every lot cell of the window (scattered by the flat index, no rows
+    # and columns), read on the source box only: the blur reads nothing beyond it
+    diff_w = np.zeros(hw.shape)
+    diff_w.ravel()[fi] = val - hw.ravel()[fi]
+    diff = diff_w[_box(win, src)]
+    del fi, val, lab
     a_in_src = _box(src, act)
     add_blurred(hw[_box(win, act)], diff, job.h, (src[0], src[2]),
                 (a_in_src[0].start, a_in_src[0].stop, a_in_src[1].start, a_in_src[1].stop),
                 shape, BLUR_BLOCK)
-    del diff
+    del diff, diff_w
     clock("blend")
     sink.write(tile, hw[_box(win, tile)], lm[_box(win, tile)])
     clock("write")
@@ -722,14 +724,21 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
         fig.lot_max["embankment"] = _deg(ge["e_max"])
         del es, near_band, br, bc
         clock("embankments")
-    outside = ~(band | lots_in)
-    if outside.any():
-        fig.maxima["change_outside_band"] = float(np.abs(d[outside]).max())
+    near = band | lots_in
+    changed = d != 0
+    if not near.all():
+        # the largest change outside the band: over the changed cells there, 0 if none
+        # (every other cell out there has a change of 0)
+        away = np.greater(changed, near)                       # changed & ~near
+        fig.maxima["change_outside_band"] = \
+            float(np.abs(d[away]).max()) if away.any() else 0.0
+        del away
     if cut != tile:                    # the rest of the tile: unchanged, outside the band
         fig.maxima["change_outside_band"] = max(fig.maxima["change_outside_band"], 0.0)
     # a slope made steeper by more than the margin is steeper as a tangent too (the
     # conversion is monotone): only those cells are converted
-    touched = (band | lots_in) & (d != 0)
+    touched = np.logical_and(changed, near, out=changed)
+    del near
     touched &= sa > sb
     deg_after = _deg(sa[touched])
     made = deg_after > _deg(sb[touched]) + CREATED_SLOPE_MARGIN

@@ -61,7 +61,8 @@ def slope_tangent(heights: np.ndarray, cell_size: float) -> np.ndarray:
         np.subtract(h[1], h[0], out=gy[0])
         np.subtract(h[-1], h[-2], out=gy[-1])
     np.hypot(gx, gy, out=gx)
-    gx *= 1.0 / cell_size
+    if cell_size != 1.0:                 # x * 1.0 is x: one pass fewer on 1-unit cells
+        gx *= 1.0 / cell_size
     return gx
 
 
@@ -301,7 +302,10 @@ def nearest_label(lot_mask: np.ndarray, rows: np.ndarray, cols: np.ndarray, cell
     top = int(last.max())
     keep = [(f, int(last[f]) + 1) for f in np.nonzero(last < top)[0]]
     saved = [(v[f, r:].copy(), lab[f, r:].copy()) for f, r in keep]
-    _sweep(v, lab, range(top, -1, -1), wa, wd, ramp, back)
+    # rows above every wanted cell are not read: the up sweep stops at the first wanted row
+    # (a row's up sweep reads the rows below it only)
+    lowest = int((rows - a[which]).min())
+    _sweep(v, lab, range(top, lowest - 1, -1), wa, wd, ramp, back)
     for (f, r), (sv, sl) in zip(keep, saved):
         v[f, r:] = sv
         lab[f, r:] = sl

@@ -38,7 +38,7 @@ from .report import (
     label_order,
 )
 from .terrain.blend import add_blurred
-from .terrain.kernels import nearest_label, slope_tangent
+from .terrain.kernels import nearest_label, slope_tangent_near
 from .terrain.project import rasterize_window
 from .terrain.tiles import (
     CHUNK,
@@ -653,12 +653,26 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     cut = (cut[0], max(cut[0], cut[1]), cut[2], max(cut[2], cut[3]))
     t_sl = _box(box, cut)
     r0, c0 = cut[0], cut[2]
-    sb_b = slope_tangent(before_b, cs)
-    sa_b = slope_tangent(after_b, cs)
+    lots_b = lm_b > 0
+    # band: every cell within the blur's reach of a lot (a square of half-side reach); the
+    # lots that reach the box lie in the box grown by the reach
+    if reach:
+        dil = grow(box, reach, shape)
+        dil = (max(dil[0], win[0]), min(dil[1], win[1]), max(dil[2], win[2]),
+               min(dil[3], win[3]))
+        band_b = box_dilate(lm[_box(win, dil)] > 0, reach)[_box(dil, box)] & ~lots_b
+    else:
+        band_b = np.zeros_like(lots_b)
+    clock("band")
+    # slopes are read at lot and band cells only: computed over the rows' stretches that
+    # hold them (bands of 64 rows), not over the corners of the box
+    near_b = band_b | lots_b
+    sb_b = slope_tangent_near(before_b, near_b, cs)
+    sa_b = slope_tangent_near(after_b, near_b, cs)
+    del near_b
     sb, sa = sb_b[t_sl], sa_b[t_sl]
     clock("slopes")
     before, after, mask = before_b[t_sl], after_b[t_sl], lm_b[t_sl]
-    lots_b = lm_b > 0
     lots_in = lots_b[t_sl]
     d = after - before
     # per-lot extremes over the runs of a lot's cells along the box's rows, the tile's cells
@@ -688,18 +702,8 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
                      area, n)
     fig.counts["lot_cells"] = int(lots_in.sum())
     clock("volumes")
-    # band: every cell within the blur's reach of a lot (a square of half-side reach); the
-    # lots that reach the box lie in the box grown by the reach
-    if reach:
-        dil = grow(box, reach, shape)
-        dil = (max(dil[0], win[0]), min(dil[1], win[1]), max(dil[2], win[2]),
-               min(dil[3], win[3]))
-        band_b = box_dilate(lm[_box(win, dil)] > 0, reach)[_box(dil, box)] & ~lots_b
-    else:
-        band_b = np.zeros_like(lots_b)
     band = band_b[t_sl]
     fig.counts["band"] = int(band.sum())
-    clock("band")
     # pads: cells one in from the lot's edge
     gi = _run_extremes(np.where(inner_cells(lm_b), lab_c, 0),
                        {"h": (after_c, ("min", "max")), "s": (sa_b, ("max",))}, n)

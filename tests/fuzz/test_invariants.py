@@ -1151,3 +1151,32 @@ def test_sliver_an_ulp_inside_the_grid_edge_is_its_only_lot_and_has_no_outline()
     assert any("narrower than the spacing of the world coordinates" in w for w in res.warnings)
     exact = Polygon(regs[0][0] - hf.origin).intersection(box(0.0, -1.5, 1.5, 0.0)).area
     assert res.lots[0].area == pytest.approx(exact, rel=1e-9)
+
+
+def test_later_triangle_two_ulps_beyond_the_west_edge_keeps_its_part_outside_the_earlier():
+    """Found by the long run (edge_cases, seed 303): at LV95 a triangle whose apex is two ulps
+    beyond the grid's west edge, above an earlier region whose west edge is on the grid's
+    edge. The triangle's west edge runs within 9.3e-10 of the earlier region's, and passes
+    its top corner 8.5e-10 away: the end-point test (1e-12 of the edge's start coordinate,
+    7.6e-10) did not split it there, so the whole edge was judged at its midpoint, on the
+    earlier region's edge, and the probe beside it fell inside: the part of the triangle
+    above the earlier region (1188.8 m2) was dropped and the triangle called wholly inside.
+    Edges now split at other regions' vertices within twice the on-edge tolerance
+    (``overlap._split_points``)."""
+    cs = 39.943911712428054
+    h = 400.0 + np.add.outer(np.arange(19) * 0.7, np.arange(18) * 0.3) * cs
+    hf = Heightfield(h, cs, (2600039.9439117126, 1200878.7660576736))
+    w, s = 2600039.9439117126, 1200119.8317351374
+    first = np.array([[w, s], [2600622.0286174957, s], [2600733.7801463692, s],
+                      [2600776.410611308, 1200303.5075450263], [w, 1200670.9328893505]])
+    later = np.array([[w, s], [2600428.65179026, s], [2600039.9439117117, 1200720.8321741587]])
+    params = dict(_SMALL, min_lot_size=797.7580414451236, remesh_size=11.983173513728415)
+    regs = [(first, []), (later, [])]
+    test_lots_partition_regions_meeting_the_grid_edges_and_one_another.hypothesis.inner_test(
+        (hf, regs, params))
+    regions, res = _run(hf, regs, params)
+    kept = sum(lot.area for lot in res.lots if lot.region_id == 1)
+    o = np.array(hf.origin)
+    grid = box(*(np.array(hf.extent) - np.r_[o, o]))
+    exact = Polygon(later - o).difference(Polygon(first - o)).intersection(grid).area
+    assert kept == pytest.approx(exact, rel=1e-9)

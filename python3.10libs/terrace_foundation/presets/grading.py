@@ -31,7 +31,7 @@ from .reference import TiledTerrace, open_sink, tile_source
 from .walls import find_walls, grid_steps_from_sides, outline_walls, touching_lots
 
 __all__ = ["cell_pad_heights", "balanced_pads", "GradingPreset", "GRADING",
-           "GradedTerrace", "tile_grading_figures"]
+           "GradedTerrace", "tile_grading_figures", "pad_shift_totals"]
 
 
 def cell_pad_heights(heights: np.ndarray, lot_mask: np.ndarray, n_lots: int,
@@ -309,9 +309,11 @@ class GradingPreset(Preset):
             per_lot, own = tile_grading_figures(figs, hf.cell_size, n,
                                                 figs.counts["lot_cells"])
             own["lots_pad_moved"] = int(plan["moved"].sum())
+            own.update(pad_shift_totals(plan["pad"], plan["rule_pad"], plan["moved"]))
             own["lots_limit_conflict"] = int(plan["conflict"].sum())
             return own, lot_figures(per_lot, plan["moved"], plan["conflict"],
-                                    plan["rule_pad"], [lot.lot_id for lot in lots])
+                                    plan["rule_pad"], [lot.lot_id for lot in lots],
+                                    pad=plan["pad"])
 
         return tile_report(hf, figs, lots=lots, walls=walls, params=run.params, preset=self,
                            warn=run.warn, n_lots=run.n_lots,
@@ -348,6 +350,21 @@ def coarse_grid_note(cell_size: float, max_slope: float, max_wall: float,
             f"{fine:g} cells or finer to grade within the limits")
 
 
+def pad_shift_totals(pad: np.ndarray, rule_pad: np.ndarray, moved: np.ndarray
+                     ) -> dict[str, Any]:
+    """The pads the limit rule moved (:func:`~terrace_foundation.presets.limits.pull_pads`),
+    by direction: ``lots_pad_raised`` / ``lots_pad_lowered`` (lots) and ``pad_raised_max`` /
+    ``pad_lowered_max`` (the largest shift each way, m; 0 when none). Arrays by lot id.
+    """
+    with np.errstate(invalid="ignore"):
+        shift = np.where(moved, pad - rule_pad, 0.0)
+    shift = np.where(np.isfinite(shift), shift, 0.0)
+    up, down = shift > 0, shift < 0
+    return {"lots_pad_raised": int(up.sum()), "lots_pad_lowered": int(down.sum()),
+            "pad_raised_max": float(shift[up].max()) if up.any() else 0.0,
+            "pad_lowered_max": float(-shift[down].min()) if down.any() else 0.0}
+
+
 def tile_grading_figures(figs, cell_size: float, n: int, lot_cells: int):
     """Walls, embankments and earthwork per lot and in total, from a grading run's tiles."""
     ca = cell_size * cell_size
@@ -370,7 +387,8 @@ def tile_grading_figures(figs, cell_size: float, n: int, lot_cells: int):
     on_lot = figs.sums["on_lot"].totals(n) * ca
     per_lot = {"wall_face_area": area_faces, "tallest_wall": tallest, "wall_height_p95": p95,
                "embankment_area": emb_area, "tallest_embankment": tallest_emb,
-               "earthwork_volume": earth, "volume_on_lot": on_lot}
+               "earthwork_volume": earth, "volume_on_lot": on_lot,
+               "split_cells": figs.lot_count["split_cells"]}
     total_earth = figs.sums["earth_total"].total() * ca
     total_on = float(on_lot.sum())
     emb_top = figs.maxima["emb_tallest_total"]
@@ -385,6 +403,7 @@ def tile_grading_figures(figs, cell_size: float, n: int, lot_cells: int):
         "earthwork_ratio": total_earth / total_on if total_on > 0 else None,
         "limit_breach_cells": figs.counts["breach"],
         "capped_cells": figs.counts.get("capped", 0),
+        "split_cells": figs.counts.get("split", 0),
         "pad_share": float(figs.counts["pad_cells"] / max(lot_cells, 1)),
     }
     return per_lot, totals

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -310,6 +311,26 @@ def test_cli_run_is_never_silent(cli, tmp_path, small_npy, small_regions, monkey
     from terrace_foundation import cli as cli_module
 
     monkeypatch.setattr(cli_module, "HEARTBEAT_SECONDS", 0.05)
+    real_generate = cli_module.generate
+
+    def generate_with_a_slow_first_stage(*args, progress, **kwargs):
+        # the first stage sits silent for 0.4 s (8 heartbeats), however fast the machine:
+        # a small run alone may never be silent for 0.05 s (it failed 1 of 3 runs under load)
+        class SlowStart:
+            slept = False
+
+            def __call__(self, stage, fraction):
+                progress(stage, fraction)
+                if not self.slept:
+                    self.slept = True
+                    time.sleep(0.4)
+
+            def __getattr__(self, name):
+                return getattr(progress, name)
+
+        return real_generate(*args, progress=SlowStart(), **kwargs)
+
+    monkeypatch.setattr(cli_module, "generate", generate_with_a_slow_first_stage)
     res = cli("generate", small_npy, small_regions, "--out", tmp_path / "a")
     assert res.code == 0
     assert "still working" in res.err and "seconds per stage: validate" in res.err

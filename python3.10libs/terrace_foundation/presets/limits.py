@@ -549,39 +549,110 @@ def split_steps(graded: np.ndarray, terrain: np.ndarray, lots: np.ndarray, dist:
         Cells moved.
     """
     f = graded.copy()
+    m, n = f.shape
     rise = max(max_step, t * cell_size * (1 + 1e-9))
-    movable = ~lots
+    ff, tf, lf, df = f.ravel(), terrain.ravel(), lots.ravel(), dist.ravel()
+    # (sparse: a pair can be bad only if one of its cells is off the lots and on or next to
+    # a changed cell, the set ``xs``; every pair is visited from such a cell, both ways, so
+    # each is seen once or twice, and the bounds are maxima and minima: the same numbers as
+    # a pass over the whole window, on the band's cells only)
+    xs = np.flatnonzero(_grow8(f != terrain) & ~lots)
+    touched = []
     for _ in range(rounds):
-        face = np.zeros(f.shape, dtype=bool)
-        for a, b, d in _pairs8(f.shape):
-            if d > 1.0:
-                continue
-            st = np.abs(f[a] - f[b]) > rise
-            face[a] |= st
-            face[b] |= st
-        lo = np.full(f.shape, -np.inf)
-        hi = np.full(f.shape, np.inf)
+        if len(xs) == 0:
+            break
+        xr, xc = np.divmod(xs, n)
+        face_of = _FaceCache(ff, m, n, rise)
+        pp, lo_v, hi_v = [], [], []
         found = False
-        for a, b, d in _pairs8(f.shape):
+        for dr, dc, d in _OFFSETS8:
+            ok = (xr + dr >= 0) & (xr + dr < m) & (xc + dc >= 0) & (xc + dc < n)
+            x = xs[ok] if not ok.all() else xs
+            y = x + (dr * n + dc)
             lim = t * cell_size * d
-            diff = f[a] - f[b]
-            bad = (np.abs(diff) > lim * (1 + 1e-9) + 1e-9) & ~face[a] & ~face[b] & \
-                ~(lots[a] & lots[b]) & ((f[a] != terrain[a]) | (f[b] != terrain[b])) & \
-                (np.abs(diff) > np.abs(terrain[a] - terrain[b]) + 1e-9)
+            fx, fy = ff[x], ff[y]
+            diff = np.abs(fx - fy)
+            bad = (diff > lim * (1 + 1e-9) + 1e-9) & \
+                ((fx != tf[x]) | (fy != tf[y])) & \
+                (diff > np.abs(tf[x] - tf[y]) + 1e-9)
             if not bad.any():
                 continue
+            x, y, fx, fy = x[bad], y[bad], fx[bad], fy[bad]
+            off = ~face_of(x) & ~face_of(y)
+            if not off.any():
+                continue
             found = True
-            for p, q in ((a, b), (b, a)):
-                move = bad & movable[p] & (dist[p] >= dist[q])
-                np.maximum(lo[p], np.where(move, f[q] - lim, -np.inf), out=lo[p])
-                np.minimum(hi[p], np.where(move, f[q] + lim, np.inf), out=hi[p])
+            x, y, fx, fy = x[off], y[off], fx[off], fy[off]
+            for p, q, fq in ((x, y, fy), (y, x, fx)):
+                move = ~lf[p] & (df[p] >= df[q])
+                pp.append(p[move])
+                lo_v.append(fq[move] - lim)
+                hi_v.append(fq[move] + lim)
         if not found:
             break
-        both = np.isfinite(lo) & np.isfinite(hi) & (lo > hi)
-        new = np.clip(f, lo, hi)
+        cells = np.concatenate(pp)
+        if len(cells) == 0:
+            continue
+        uniq, inv = np.unique(cells, return_inverse=True)
+        lo = np.full(len(uniq), -np.inf)
+        hi = np.full(len(uniq), np.inf)
+        np.maximum.at(lo, inv, np.concatenate(lo_v))
+        np.minimum.at(hi, inv, np.concatenate(hi_v))
+        old = ff[uniq]
+        new = np.clip(old, lo, hi)
+        both = lo > hi
         new[both] = 0.5 * (lo[both] + hi[both])
-        f = new
-    return f, int((f != graded).sum())
+        ff[uniq] = new
+        moved = uniq[new != old]
+        touched.append(moved)
+        if len(moved):
+            # the cells next to a moved cell join the set (they may now pair with it)
+            mr, mc = np.divmod(moved, n)
+            grown = [moved]
+            for dr, dc, _ in _OFFSETS8:
+                ok = (mr + dr >= 0) & (mr + dr < m) & (mc + dc >= 0) & (mc + dc < n)
+                grown.append(moved[ok] + (dr * n + dc))
+            g = np.concatenate(grown)
+            xs = np.union1d(xs, g[~lf[g]])
+    if not touched:
+        return f, 0
+    cells = np.unique(np.concatenate(touched))
+    return f, int((ff[cells] != graded.ravel()[cells]).sum())
+
+
+#: The 8-neighbour offsets ``(dr, dc, distance in cells)``.
+_OFFSETS8 = [(dr, dc, float(np.hypot(dr, dc))) for dr in (-1, 0, 1) for dc in (-1, 0, 1)
+             if dr or dc]
+
+
+def _grow8(mask: np.ndarray) -> np.ndarray:
+    """``mask`` and its 8-neighbours (a 3 x 3 dilation)."""
+    out = mask.copy()
+    out[1:] |= mask[:-1]
+    out[:-1] |= mask[1:]
+    row = out.copy()
+    out[:, 1:] |= row[:, :-1]
+    out[:, :-1] |= row[:, 1:]
+    return out
+
+
+class _FaceCache:
+    """Which cells (flat indices) have a cell side stepping by more than ``rise``: the
+    :func:`split_steps` walls, for the cells asked about.
+    """
+
+    def __init__(self, ff: np.ndarray, m: int, n: int, rise: float) -> None:
+        self.ff, self.m, self.n, self.rise = ff, m, n, rise
+
+    def __call__(self, c: np.ndarray) -> np.ndarray:
+        ff, m, n = self.ff, self.m, self.n
+        r, col = np.divmod(c, n)
+        fc = ff[c]
+        out = np.zeros(len(c), dtype=bool)
+        for ok, step in ((r > 0, -n), (r < m - 1, n), (col > 0, -1), (col < n - 1, 1)):
+            nb = np.where(ok, c + step, c)
+            out |= ok & (np.abs(fc - ff[nb]) > self.rise)
+        return out
 
 
 def _cap(out, heights, lot_mask, win, max_wall, info, band, max_step, rise) -> None:

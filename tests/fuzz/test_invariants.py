@@ -1102,20 +1102,24 @@ def test_square_a_tenth_of_a_picometre_inside_the_grid_edge_under_a_later_quadri
     test_lots_partition_the_regions_on_the_grid.hypothesis.inner_test((hf, regs, dict(_SMALL)))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: open case of the long run of 1 December "
-                   "13:02 (seed 1501): a region's slab between the grid's edge and a hole "
-                   "1.3e-13 inside it is dropped, so the lot's outline runs along the hole's "
-                   "edge and touches it (not fixed)")
 def test_hole_a_tenth_of_a_picometre_inside_the_grid_edge_touches_the_outline():
-    """Open: a 0.5 mm square region 1.3e-13 inside the grid's west edge, under a later
-    triangle reaching beyond the grid. The overlap rule is right (the triangle with the
-    square as a hole), but the lot around the hole has its outline's west edge at
-    x = 1.3e-13 (the hole's x), not on the grid's edge x = 0: the slab 1.3e-13 wide between
-    them is lost on the way to the lot's pieces, and the hole's edge lies on the outline
-    (shapely: Self-intersection at (1.27e-13, 1.125)). Lot areas hold."""
+    """Found by the long run of 1 December 13:02 (seed 1501): a 0.5 mm square region 1.3e-13
+    inside the grid's west edge, under a later triangle reaching beyond the grid. The overlap
+    rule is right (the triangle with the square as a hole) and so were the lot's pieces, with
+    the slab 1.3e-13 wide between the grid's edge and the hole; but chaining the outline
+    dropped the slab's corners on x = 0 as collinear (1.3e-13 off the line through their
+    neighbours, under 1e-12 of its 0.38 length), so the outline ran along the hole's edge and
+    touched it (shapely: Self-intersection at (1.27e-13, 1.125)). Collinear now means within
+    the coordinates' rounding too (``footprint.COLLINEAR_ULPS``): the slab stays."""
     hf = _slope(3, 8, 0.5, (0.0, 1.5))
     regs = [(_square_beside_the_west_edge(1.2713474078363275e-13, 1.125, 0.0005), []),
             (_square_beside_the_west_edge(0.0, 0.0, 0.25), []),
             (np.array([[1.5, 1.5], [-1.4849887449006682, 1.7116800120898008],
                        [0.4254932781948394, 0.061613588005292375]]), [])]
     test_lots_partition_the_regions_on_the_grid.hypothesis.inner_test((hf, regs, dict(_SMALL)))
+    regions, res = _run(hf, regs, dict(_SMALL))
+    around = [lot for lot in res.lots if lot.region_id == 2 and any(
+        len(p) > 1 for p in lot.footprint)]
+    assert len(around) == 1                          # the lot holding the hole
+    shape = MultiPolygon([Polygon(p[0], p[1:]) for p in around[0].footprint])
+    assert shape.is_valid and shape.bounds[0] == 0.0  # the slab on the grid's edge is kept

@@ -227,3 +227,61 @@ def test_hole_corner_ulps_beyond_the_grid_edge(below, steep, form):
     assert sum(s.area for s in shapes) == pytest.approx(ground.area, abs=tol)
     i, j = np.triu_indices(len(shapes), 1)
     assert sum(shapes[a].intersection(shapes[b]).area for a, b in zip(i, j)) <= tol
+
+
+def test_collinear_rule_keeps_a_corner_a_tenth_of_a_picometre_off_a_long_edge():
+    """The corner (0, -0.38) of a slab 1.3e-13 wide lies 1.3e-13 off the line through its
+    neighbours (0, 0) and (1.3e-13, -0.38): less than 1e-12 of their distance, so it went as
+    collinear and the slab with it (issue 15). It is 2300 ulps of the coordinates off that
+    line: geometry, not rounding, and it stays; a vertex one ulp off a straight edge still
+    goes."""
+    from terrace_foundation.lots.footprint import COLLINEAR_ULPS, _drop_collinear
+
+    w = 1.2713474078363275e-13
+    ring = np.array([[0.0, 0.0], [0.0, -0.38], [w, -0.38], [0.3, -0.39], [0.39, -0.28],
+                     [0.016, 0.0]])
+    assert _drop_collinear(ring).tolist() == ring.tolist()
+    # a point on the edge (0.3, -0.39) -> (0.39, -0.28), a few ulps off it, goes
+    on = np.array([0.345, -0.335])
+    for _ in range(4):
+        on[1] = np.nextafter(on[1], 0.0)
+    (dx, dy), (ex, ey) = on - ring[3], ring[4] - ring[3]
+    assert 0 < abs(dx * ey - dy * ex) / np.hypot(ex, ey) <= COLLINEAR_ULPS * np.spacing(0.39)
+    with_point = np.insert(ring, 4, on, axis=0)
+    assert _drop_collinear(with_point).tolist() == ring.tolist()
+    assert Polygon(_drop_collinear(ring)).area == pytest.approx(Polygon(ring).area, rel=1e-15)
+
+
+def test_pieces_outline_keeps_a_slab_a_tenth_of_a_picometre_wide_beside_a_hole():
+    """A lot's pieces (from the long run of 1 December, seed 1501) around a hole whose west
+    edge is 1.3e-13 from the grid's edge x = 0: the slab between them is a piece of its own.
+    Its corners on x = 0 were dropped as collinear, the outline's west edge ran along the
+    hole's and touched it (shapely: Self-intersection at the hole's corner). The outline is
+    the union of the pieces: valid, one polygon with the hole, reaching x = 0."""
+    from terrace_foundation.lots.footprint import pieces_outline
+
+    w, e = 1.2713474078363275e-13, 0.0005000000001271347
+    pieces = [
+        [[w, -0.38348290913684546], [w, 2.220446049250313e-16], [0.0, 2.2204460492500853e-16],
+         [0.0, -0.3834829091368433]],
+        [[e, -0.3834913248272011], [e, -0.375], [w, -0.375], [w, -0.38348290913684546]],
+        [[w, -0.37450000000000006], [e, -0.37450000000000006], [e, 0.0],
+         [w, -5.551115123125783e-17]],
+        [[0.2073754810818913, -0.3869733248091284], [0.2073754810818913, -0.14187895984585608],
+         [0.01576860411898891, 2.0565643194483458e-16], [e, 2.220446049250313e-16],
+         [e, -0.38349132482720105]],
+        [[0.25, -0.38769075431467653], [0.25, -0.17344109636145832],
+         [0.2073754810818913, -0.14187895984585608], [0.2073754810818913, -0.3869733248091284]],
+        [[0.38849836899629464, -0.27599485040728206], [0.25, -0.17344109636145832],
+         [0.25, -0.38769075431467653], [0.30343813103222905, -0.38859019184258203]],
+    ]
+    count = np.array([len(p) for p in pieces])
+    padded = np.array([p + [p[0]] * (5 - len(p)) for p in pieces])
+    polys = pieces_outline(padded, count)
+    assert len(polys) == 1 and len(polys[0]) == 2             # the shell and the hole
+    got = Polygon(polys[0][0], polys[0][1:])
+    assert got.is_valid, got.wkt
+    assert got.bounds[0] == 0.0
+    union = unary_union([Polygon(p) for p in pieces])
+    assert got.area == pytest.approx(sum(Polygon(p).area for p in pieces), rel=1e-12)
+    assert got.symmetric_difference(union).area <= 1e-15 * union.area

@@ -9,7 +9,7 @@ import pytest
 import terrace_foundation as tf
 from terrace_foundation import Heightfield, Region
 from terrace_foundation.report import edge_tangents, edge_tangents_at
-from terrace_foundation.terrain.blend import add_blurred, blur_reach, box_blur
+from terrace_foundation.terrain.blend import add_blurred, blur_block, blur_reach, box_blur
 from terrace_foundation.terrain.kernels import OCTAGON_STRETCH, cone_envelope, nearest_label
 from terrace_foundation.terrain.tiles import CHUNK, PartialSums, box_dilate, plan_tiles, window_sums
 from terrace_testkit import assert_same_result, seam_crossings, wavy_terrain, wavy_towns
@@ -261,6 +261,24 @@ def test_blur_added_block_by_block_equals_the_whole_blur(h, block):
     part = ref[region[0]:region[1], region[2]:region[3]]
     np.add(want, part, out=want, where=part != 0)
     assert target.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("h", [0.4, 1.0, 1.7, 2.5, 3.3333333333333335])
+def test_blur_of_a_block_equals_the_whole_blur_there(h):
+    # passes computed only where the next ones read them: the same bits as the blur of the
+    # whole window, for blocks inside it, on its edges and on the grid's edges
+    rng = np.random.default_rng(11)
+    for _ in range(40):
+        m, n = (int(v) for v in rng.integers(1, 50, 2))
+        diff = rng.normal(size=(m, n)) * (rng.random((m, n)) < 0.3)
+        full = (m + int(rng.integers(0, 20)), n + int(rng.integers(0, 20)))
+        origin = (int(rng.integers(0, full[0] - m + 1)), int(rng.integers(0, full[1] - n + 1)))
+        r0 = int(rng.integers(0, m))
+        r1 = int(rng.integers(r0 + 1, m + 1))
+        c0 = int(rng.integers(0, n))
+        c1 = int(rng.integers(c0 + 1, n + 1))
+        got = blur_block(diff, h, origin, full, (r0, r1), (c0, c1))
+        assert got.tobytes() == box_blur(diff, h, origin, full)[r0:r1, c0:c1].tobytes()
 
 
 def test_run_extremes_equal_the_grouped_figures_of_the_cells():

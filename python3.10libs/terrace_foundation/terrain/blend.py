@@ -23,8 +23,8 @@ import numpy as np
 
 from .tiles import _along, window_sums
 
-__all__ = ["blur_radius_used", "blur_halfwidth", "blur_reach", "box_blur", "add_blurred",
-           "blend_difference"]
+__all__ = ["blur_radius_used", "blur_halfwidth", "blur_reach", "box_blur", "blur_block",
+           "add_blurred", "blend_difference"]
 
 
 def blur_radius_used(blur_radius: float, cell_size: float, min_blur_cells: float) -> float:
@@ -116,16 +116,145 @@ def box_blur(a: np.ndarray, h: float, window_offset: tuple[int, int] = (0, 0),
     return out
 
 
+def _pass_counts(h: float, offset: int, lo: int, hi: int, full: int) -> np.ndarray:
+    """The normalising weights of :func:`_box_pass` at positions ``lo .. hi - 1`` of a window
+    starting at global index ``offset`` of an axis of ``full`` cells: the same float64 values
+    (the weight of the in-grid cells of each position's box).
+    """
+    n = int(math.floor(h))
+    f = h - n
+    k = n + 1 if f > 0 else n
+    i = offset + np.arange(lo, hi)
+    count = (np.minimum(i + n, full - 1) - np.maximum(i - n, 0) + 1).astype(np.float64)
+    if f > 0:
+        count += f * ((i - k >= 0).astype(np.float64) + (i + k <= full - 1))
+    return count
+
+
+def _valid_pass(a: np.ndarray, start: int, size: int, h: float, axis: int, lo: int, hi: int,
+                count: np.ndarray) -> np.ndarray:
+    """One box pass of :func:`_box_pass` along ``axis``, computed at positions ``lo .. hi - 1``
+    only, from the values it reads there ("valid" mode: no padded copy of the array).
+
+    Parameters
+    ----------
+    a : ndarray of float64
+        Values at positions ``start .. start + a.shape[axis] - 1`` of an axis of ``size``
+        positions; they cover ``max(lo - k, 0) .. min(hi + k, size) - 1`` (``k`` the cells
+        reached on each side). Positions outside ``0 .. size - 1`` are zero, as the padding
+        of :func:`_box_pass`.
+    start, size : int
+    h : float
+        Half-width, cells.
+    axis : int
+    lo, hi : int
+        Positions computed, within ``0 .. size``.
+    count : (hi - lo,) ndarray of float64
+        :func:`_pass_counts` of these positions.
+
+    Returns
+    -------
+    ndarray of float64
+        ``hi - lo`` positions along ``axis``: the same bits as :func:`_box_pass` there (each
+        the same expression of the same inputs; the tree of additions is
+        translation-invariant).
+    """
+    n = int(math.floor(h))
+    f = h - n
+    k = n + 1 if f > 0 else n
+    need0, need1 = lo - k, hi + k
+    if need0 < 0 or need1 > size:           # the window's edge: zeros beyond, as the padding
+        shape = list(a.shape)
+        shape[axis] = need1 - need0
+        p = np.zeros(shape)
+        g0, g1 = max(need0, 0), min(need1, size)
+        _along(p, axis, g0 - need0, g1 - need0)[...] = _along(a, axis, g0 - start, g1 - start)
+    else:
+        p = _along(a, axis, need0 - start, need1 - start)
+    m = hi - lo
+    s = window_sums(_along(p, axis, k - n, k + n + m), 2 * n + 1, axis)
+    if f > 0:
+        edge = np.add(_along(p, axis, 0, m), _along(p, axis, 2 * k, 2 * k + m))
+        edge *= f
+        s += edge
+        del edge
+    cshape = [1] * a.ndim
+    cshape[axis] = m
+    s /= count.reshape(cshape)
+    return s
+
+
+def blur_block(diff: np.ndarray, h: float, origin: tuple[int, int],
+               full_shape: tuple[int, int], rows: tuple[int, int], cols: tuple[int, int],
+               counts: dict | None = None) -> np.ndarray:
+    """:func:`box_blur` of ``diff`` read at one block of its cells, without blurring the rest.
+
+    Each of the six passes (rows, columns, three times) is computed only where a later pass
+    reads it: the block grown by ``k`` cells per pass still to come along that axis (``k``
+    the cells a pass reaches), so the passes shrink towards the block instead of each one
+    padding and filling the whole array. The values are those of ``box_blur(diff, h, origin,
+    full_shape)[rows, cols]`` bit for bit (every cell the same expression of the same
+    inputs; cells beyond ``diff`` are zero at every pass, as there).
+
+    Parameters
+    ----------
+    diff : (M, N) ndarray of float64
+        Values (a window of the full grid; zero outside it).
+    h : float
+        Half-width in cells (> 0).
+    origin : (int, int)
+        Row and column of ``diff[0, 0]`` in the full grid.
+    full_shape : (int, int)
+    rows, cols : (int, int)
+        The block, as half-open ranges of ``diff``'s rows and columns.
+    counts : dict, optional
+        A cache of :func:`_pass_counts` shared by the blocks of one window.
+
+    Returns
+    -------
+    (rows[1] - rows[0], cols[1] - cols[0]) ndarray of float64
+    """
+    n = int(math.floor(h))
+    k = n + 1 if h - n > 0 else n
+    size = diff.shape
+    cache = {} if counts is None else counts
+
+    def span(axis: int, grow: int) -> tuple[int, int]:
+        lo, hi = (rows, cols)[axis]
+        return max(lo - grow * k, 0), min(hi + grow * k, size[axis])
+
+    def count(axis: int, lo: int, hi: int) -> np.ndarray:
+        key = (axis, lo, hi)
+        got = cache.get(key)
+        if got is None:
+            got = cache[key] = _pass_counts(h, origin[axis], lo, hi, full_shape[axis])
+        return got
+
+    r0, r1 = span(0, 3)
+    c0, c1 = span(1, 3)
+    a = diff[r0:r1, c0:c1]
+    start = [r0, c0]                           # positions of a[0, 0]
+    for p in range(3):
+        for axis in (0, 1):
+            # pass p along an axis is read by 2 - p passes still to come along it: the block
+            # grown by k per pass (the other axis already spans what is read there)
+            lo, hi = span(axis, 2 - p)
+            a = _valid_pass(a, start[axis], size[axis], h, axis, lo, hi, count(axis, lo, hi))
+            start[axis] = lo
+    return a
+
+
 def add_blurred(target: np.ndarray, diff: np.ndarray, h: float, origin: tuple[int, int],
                 region: tuple[int, int, int, int], full_shape: tuple[int, int],
                 block: int = 128) -> None:
     """Add :func:`box_blur` of ``diff`` to ``target`` where the blur is not zero, block by block.
 
     The blur of the whole ``diff`` is never formed: ``region`` is cut into blocks of
-    ``block`` x ``block`` cells and each block is blurred from ``diff`` around it (the block
-    grown by the blur's reach), which gives the same bits as the whole array's blur
-    (the blur is translation-invariant, :func:`_box_pass`); blocks with nothing to blur
-    within their reach are skipped, and the passes over a block stay in the CPU's cache.
+    ``block`` x ``block`` cells and each block is blurred from ``diff`` around it
+    (:func:`blur_block`: the block grown by the blur's reach, each pass computed only where
+    the next ones read it), which gives the same bits as the whole array's blur (the blur
+    is translation-invariant, :func:`_box_pass`); blocks with nothing to blur within their
+    reach are skipped, and the passes over a block stay in the CPU's cache.
 
     Parameters
     ----------
@@ -148,6 +277,7 @@ def add_blurred(target: np.ndarray, diff: np.ndarray, h: float, origin: tuple[in
     reach = blur_reach(h)
     m, n = diff.shape
     r0, r1, c0, c1 = region
+    counts: dict = {}
     for br in range(r0, r1, block):
         er = min(br + block, r1)
         a0, a1 = max(br - reach, 0), min(er + reach, m)
@@ -157,8 +287,10 @@ def add_blurred(target: np.ndarray, diff: np.ndarray, h: float, origin: tuple[in
             sub = diff[a0:a1, b0:b1]
             if not sub.any():
                 continue
-            piece = box_blur(sub, h, (origin[0] + a0, origin[1] + b0), full_shape)
-            piece = piece[br - a0:er - a0, bc - b0:ec - b0]
+            if h > 0:
+                piece = blur_block(diff, h, origin, full_shape, (br, er), (bc, ec), counts)
+            else:
+                piece = sub.copy()
             t = target[br - r0:er - r0, bc - c0:ec - c0]
             np.add(t, piece, out=t, where=piece != 0)
 

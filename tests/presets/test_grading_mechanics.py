@@ -87,3 +87,31 @@ def test_split_steps_cases_move_cells():
     # (the cases above are not vacuous: most of them move cells)
     moved = [split_steps(*_case(s))[1] for s in range(12)]
     assert sum(k > 0 for k in moved) >= 8, moved
+
+
+@pytest.mark.parametrize("params", [{}, {"boundary": "wall"}, {"pad_rule": "max"},
+                                    {"max_embankment_height": 2.0}])
+def test_map_cone_heights_are_those_of_one_window_with_every_lot(params, monkeypatch):
+    # the plan's cone heights (from the pads and the rims, passed to every tile) are what
+    # grade_limited finds itself on one window holding every lot: an untiled run walks the
+    # same cones as before, and every tile of a tiled run walks those
+    import terrace_foundation as tf
+    import terrace_foundation.grading_tiles as gt
+    from terrace_testkit import flower_region, mountain
+
+    seen = []
+    grade = gt.grade_limited
+
+    def spy(*a, **k):
+        out = grade(*a, **k)
+        seen.append((k["cone_heights"], out[3].get("cone_heights")))
+        return out
+
+    monkeypatch.setattr(gt, "grade_limited", spy)
+    hf = mountain(120, 140, 2.0)
+    tf.generate(hf, [flower_region(hf, 0.35)], preset="grading", seed=3, min_lot_size=1500.0,
+                tile_size=0, **params)
+    assert len(seen) == 1
+    plan, own = seen[0]
+    assert own is not None and max(own) > 0
+    assert plan == own

@@ -684,7 +684,8 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
                   cell_size: float, max_slope: float, max_wall: float, max_emb: float,
                   boundary: str = "embankment",
                   walls: tuple[np.ndarray, np.ndarray] | None = None,
-                  col_offset: int = 0, max_step: float = 0.5
+                  col_offset: int = 0, max_step: float = 0.5,
+                  cone_heights: tuple[float, float] | None = None
                   ) -> tuple[np.ndarray, np.ndarray, tuple[slice, slice], GradeInfo]:
     """The grading preset's terrace heightfield with wall and embankment limits.
 
@@ -731,6 +732,12 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
         envelope, the same on any window that holds its reach).
     max_step : float
         Largest step that is no wall (a terrain cliff the grading changed by less is left).
+    cone_heights : (down, up), optional
+        The highest cone apex inside the lots cutting down and filling up (a step share or
+        an embankment towards the rim), over the whole map: a tiled run passes the map's
+        (:func:`~terrace_foundation.grading_tiles.cone_heights`), so every tile walks its
+        cones to the same reach, as one window holding all lots does; default: this
+        window's own.
 
     Returns
     -------
@@ -744,7 +751,8 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     info : GradeInfo
         ``pad_cells`` (bool (M, N): lot cells at their pad height), ``lot_embankment`` (bool:
         lot cells on an embankment between pads), ``wall_fill``, ``wall_cut`` ((L + 1,) outline
-        wall allowance per lot), ``nearest_lot`` ((M, N) nearest lot id in the window, 0
+        wall allowance per lot), ``cone_heights`` (the highest cone apex inside the lots
+        each way in this window), ``nearest_lot`` ((M, N) nearest lot id in the window, 0
         inside no window), ``band_width`` (world units), ``embankment_height`` ((M, N) height
         of the embankment each cell lies on, from its top: at most ``max_emb`` inside the
         band).
@@ -767,7 +775,9 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     k = int(np.ceil(OUTSIDE_TIERS * width / cell_size)) + 2 + cap_margin(cell_size)
     win = (slice(max(rows.min() - k, 0), min(rows.max() + 1 + k, m)),
            slice(max(cols.min() - k, 0), min(cols.max() + 1 + k, n)))
-    h = heights[win].astype(np.float64)
+    # (memory: the window's arrays are freed as soon as a stage has read them, and h is the
+    # caller's array where it is float64 already: it is only read)
+    h = np.asarray(heights[win], dtype=np.float64)
     lm = lot_mask[win]
     cov = lm > 0
     g = np.where(cov, pad[lm], h)
@@ -805,24 +815,31 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
                                              np.clip(cut_o, 0.0, max_emb), 0.0))
         e_up = np.maximum(e_up, np.where(cov & np.isfinite(fill_o),
                                          np.clip(fill_o, 0.0, max_emb), 0.0))
+        del d0, rim0, flat0, hi0, lo0, cut_o, fill_o
     # tier walls one cell's rise lower: a tier wall plus the embankment's rise over the cell
     # side stays within the wall limit
     tier_wall = max(max_wall - t * cell_size, 0.0)
     fall_in = tier_fall(t, tier_wall, max_emb)
+    info["cone_heights"] = (float(e_down.max()), float(e_up.max()))
     offset = np.zeros(lm.shape)
     emb_h = np.zeros(lm.shape)
-    for e_edge, sign in ((e_down, -1.0), (e_up, 1.0)):
+    for k_, (e_edge, sign) in enumerate(((e_down, -1.0), (e_up, 1.0))):
         if not (e_edge > 0).any():
             continue
-        reach = _reach_of(fall_in, float(e_edge.max()), cell_size, sum(lm.shape))
+        top = float(e_edge.max()) if cone_heights is None else max(float(cone_heights[k_]),
+                                                                   float(e_edge.max()))
+        reach = _reach_of(fall_in, top, cell_size, sum(lm.shape))
         part, _ = local_cones(np.where(e_edge > 0, e_edge, -np.inf), fall_in, reach,
                               cell_size, label=lm, above=0.0)
         part = np.where(cov, np.maximum(part, 0.0), 0.0)
         offset += sign * part
         # the embankment a cell lies on: the rest of its tier, at most max_emb
         emb_h = np.maximum(emb_h, np.where(part > 0, np.minimum(part, max_emb), 0.0))
+        del part
+    del e_edge, e_down, e_up
     lot_emb = cov & (offset != 0)
     g = np.where(lot_emb, g + offset, g)
+    del offset
     info["lot_embankment"] = np.zeros_like(lots)
     info["lot_embankment"][win] = lot_emb
     info["pad_cells"] = lots & ~info["lot_embankment"]
@@ -841,6 +858,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     need_cut = np.zeros(nl)
     np.maximum.at(need_fill, near[rim], (seed[rim] - max_emb) - h[rim])
     np.maximum.at(need_cut, near[rim], h[rim] - (seed[rim] + max_emb))
+    del seed, rim
     w_fill = np.clip(need_fill, 0.0, max_wall)
     w_cut = np.clip(need_cut, 0.0, max_wall)
     if walls is not None:
@@ -873,6 +891,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
                               cell_size, nearest=(dist, (nr, nc)))
     upper, d_up = local_cones(np.where(edge, g + w_cut_e[lm], np.inf), fall_out, reach,
                               cell_size, lowest=True, nearest=(dist, (nr, nc)))
+    del edge, nr, nc
     ring = np.floor(dist / (max_emb / t) + 1e-12)
     lower = lower - tier_wall * ring
     upper = upper + tier_wall * ring
@@ -880,6 +899,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     cross = np.isfinite(lower) & np.isfinite(upper) & (lower > upper)
     lower_side = cross & (d_lo <= d_up)
     upper_side = cross & ~lower_side
+    del d_lo, d_up
     lower = np.where(upper_side, -np.inf, lower)
     upper = np.where(lower_side, np.inf, upper)
     # half-width of the soft toe: a sixth of the embankment limit, at most a cell's rise
@@ -891,8 +911,11 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     lo_f = np.where(np.isfinite(lo_at), lo_at, -np.inf)      # (no cone: no constraint)
     up_f = np.where(np.isfinite(up_at), up_at, np.inf)
     graded.ravel()[at] = h_at + _soft(lo_f - h_at, r) - _soft(h_at - up_f, r)
+    del at, h_at, lo_at, up_at, lo_f, up_f
     graded = np.where(lower_side, lower, np.where(upper_side, upper, graded))
+    del lower_side, upper_side
     graded = np.where(cov, g, graded)
+    del g
     # a step shorter than a cell's rise across the corner of four cells: onto one cell side
     graded, info["split_cells"] = split_steps(graded, h, cov, dist, t, cell_size, max_step)
     changed = ~cov & (graded != h)
@@ -922,6 +945,8 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     info["embankment_height"][win] = emb_h
     out[win] = graded
     band[win] = bw
+    del at, lo_a, up_a, gr_a, on_tier, top_f, top_c, eh, emb_h, graded, bw, changed, cross, \
+        lower, upper, ring, dist, d_edge
     if t * cell_size < max_wall:
         # (on cells coarser than max_wall / tan(max_slope) an embankment rises more than a
         # wall over one cell side: the cap would carry steps far up the slopes; skipped, the

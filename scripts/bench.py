@@ -398,6 +398,8 @@ def main(argv=None) -> int:
                     "(as a GeoTIFF, or --cli-input npy) and sample its memory and its workers' "
                     "from /proc (VmHWM, RssAnon, RssFile)")
     ap.add_argument("--cli-input", choices=("tif", "npy"), default="tif")
+    ap.add_argument("--memory-log", metavar="FILE", default=None,
+                    help="with --cli: append the process tree's RssAnon over time to FILE")
     ap.add_argument("--cli-args", default="", help="more CLI flags, as one string")
     ap.add_argument("--overhead", type=int, metavar="ROUNDS",
                     help="tiling overhead: one tile against the default tiles on the first "
@@ -474,14 +476,16 @@ def main(argv=None) -> int:
     if args.stream and args.cli:
         for size in args.sizes:
             row = run_stream_cli(size, args.stream, args.tile_size, args.scheduler,
-                                 args.cli_input, args.cli_args.split())
+                                 args.cli_input, args.cli_args.split(), args.memory_log)
             print(json.dumps(row), flush=True)
             print(f"{size}^2 CLI ({args.cli_input}, scheduler {args.scheduler}): "
                   f"{row['seconds']:.0f} s, {row['cells_per_second'] / 1e6:.2f} M cells/s; "
                   f"main VmHWM {row['main']['hwm_mb']:.0f} MB, RssAnon peak "
                   f"{row['main']['anon_mb']:.0f} MB, RssFile peak {row['main']['file_mb']:.0f}"
                   f" MB; workers RssAnon peaks "
-                  f"{[round(w['anon_mb']) for w in row['workers']]} MB", flush=True)
+                  f"{[round(w['anon_mb']) for w in row['workers']]} MB; whole tree RssAnon "
+                  f"peak {row['tree_anon_mb']:.0f} MB; CPU {row['cpu_seconds']:.0f} s",
+                  flush=True)
         return 0
     if args.one and args.stream:
         print(json.dumps(run_stream(args.one, args.stream, args.tile_size, args.scheduler)))
@@ -698,32 +702,52 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def sample_memory(proc, every: float = 0.2) -> dict:
+def sample_memory(proc, every: float = 0.2, log: str | None = None) -> dict:
     """Peaks of a running process and of each of its descendants (Dask workers) until it ends:
     ``{"main": {...}, "workers": [{...}, ...]}`` with ``hwm_mb`` (VmHWM: ru_maxrss, resident
     pages of every kind, file-backed pages of memory maps included), ``anon_mb`` (RssAnon:
     the process's own memory, what cannot be dropped without swap) and ``file_mb`` (RssFile:
-    resident pages of mapped files, clean ones reclaimable by the kernel at any time)."""
+    resident pages of mapped files, clean ones reclaimable by the kernel at any time);
+    ``tree_anon_mb`` is the peak of the RssAnon of the whole process tree at one sample (the
+    run's memory at once: main process plus workers). With ``log``, a line ``seconds
+    load main_anon_mb tree_anon_mb processes`` is appended to that file every 10 s and whenever
+    the tree's RssAnon moved by 64 MB, for memory per stage (the CLI's stderr says the stage)."""
     peaks: dict[int, dict] = {}
+    tree_peak, last, t_last, t0 = 0.0, -1e9, -1e9, time.perf_counter()
     while proc.poll() is None:
+        tree, n = 0.0, 0
         for pid in [proc.pid, *_descendants(proc.pid)]:
             st = _proc_status(pid)
             if st is None:
                 continue
+            tree += st["RssAnon"]
+            n += 1
             q = peaks.setdefault(pid, {"hwm_mb": 0.0, "anon_mb": 0.0, "file_mb": 0.0,
                                        "rss_mb": 0.0})
             q["hwm_mb"] = max(q["hwm_mb"], st["VmHWM"])
             q["anon_mb"] = max(q["anon_mb"], st["RssAnon"])
             q["file_mb"] = max(q["file_mb"], st["RssFile"])
             q["rss_mb"] = max(q["rss_mb"], st["VmRSS"])
+        tree_peak = max(tree_peak, tree)
+        now = time.perf_counter() - t0
+        if log is not None and n and (abs(tree - last) >= 64 or now - t_last >= 10):
+            main_anon = peaks.get(proc.pid, {}).get("anon_mb", 0.0)
+            cur = _proc_status(proc.pid)
+            with open(log, "a") as f:
+                f.write(f"{time.strftime('%H:%M:%S', time.gmtime())} {now:.1f} "
+                        f"{os.getloadavg()[0]:.1f} "
+                        f"{cur['RssAnon'] if cur else main_anon:.0f} {tree:.0f} {n}\n")
+            last, t_last = tree, now
         time.sleep(every)
     main = peaks.pop(proc.pid, {"hwm_mb": 0.0, "anon_mb": 0.0, "file_mb": 0.0, "rss_mb": 0.0})
     workers = sorted(peaks.values(), key=lambda q: -q["anon_mb"])
-    return {"main": main, "workers": [w for w in workers if w["anon_mb"] > 50]}
+    return {"main": main, "workers": [w for w in workers if w["anon_mb"] > 50],
+            "tree_anon_mb": tree_peak}
 
 
 def run_stream_cli(size: int, folder: str, tile_size: int | None, scheduler: str | None,
-                   kind: str = "tif", extra: list[str] | None = None) -> dict:
+                   kind: str = "tif", extra: list[str] | None = None,
+                   memory_log: str | None = None) -> dict:
     """``terrace-foundation generate`` end to end on the synthetic ``size``² map written to
     ``folder`` (a float32 GeoTIFF, or the float64 ``.npy`` with a sidecar), its memory sampled
     from /proc while it runs; input and output deleted afterwards."""
@@ -778,13 +802,17 @@ def run_stream_cli(size: int, folder: str, tile_size: int | None, scheduler: str
         cmd += ["--scheduler", scheduler]
     env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "..", "python3.10libs"))
     load = os.getloadavg()
+    import resource
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env)
     try:
-        mem = sample_memory(proc)
+        mem = sample_memory(proc, log=memory_log)
     finally:
         proc.wait()
     total = time.perf_counter() - t0
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)     # the CLI and its workers
+    cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
     try:
         if proc.returncode != 0:
             raise SystemExit(f"the CLI failed with code {proc.returncode}")
@@ -797,7 +825,7 @@ def run_stream_cli(size: int, folder: str, tile_size: int | None, scheduler: str
             if os.path.exists(p):
                 os.remove(p)
     return {"size": size, "cells": size * size, "input": kind, "scheduler": scheduler,
-            "seconds": total, "write_input_seconds": t_write,
+            "seconds": total, "cpu_seconds": cpu, "write_input_seconds": t_write,
             "cells_per_second": size * size / total, "lots": len(report.get("lots", [])),
             "load_before": load, "load_after": os.getloadavg(), "output_bytes": sizes, **mem}
 

@@ -738,8 +738,11 @@ def _surveys(job: GradingJob, tiles: list[Window], source, scheduler, store, fp:
     missing = [k for k, s in enumerate(got) if s is None]
     if scheduler is not None and missing:
         from .io.tiled import map_tiles_dask
+        shown = None if progress is None else (
+            lambda done, total, cells, seconds: _show(progress, done, total, cells, seconds,
+                                                      "survey tiles"))
         for k, s in zip(missing, map_tiles_dask(survey_tile, job, [tiles[k] for k in missing],
-                                                source, scheduler)):
+                                                source, scheduler, shown)):
             got[k] = s
         missing = []
     _each(missing, lambda k: got.__setitem__(k, survey_tile(job, tiles[k], source)), tiles,

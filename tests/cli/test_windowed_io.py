@@ -215,3 +215,19 @@ def test_a_windowed_run_on_dask_processes_writes_the_serial_files(cli, tmp_path)
     for name in _files(serial):
         if name != "report.json":
             assert digest(serial / name) == digest(dask / name), name
+
+
+def test_a_grading_run_on_dask_shows_both_passes_on_stderr(cli, tmp_path):
+    """--scheduler: tiles done / total and the throughput of the survey and the grade pass."""
+    needs("dask")
+    dem, regions = _inputs(tmp_path, "npy", 200, 190)
+    res = cli("generate", dem, regions, "--out", tmp_path / "o", "--preset", "grading",
+              "--tile-size", "64", "--no-viewer", "--scheduler", "threads", *FAST)
+    assert res.code == 0, res.err
+    from terrace_foundation.terrain.tiles import plan_tiles
+
+    n = len(plan_tiles((200, 190), 64))
+    for k in range(1, n + 1):
+        assert f"survey tiles {k}/{n} (" in res.err
+        assert f"\ntiles {k}/{n} (" in res.err.replace("terrace-foundation: ", "\n")
+    assert res.err.count("million cells/s") == 2 * n

@@ -29,11 +29,39 @@ def test_dask_local_cluster_gives_the_serial_result():
         seen = []
         on_cluster = tf.generate(hf, regions, tile_size=64, scheduler=cluster.scheduler_address,
                                  tile_progress=lambda *a: seen.append(a))
+        passes = []
+
+        def seen_pass(done, total, cells, seconds, label="tiles"):
+            passes.append((label, done, total, cells, seconds))
         graded = tf.generate(hf, regions, preset="grading", tile_size=64,
-                             scheduler=cluster.scheduler_address)
+                             scheduler=cluster.scheduler_address, tile_progress=seen_pass)
     assert_same_result(serial, on_cluster)
     assert_same_result(tf.generate(hf, regions, preset="grading", tile_size=64), graded)
-    assert seen[-1][:2] == (len(plan_tiles(hf.shape, 64)),) * 2
+    n = len(plan_tiles(hf.shape, 64))
+    assert seen[-1][:2] == (n, n)
+    _assert_progress(passes, n, hf.heights.size)
+
+
+def _assert_progress(calls, n, cells):
+    """Both grading passes counted every tile, one by one, up to the map's cells."""
+    for label in ("survey tiles", "tiles"):
+        got = [c for c in calls if c[0] == label]
+        assert [c[1] for c in got] == list(range(1, n + 1)), label
+        assert {c[2] for c in got} == {n} and got[-1][3] == cells, label
+        assert all(c[4] >= 0 for c in got)
+
+
+@pytest.mark.parametrize("scheduler", [None, "threads", "processes"])
+def test_both_grading_passes_show_tiles_done_on_dask_and_serially(scheduler):
+    """Tiles done / total and cells for the survey and the grade pass, as each tile's result
+    arrives: the Dask survey used to compute every tile before saying anything."""
+    needs("dask") if scheduler else None
+    hf = wavy_terrain(200, 190)
+    regions = wavy_towns(hf)
+    calls = []
+    tf.generate(hf, regions, preset="grading", tile_size=64, scheduler=scheduler,
+                tile_progress=lambda d, t, c, s, label="tiles": calls.append((label, d, t, c, s)))
+    _assert_progress(calls, len(plan_tiles(hf.shape, 64)), hf.heights.size)
 
 
 def test_a_missing_dask_is_a_clear_error(monkeypatch):

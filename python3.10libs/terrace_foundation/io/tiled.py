@@ -70,22 +70,26 @@ def _client(scheduler):
                                 "--scheduler") from None
 
 
-def map_tiles_dask(func, job, tiles, source, scheduler) -> list:
+def _apply(job, tile, source, func):
+    return func(job, tile, source)
+
+
+def map_tiles_dask(func, job, tiles, source, scheduler, progress=None) -> list:
     """``[func(job, tile, source) for tile in tiles]`` as Dask tasks, results in tile order
-    (small per-tile results, such as the grading preset's survey).
+    (small per-tile results, such as the grading preset's survey). Tasks are fed as
+    :func:`run_tiles_dask` feeds them (a few in flight per worker) and ``progress(done,
+    total, cells, seconds)`` is called as each result arrives.
     """
-    if isinstance(scheduler, str) and scheduler in _LOCAL:
-        dask = require_dask()
-        return list(dask.compute(*[dask.delayed(func)(job, t, source) for t in tiles],
-                                 scheduler=scheduler))
-    client, own = _client(scheduler)
-    try:
-        job_f, src_f = client.scatter([job, source], broadcast=True)
-        futures = [client.submit(func, job_f, t, src_f, pure=False) for t in tiles]
-        return client.gather(futures)
-    finally:
-        if own:
-            client.close()
+    t0 = time.perf_counter()
+    out: list = [None] * len(tiles)
+    cells = 0
+    for n, (k, got) in enumerate(_stream(job, tiles, source, scheduler, func, _apply)):
+        out[k] = got
+        r0, r1, c0, c1 = tiles[k]
+        cells += (r1 - r0) * (c1 - c0)
+        if progress is not None:
+            progress(n + 1, len(tiles), cells, time.perf_counter() - t0)
+    return out
 
 
 #: Tasks in flight per worker (a local scheduler: per core): the results wait in memory only
@@ -103,6 +107,59 @@ def _job_of(job, func, tile):
 def _per_tile(job, func) -> bool:
     """Tasks carry their tile's share of the job (:meth:`ReferenceJob.for_tile`), not all of it."""
     return func is terrace_tile and isinstance(job, ReferenceJob)
+
+
+def _stream(job, tiles, source, scheduler, func, task):
+    """``(k, task(job, tiles[k], source, func))`` for every tile, as Dask tasks, in the order
+    they finish (a local scheduler: batch by batch, in tile order), with at most
+    :data:`IN_FLIGHT_PER_WORKER` tasks per worker pending, so the caller holds a few results,
+    not the map's.
+    """
+    per_tile = _per_tile(job, func)
+    if isinstance(scheduler, str) and scheduler in _LOCAL:
+        dask = require_dask()
+        with _local_pool(scheduler) as (pool, width):
+            step = max(1, IN_FLIGHT_PER_WORKER * width)
+            for b0 in range(0, len(tiles), step):
+                batch = range(b0, min(b0 + step, len(tiles)))
+                tasks = [dask.delayed(task)(_job_of(job, func, tiles[k]), tiles[k], source,
+                                            func) for k in batch]
+                # chunksize 1: one task per worker call (dask's default packs a batch of
+                # ready tasks into one chunk, which ran every tile of it in one process)
+                kw = {"chunksize": 1} if pool is None else {"pool": pool, "chunksize": 1}
+                yield from zip(batch, dask.compute(*tasks, scheduler=scheduler, **kw))
+        return
+    client, own = _client(scheduler)
+    from distributed import as_completed
+    try:
+        if per_tile:
+            src_f = client.scatter(source, broadcast=True)
+            job_f = None
+        else:
+            job_f, src_f = client.scatter([job, source], broadcast=True)
+        width = max(1, len(client.scheduler_info().get("workers", {})))
+        queue = list(range(len(tiles)))[::-1]
+        index: dict = {}
+
+        def submit():
+            k = queue.pop()
+            fut = client.submit(task, _job_of(job, func, tiles[k]) if per_tile else job_f,
+                                tiles[k], src_f, func, pure=False)
+            index[fut.key] = k
+            return fut
+
+        running = as_completed([submit() for _ in range(min(len(queue),
+                                                            IN_FLIGHT_PER_WORKER * width))])
+        for fut in running:
+            got = fut.result()
+            k = index.pop(fut.key)
+            fut.release()
+            if queue:
+                running.add(submit())
+            yield k, got
+    finally:
+        if own:
+            client.close()
 
 
 def run_tiles_dask(job: ReferenceJob | GradingJob, tiles, source, sink, scheduler, progress=None,
@@ -131,62 +188,14 @@ def run_tiles_dask(job: ReferenceJob | GradingJob, tiles, source, sink, schedule
     """
     t0 = time.perf_counter()
     total = TileFigures.empty(job.n_lots) if total is None else total
-    per_tile = _per_tile(job, func)
     done = [0, 0]                   # tiles, cells
-
-    def take(k: int, piece, fig) -> None:
+    for _k, (piece, fig) in _stream(job, tiles, source, scheduler, func, _task):
         sink.write(*piece)
         total.combine(fig)          # order-free, bit for bit: nothing per tile is kept
         done[0] += 1
         done[1] += fig.cells
         if progress is not None:
             progress(done[0], len(tiles), done[1], time.perf_counter() - t0)
-
-    if isinstance(scheduler, str) and scheduler in _LOCAL:
-        dask = require_dask()
-        with _local_pool(scheduler) as (pool, width):
-            step = max(1, IN_FLIGHT_PER_WORKER * width)
-            for b0 in range(0, len(tiles), step):
-                batch = range(b0, min(b0 + step, len(tiles)))
-                tasks = [dask.delayed(_task)(_job_of(job, func, tiles[k]), tiles[k], source,
-                                             func) for k in batch]
-                # chunksize 1: one task per worker call (dask's default packs a batch of
-                # ready tasks into one chunk, which ran every tile of it in one process)
-                kw = {"chunksize": 1} if pool is None else {"pool": pool, "chunksize": 1}
-                for k, (piece, fig) in zip(batch, dask.compute(*tasks, scheduler=scheduler,
-                                                               **kw)):
-                    take(k, piece, fig)
-    else:
-        client, own = _client(scheduler)
-        from distributed import as_completed
-        try:
-            if per_tile:
-                src_f = client.scatter(source, broadcast=True)
-                job_f = None
-            else:
-                job_f, src_f = client.scatter([job, source], broadcast=True)
-            width = max(1, len(client.scheduler_info().get("workers", {})))
-            queue = list(range(len(tiles)))[::-1]
-            index: dict = {}
-
-            def submit():
-                k = queue.pop()
-                fut = client.submit(_task, _job_of(job, func, tiles[k]) if per_tile else job_f,
-                                    tiles[k], src_f, func, pure=False)
-                index[fut.key] = k
-                return fut
-
-            running = as_completed([submit() for _ in range(min(len(queue),
-                                                                IN_FLIGHT_PER_WORKER * width))])
-            for fut in running:
-                piece, fig = fut.result()
-                take(index.pop(fut.key), piece, fig)
-                fut.release()
-                if queue:
-                    running.add(submit())
-        finally:
-            if own:
-                client.close()
     return total
 
 

@@ -76,7 +76,7 @@ from .presets.walls import grid_step_sides
 from .report import _grouped, edge_slopes, inner_cells
 from .terrain.edt import distance_transform
 from .terrain.kernels import cone_envelope, slope_tangent
-from .terrain.tiles import PartialSums, Window, grow, plan_tiles
+from .terrain.tiles import CHUNK, PartialSums, Window, grow, plan_tiles
 from .tiling import (
     BUILDABLE_DEG,
     CREATED_SLOPE_LIMIT,
@@ -673,11 +673,24 @@ def _grading_faces(job, fig, tile, lt, before_e, after_e, lm_e, near_e, band_w_e
         np.fmax.at(tall_e, emb_owner, eh)
         fig.lot_max["emb_tallest"] = tall_e
         fig.maxima["emb_tallest_total"] = float(eh.max())
-    moved = np.abs(after_e[ts] - before_e[ts])
     r0, c0 = tile[0], tile[2]
-    fig.sums["earth"].add(np.where(owner > 0, moved, 0.0), owner, r0, c0)
-    fig.sums["on_lot"].add(np.where(lm_t > 0, moved, 0.0), lm_t, r0, c0)
-    fig.sums["earth_total"].add(moved, 0, r0, c0)
+    # (in bands of SUM_BAND rows on the global CHUNK grid: each block of CHUNK x CHUNK cells
+    # lies in one band, so the partial sums are the same as one call's, with a band's
+    # temporaries instead of the tile's: these were the tile's largest, about 65 bytes a
+    # cell)
+    after_t, before_t = after_e[ts], before_e[ts]
+    for b0 in range(0, after_t.shape[0], SUM_BAND):
+        b1 = min(b0 + SUM_BAND, after_t.shape[0])
+        moved = np.abs(after_t[b0:b1] - before_t[b0:b1])
+        own_b, lm_b = owner[b0:b1], lm_t[b0:b1]
+        fig.sums["earth"].add(np.where(own_b > 0, moved, 0.0), own_b, r0 + b0, c0)
+        fig.sums["on_lot"].add(np.where(lm_b > 0, moved, 0.0), lm_b, r0 + b0, c0)
+        fig.sums["earth_total"].add(moved, 0, r0 + b0, c0)
+
+
+#: Rows per band of the grading figures' partial sums (a multiple of
+#: :data:`~terrace_foundation.terrain.tiles.CHUNK`).
+SUM_BAND = 4 * CHUNK
 
 
 #: The steps of a farm cook of the grading preset, in order (``--farm-step``).

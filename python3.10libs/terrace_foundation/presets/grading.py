@@ -180,6 +180,10 @@ class GradingPreset(Preset):
     flat_pads = True
     farm_steps = ("survey", "plan", "tile")     # grading_tiles.FARM_STEPS
     layout = "contour"      # chosen by measurement: docs/quality.md, "Contour vs Voronoi"
+    #: measured: numpy's peak in grade_tile (tracemalloc) on the 2049² bench case as one
+    #: window, 657 MB for 4.2 M cells (157 bytes a cell: grade_limited's window arrays 137,
+    #: the figures of the tile on top); docs/performance.md
+    window_bytes_per_cell = 160.0
 
     def describe(self, params: dict[str, Any], number: Callable[[Any, int], str]) -> str:
         return (f" (pad rule {params.get('pad_rule')}, max step "

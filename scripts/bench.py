@@ -559,27 +559,33 @@ RASTER_PASSES = {
                      "cell centre within rounding of an edge (rare) cell by cell as before"),
     "read": (3, "the window (float64 copy), the lot mask (zeros + scatter), the box's terrain "
                 "kept"),
-    "blend": (58, "difference (zeros + scatter), any() per block, then on the live 128² blocks "
-                  "only (grown by the reach): 6 box passes of 9 operations, added where "
+    "blend": (53, "difference (zeros over the window + scatter by flat index), any() per "
+                  "block, then on the live 128² blocks only: 6 box passes of 8 operations, "
+                  "each computed only where the next ones read it (the block grown by the "
+                  "reach, shrinking by k cells a pass: no padded copy), added where "
                   "non-zero (2)"),
     "write": (2, "terrace and lot mask into the sink"),
-    "slopes": (12, "2 x (2 differences, 2 halvings, hypot, scaling)"),
+    "slopes": (12, "band | lots, 2 zeros, any() per 64-row band (4); then 2 x (2 differences, "
+                   "2 halvings, hypot, copy) over each band's columns from its first to its "
+                   "last lot or band cell (about 69 % of the box at 4097²: 8); the scaling "
+                   "skipped on 1-unit cells"),
     "lot figures": (13, "lots, difference, contiguous after, labels of the tile (2), runs (2), "
                         "6 reductions over the runs; counts from the runs' lengths"),
     "volumes": (4, "changed cells, their values, rows and columns, labels; then ~8 over the "
                    "changed cells"),
     "band": (18, "lots, dilation by the reach (2 axes x (pad + tree of 5 + 1)), & ~lots, count"),
-    "pads": (29, "inner cells (9 comparisons and 9 ands), labels, runs, 3 reductions; "
-                 "buildable (3 + count)"),
+    "pads": (19, "inner cells (3 comparisons and 5 ands: each row of three cells one lot, "
+                 "and the middle column), labels, runs, 3 reductions; buildable (3 + count)"),
     "embankments": (2, "band cells, band | lots; then per band cell: the nearest lot from cone "
                        "sweeps (~30 operations) over 88² windows around 48² blocks of band "
                        "cells, 8 neighbours x 6 for the edge slopes"),
-    "created slopes": (9, "outside the band (4), touched cells made steeper (5), then ~6 over "
-                          "those cells"),
+    "created slopes": (8, "band | lots, changed, all(), changed outside (2), touched cells "
+                          "made steeper (3), then ~6 over those cells"),
 }
 #: Passes before issue 11 (every one over the whole window): about 200 as counted then; 235
 #: before this count (the blend's 57 over the whole box, 65 for the band's cone sweeps and 28
-#: for its edge slopes over the band's box, now on live blocks and band cells only).
+#: for its edge slopes over the band's box, now on live blocks and band cells only); 151 at
+#: commit 9bf6b08 (blend 58, slopes 12 over the whole box, pads 29, created slopes 9).
 RASTER_PASSES_BEFORE = 235
 
 

@@ -66,7 +66,9 @@ from .presets.limits import (
     grade_limited,
     outline_wall_allowance,
     pad_gap,
+    pad_reach,
     pull_pads,
+    reach_bounds,
     rim_bounds,
     step_share,
     step_wall_sides,
@@ -401,10 +403,12 @@ def plan_pads(job: GradingJob, surveys: list[Survey], vertex_pads: np.ndarray,
                     job.max_wall, job.max_emb)[0]
     hi = rim_bounds(lots[np.isfinite(rim_min)], rim_min[np.isfinite(rim_min)], n,
                     job.max_wall, job.max_emb)[1]
-    # touching pads within pad_gap, rims within reach (the limits' pad rule)
-    pad, moved, conflict = pull_pads(rule_pad, pairs[:, 0], pairs[:, 1], lo, hi,
+    # touching pads within pad_gap, rims within reach, every pad within pad_reach of its
+    # rule's pad (the limits' pad rule)
+    lo_r, hi_r = reach_bounds(rule_pad, lo, hi, pad_reach(job.max_wall, job.max_emb))
+    pad, moved, conflict = pull_pads(rule_pad, pairs[:, 0], pairs[:, 1], lo_r, hi_r,
                                      pad_gap(job.max_wall, job.max_emb, job.max_slope,
-                                             job.cell_size))
+                                             job.cell_size), rim=(lo, hi))
     job.pad = pad
     job.walls = outline_wall_allowance(pad, rim_min, rim_max, job.max_wall, job.max_emb)
     # the cones inside the lots: the largest height a lot takes at its edge, each way (a

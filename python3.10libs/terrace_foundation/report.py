@@ -121,16 +121,37 @@ def lot_statistics(before: np.ndarray, after: np.ndarray, lot_mask: np.ndarray,
 
 
 def inner_cells(lot_mask: np.ndarray) -> np.ndarray:
-    """Cells whose eight neighbours are in the same lot ("one cell in from the edge")."""
+    """Cells whose eight neighbours are in the same lot ("one cell in from the edge").
+
+    A cell and its eight neighbours hold one label when each of the three rows through
+    them holds one (a cell equal to its left and right neighbours) and the middle column
+    does: three comparisons and four ands over the grid instead of eight of each.
+
+    Parameters
+    ----------
+    lot_mask : (M, N) ndarray of int
+        Lot id per cell, 0 (or below) for none.
+
+    Returns
+    -------
+    (M, N) ndarray of bool
+        False on the grid's border.
+    """
     m = lot_mask
     inner = m > 0
     inner[0, :] = inner[-1, :] = False
     inner[:, 0] = inner[:, -1] = False
+    if m.shape[0] < 3 or m.shape[1] < 3:
+        return inner
+    same = m[:, 1:] == m[:, :-1]                   # a cell and its east neighbour
+    row3 = np.logical_and(same[:, 1:], same[:, :-1])      # cells j-1, j, j+1 of a row
+    del same
+    ok = np.logical_and(row3[:-2], row3[1:-1])
+    ok &= row3[2:]
+    del row3
     core = m[1:-1, 1:-1]
-    ok = np.ones(core.shape, dtype=bool)
-    for dr in (-1, 0, 1):
-        for dc in (-1, 0, 1):
-            ok &= m[1 + dr:m.shape[0] - 1 + dr, 1 + dc:m.shape[1] - 1 + dc] == core
+    ok &= m[:-2, 1:-1] == core
+    ok &= m[2:, 1:-1] == core
     inner[1:-1, 1:-1] &= ok
     return inner
 

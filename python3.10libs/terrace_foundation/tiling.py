@@ -38,7 +38,7 @@ from .report import (
     label_order,
 )
 from .terrain.blend import add_blurred
-from .terrain.kernels import nearest_label, slope_tangent
+from .terrain.kernels import nearest_label, slope_tangent_near
 from .terrain.project import rasterize_window
 from .terrain.tiles import (
     CHUNK,
@@ -543,10 +543,12 @@ def _add_volumes(fig: "TileFigures", d: np.ndarray, mask: np.ndarray, r0: int, c
         key, dl, rr_l, cc_l = key[order], dl[order], rr_l[order], cc_l[order]
         del order
     filled = np.maximum(dl, 0.0)
-    filled *= area
+    if area != 1.0:                     # x * 1.0 is x: no pass on 1-unit cells
+        filled *= area
     np.negative(dl, out=dl)
     dug = np.maximum(dl, 0.0)
-    dug *= area
+    if area != 1.0:
+        dug *= area
     _add_sums([fig.sums["fill"], fig.sums["cut"]], [filled, dug], key, rr_l, cc_l)
     del filled, dug, dl, rr_l, cc_l, key
     _add_sums([fig.sums["cut_total"], fig.sums["fill_total"], fig.sums["net_total"]],
@@ -599,14 +601,16 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     fig.cells = (tile[1] - tile[0]) * (tile[3] - tile[2])
     ext = grow(tile, 1, shape)                      # tile plus the slope stencils' cell
     reach = job.reach
+    width = win[3] - win[2]
     if len(fi):
-        rr, cc = np.divmod(fi, win[3] - win[2])
-        # active box (global): the lots' box grown by the reach, within ext
-        act = (max(int(rr.min()) + win[0] - reach, ext[0]),
-               min(int(rr.max()) + win[0] + reach + 1, ext[1]),
+        # active box (global): the lots' box grown by the reach, within ext (rows from the
+        # extreme flat indices: row-major)
+        cc = fi % width
+        act = (max(int(fi.min()) // width + win[0] - reach, ext[0]),
+               min(int(fi.max()) // width + win[0] + reach + 1, ext[1]),
                max(int(cc.min()) + win[2] - reach, ext[2]),
                min(int(cc.max()) + win[2] + reach + 1, ext[3]))
-        del rr, cc
+        del cc
     if len(fi) == 0 or act[0] >= act[1] or act[2] >= act[3]:
         # no lot within reach of the tile: the terrain as it is
         view = getattr(source, "view", source.read)
@@ -627,19 +631,17 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     # ---- blend: the blurred difference on the active box
     src = grow(act, reach, shape)
     src = (max(src[0], win[0]), min(src[1], win[1]), max(src[2], win[2]), min(src[3], win[3]))
-    rr, cc = np.divmod(fi, win[3] - win[2])
-    rr += win[0]
-    cc += win[2]
-    inb = (rr >= src[0]) & (rr < src[1]) & (cc >= src[2]) & (cc < src[3])
-    diff = np.zeros((src[1] - src[0], src[3] - src[2]))
-    diff.ravel()[(rr[inb] - src[0]) * diff.shape[1] + (cc[inb] - src[2])] = \
-        val[inb] - hw.ravel()[fi[inb]]
-    del rr, cc, inb, fi, val, lab
+    # the difference at every lot cell of the window (scattered by the flat index, no rows
+    # and columns), read on the source box only: the blur reads nothing beyond it
+    diff_w = np.zeros(hw.shape)
+    diff_w.ravel()[fi] = val - hw.ravel()[fi]
+    diff = diff_w[_box(win, src)]
+    del fi, val, lab
     a_in_src = _box(src, act)
     add_blurred(hw[_box(win, act)], diff, job.h, (src[0], src[2]),
                 (a_in_src[0].start, a_in_src[0].stop, a_in_src[1].start, a_in_src[1].stop),
                 shape, BLUR_BLOCK)
-    del diff
+    del diff, diff_w
     clock("blend")
     sink.write(tile, hw[_box(win, tile)], lm[_box(win, tile)])
     clock("write")
@@ -651,12 +653,26 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     cut = (cut[0], max(cut[0], cut[1]), cut[2], max(cut[2], cut[3]))
     t_sl = _box(box, cut)
     r0, c0 = cut[0], cut[2]
-    sb_b = slope_tangent(before_b, cs)
-    sa_b = slope_tangent(after_b, cs)
+    lots_b = lm_b > 0
+    # band: every cell within the blur's reach of a lot (a square of half-side reach); the
+    # lots that reach the box lie in the box grown by the reach
+    if reach:
+        dil = grow(box, reach, shape)
+        dil = (max(dil[0], win[0]), min(dil[1], win[1]), max(dil[2], win[2]),
+               min(dil[3], win[3]))
+        band_b = box_dilate(lm[_box(win, dil)] > 0, reach)[_box(dil, box)] & ~lots_b
+    else:
+        band_b = np.zeros_like(lots_b)
+    clock("band")
+    # slopes are read at lot and band cells only: computed over the rows' stretches that
+    # hold them (bands of 64 rows), not over the corners of the box
+    near_b = band_b | lots_b
+    sb_b = slope_tangent_near(before_b, near_b, cs)
+    sa_b = slope_tangent_near(after_b, near_b, cs)
+    del near_b
     sb, sa = sb_b[t_sl], sa_b[t_sl]
     clock("slopes")
     before, after, mask = before_b[t_sl], after_b[t_sl], lm_b[t_sl]
-    lots_b = lm_b > 0
     lots_in = lots_b[t_sl]
     d = after - before
     # per-lot extremes over the runs of a lot's cells along the box's rows, the tile's cells
@@ -686,18 +702,8 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
                      area, n)
     fig.counts["lot_cells"] = int(lots_in.sum())
     clock("volumes")
-    # band: every cell within the blur's reach of a lot (a square of half-side reach); the
-    # lots that reach the box lie in the box grown by the reach
-    if reach:
-        dil = grow(box, reach, shape)
-        dil = (max(dil[0], win[0]), min(dil[1], win[1]), max(dil[2], win[2]),
-               min(dil[3], win[3]))
-        band_b = box_dilate(lm[_box(win, dil)] > 0, reach)[_box(dil, box)] & ~lots_b
-    else:
-        band_b = np.zeros_like(lots_b)
     band = band_b[t_sl]
     fig.counts["band"] = int(band.sum())
-    clock("band")
     # pads: cells one in from the lot's edge
     gi = _run_extremes(np.where(inner_cells(lm_b), lab_c, 0),
                        {"h": (after_c, ("min", "max")), "s": (sa_b, ("max",))}, n)
@@ -722,14 +728,21 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
         fig.lot_max["embankment"] = _deg(ge["e_max"])
         del es, near_band, br, bc
         clock("embankments")
-    outside = ~(band | lots_in)
-    if outside.any():
-        fig.maxima["change_outside_band"] = float(np.abs(d[outside]).max())
+    near = band | lots_in
+    changed = d != 0
+    if not near.all():
+        # the largest change outside the band: over the changed cells there, 0 if none
+        # (every other cell out there has a change of 0)
+        away = np.greater(changed, near)                       # changed & ~near
+        fig.maxima["change_outside_band"] = \
+            float(np.abs(d[away]).max()) if away.any() else 0.0
+        del away
     if cut != tile:                    # the rest of the tile: unchanged, outside the band
         fig.maxima["change_outside_band"] = max(fig.maxima["change_outside_band"], 0.0)
     # a slope made steeper by more than the margin is steeper as a tangent too (the
     # conversion is monotone): only those cells are converted
-    touched = (band | lots_in) & (d != 0)
+    touched = np.logical_and(changed, near, out=changed)
+    del near
     touched &= sa > sb
     deg_after = _deg(sa[touched])
     made = deg_after > _deg(sb[touched]) + CREATED_SLOPE_MARGIN

@@ -9,7 +9,14 @@ import pytest
 from scipy import ndimage
 
 import terrace_foundation as tf
-from terrace_foundation.presets.limits import pad_gap, step_share, tier_drop
+from terrace_foundation.presets.limits import (
+    pad_gap,
+    pad_reach,
+    pull_pads,
+    reach_bounds,
+    step_share,
+    tier_drop,
+)
 
 MAX_WALL, MAX_EMB, SLOPE = 4.0, 6.0, 33.7
 
@@ -175,3 +182,66 @@ def test_pad_gap_is_the_step_two_tiers_a_side_grade():
     # on cells coarser than max_wall / tan(max_slope) there is no tier wall: two embankments
     assert pad_gap(MAX_WALL, MAX_EMB, SLOPE, 10.0) == pytest.approx(4.0 + 2.0 * 12.0)
     assert pad_gap(MAX_WALL, MAX_EMB, SLOPE, 2.0, tiers=1) == pytest.approx(16.0)
+
+
+def test_pad_reach_bounds_hand_cases():
+    """pad_reach is a wall and two embankments (16 m with the defaults); the bounds are the
+    rim interval within the reach of the rule's pad, the rim interval alone where they do not
+    meet (the rim wins), and a lot without rim cells gets the reach alone."""
+    reach = pad_reach(MAX_WALL, MAX_EMB)
+    assert reach == 16.0
+    rule = np.array([100.0, 100.0, 100.0, 100.0, 100.0])
+    lo = np.array([-np.inf, 90.0, 120.0, 130.0, 50.0])
+    hi = np.array([np.inf, 200.0, 130.0, 120.0, 110.0])
+    got_lo, got_hi = reach_bounds(rule, lo, hi, reach)
+    # free; within the rim; the rim beyond the reach (rim wins); the rim empty (kept empty,
+    # pull_pads takes its middle); both bounds meet
+    np.testing.assert_array_equal(got_lo, [84.0, 90.0, 120.0, 130.0, 84.0])
+    np.testing.assert_array_equal(got_hi, [116.0, 116.0, 130.0, 120.0, 110.0])
+
+
+def test_pull_of_touching_pads_stops_at_the_reach():
+    """A chain of three touching lots whose rule pads are 80 m apart (a plain, a foot, a
+    face): pad_gap (33.3 m) pulls them towards each other, but no pad moves farther than the
+    reach (16 m) from its own: 16, 80, 144 (steps of 64 m, still above the gap: every lot is
+    a conflict, and the steps are left to the tiers and the cap). Without the reach the chain
+    closes the gap: the lots at the ends move 80 - 33.3 = 46.7 m."""
+    rule = np.array([np.nan, 0.0, 80.0, 160.0])
+    a, b = np.array([1, 2]), np.array([2, 3])
+    free = np.full(4, -np.inf), np.full(4, np.inf)
+    gap = pad_gap(MAX_WALL, MAX_EMB, SLOPE, 2.0)
+    lo, hi = reach_bounds(rule, *free, pad_reach(MAX_WALL, MAX_EMB))
+    pad, moved, conflict = pull_pads(rule, a, b, lo, hi, gap, rim=free)
+    np.testing.assert_allclose(pad[1:], [16.0, 80.0, 144.0], atol=1e-9)
+    assert moved[1:].tolist() == [True, False, True]
+    assert conflict[1:].all()
+    unbounded, _, conflict_u = pull_pads(rule, a, b, *free, gap)
+    np.testing.assert_allclose(unbounded[1:], [80.0 - gap, 80.0, 80.0 + gap], atol=1e-6)
+    assert not conflict_u[1:].any()
+
+
+def test_pads_stay_within_the_reach_of_their_ground():
+    """Property: a plain at the foot of a 55 degree face (a town across both, Voronoi lots):
+    no lot off the outline has its pad farther than pad_reach from the pad rule's pad, some
+    lot is held at exactly the reach (the rule binds here), and the wall limit holds."""
+    size, cell = 200, 2.0
+    r = np.mgrid[0:size, 0:size][0].astype(np.float64)
+    rise = np.tan(np.radians(55.0)) * cell * np.maximum(size / 2 - r, 0.0)   # north: the face
+    hf = tf.Heightfield(500.0 + 0.01 * cell * (size - r) + rise, cell, (0.0, size * cell))
+    from terrace_foundation.demo import town_outline
+    town = town_outline(hf, 0.5, 0.5, 150, 150, hole=False)
+    res = tf.generate(hf, [town], preset="grading", seed=2, min_lot_size=1500.0,
+                      lot_layout="voronoi")
+    reach = pad_reach(MAX_WALL, MAX_EMB)
+    lm = res.lot_mask
+    edge = np.zeros(lm.shape, dtype=bool)          # lot cells next to a cell outside the lots
+    for ax in (0, 1):
+        for sh in (1, -1):
+            edge |= (lm > 0) & (np.roll(lm, sh, axis=ax) == 0)
+    outline = set(np.unique(lm[edge]).tolist())
+    depart = {row["lot_id"]: abs(row["pad_height"] - row["rule_pad_height"])
+              for row in res.report["lots"] if row["cells"] > 0}
+    inner = [v for k, v in depart.items() if k not in outline]
+    assert inner and max(inner) <= reach + 1e-6
+    assert any(abs(v - reach) < 1e-6 for v in inner)
+    assert res.report["totals"]["tallest_wall_face"] <= MAX_WALL + 1e-6

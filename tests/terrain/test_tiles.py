@@ -8,9 +8,15 @@ import pytest
 
 import terrace_foundation as tf
 from terrace_foundation import Heightfield, Region
-from terrace_foundation.report import edge_tangents, edge_tangents_at
+from terrace_foundation.report import edge_tangents, edge_tangents_at, inner_cells
 from terrace_foundation.terrain.blend import add_blurred, blur_block, blur_reach, box_blur
-from terrace_foundation.terrain.kernels import OCTAGON_STRETCH, cone_envelope, nearest_label
+from terrace_foundation.terrain.kernels import (
+    OCTAGON_STRETCH,
+    cone_envelope,
+    nearest_label,
+    slope_tangent,
+    slope_tangent_near,
+)
 from terrace_foundation.terrain.tiles import CHUNK, PartialSums, box_dilate, plan_tiles, window_sums
 from terrace_testkit import assert_same_result, seam_crossings, wavy_terrain, wavy_towns
 
@@ -225,6 +231,11 @@ def test_nearest_label_near_the_cells_equals_the_whole_sweep(shape, block, col_o
     rows, cols = np.nonzero(box_dilate(lm > 0, 9) & (lm == 0))
     got = nearest_label(lm, rows, cols, 2.0, halo, col_offset=col_offset, block=block)
     assert got.tobytes() == full_l[rows, cols].tobytes()
+    # cells in the lower half only: the up sweep stops at their first row
+    low = rows >= shape[0] // 2
+    part = nearest_label(lm, rows[low], cols[low], 2.0, halo, col_offset=col_offset,
+                         block=block)
+    assert part.tobytes() == full_l[rows[low], cols[low]].tobytes()
     # the label is a nearest lot in the octagonal distance (an independent check)
     lr, lc = np.nonzero(lm)
     for k in range(0, len(rows), 37):
@@ -232,6 +243,37 @@ def test_nearest_label_near_the_cells_equals_the_whole_sweep(shape, block, col_o
         oct_d = (np.maximum(dr, dc) + (np.sqrt(2) - 1) * np.minimum(dr, dc)) / OCTAGON_STRETCH
         mine = oct_d[lm[lr, lc] == got[k]].min()
         assert mine == pytest.approx(oct_d.min(), abs=1e-9)
+
+
+@pytest.mark.parametrize("shape", [(60, 70), (3, 9), (2, 5), (9, 1)])
+def test_inner_cells_are_the_cells_whose_3x3_block_is_one_lot(shape):
+    ndi = pytest.importorskip("scipy.ndimage")
+    rng = np.random.default_rng(4)
+    lm = rng.integers(0, 3, size=shape).astype(np.int32)
+    lm[rng.random(shape) < 0.5] = 2                 # large blocks of one lot
+    border = np.zeros(shape, dtype=bool)
+    border[1:-1, 1:-1] = True
+    want = (lm > 0) & border & (ndi.maximum_filter(lm, 3) == lm) \
+        & (ndi.minimum_filter(lm, 3) == lm)
+    assert np.array_equal(inner_cells(lm), want)
+
+
+@pytest.mark.parametrize("shape,rows", [((200, 150), 16), ((130, 3), 64), ((1, 5), 4),
+                                       ((5, 1), 2), ((2, 2), 1)])
+def test_slopes_near_some_cells_equal_the_whole_grid_there(shape, rows):
+    # computed per band of rows over the columns holding wanted cells: the same bits there,
+    # with cells on the grid's edges and on the bands' edges
+    rng = np.random.default_rng(9)
+    h = rng.normal(size=shape) * 30
+    near = rng.random(shape) < 0.03
+    near[60:70, 20:40] = True
+    near[0, 0] = near[-1, -1] = True
+    for cs in (1.0, 2.5):
+        got = slope_tangent_near(h, near, cs, rows=rows)
+        assert got[near].tobytes() == slope_tangent(h, cs)[near].tobytes()
+        for r0 in range(0, shape[0], rows):         # bands without a wanted cell: zeros
+            if not near[r0:r0 + rows].any():
+                assert not got[r0:r0 + rows].any()
 
 
 def test_edge_tangents_at_some_cells_equal_the_whole_grid():

@@ -11,7 +11,10 @@ grading engineer lays out a terraced site. The rules, in the order they apply:
   the defaults on 2 m cells), and each lot on the region's outline into
   ``[h_rim_max - H, h_rim_min + H]`` (``H = max_wall_height + 2 max_embankment_height``,
   ``h_rim`` the terrain on the band's outer edge nearest to the lot: an embankment inside the
-  lot, an outline wall and an embankment outside). Lots whose pad moved are flagged; where the clamps cannot all hold (the
+  lot, an outline wall and an embankment outside), and no pad farther than ``H`` from the
+  pad rule's own pad unless the rim asks for more (:func:`pad_reach`, :func:`reach_bounds`:
+  unbounded, the pull of touching pads lifted a lake plain by 100 m towards lots on a
+  cliff). Lots whose pad moved are flagged; where the clamps cannot all hold (the
   intervals are empty) the lot is flagged as a conflict and the rules below share the rest.
 * **Walls between lots.** Where neighbouring pads differ by more than the wall limit, the
   step is graded as the outline is, embankments first (:func:`step_share`): each lot takes
@@ -61,7 +64,7 @@ from ..terrain.kernels import cell_sides
 from ..wall import Wall
 from . import Band
 
-__all__ = ["rim_bounds", "clamp_pads", "pull_pads", "pad_gap", "grade_limited", "GradeInfo",
+__all__ = ["rim_bounds", "clamp_pads", "pull_pads", "pad_gap", "pad_reach", "reach_bounds", "grade_limited", "GradeInfo",
            "local_cones", "tier_drop", "cap_steps", "terrain_step",
            "GradingLotFigures", "lot_figures", "step_wall_sides", "walls_from_sides"]
 
@@ -167,14 +170,52 @@ def pad_gap(max_wall: float, max_emb: float, max_slope: float, cell_size: float,
     return max_wall + 2.0 * (tiers * max_emb + (tiers - 1) * tier_wall)
 
 
+def pad_reach(max_wall: float, max_emb: float) -> float:
+    """How far the pad rule may move a pad from its own (the rule's) height: a wall and two
+    embankments, ``max_wall + 2 max_emb`` (16 m with the defaults), the reach the outline rule
+    grants a lot against the terrain at its rim (:func:`rim_bounds`).
+
+    Why: :func:`pull_pads` moves touching pads towards each other until they are within
+    :func:`pad_gap`; unbounded, a chain of pads carried that pull across a whole town. On
+    Interlaken at 2 m (the Voronoi lots at the foot of the Harder's 45-65 degree face) it
+    lifted the lots of the lake plain by up to 100 m (lift p95 94-108 m, 6.5-10 Mm³ moved on
+    the lots: docs/quality.md), a fill no grading engineer would build to meet lots on a
+    cliff. Bounded, a pad stays within a wall and two embankments of its own ground, and a
+    step the bounded pads cannot close is graded in the lots' tiers and by the cap
+    (:func:`cap_steps`), within the wall limit, and flagged (``conflict``).
+    """
+    return max_wall + 2.0 * max_emb
+
+
+def reach_bounds(rule_pad: np.ndarray, lo: np.ndarray, hi: np.ndarray, reach: float
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The bounds of each pad under the pad rule: the rim interval ``[lo, hi]``
+    (:func:`rim_bounds`) within ``reach`` of the lot's rule pad (:func:`pad_reach`), their
+    intersection; where it is empty (the rim asks a lot on the outline to move farther, or
+    nothing can meet the rim) the rim interval alone. The rim wins: moving a pad to meet the
+    terrain at the rim is moving it towards the terrain (the issue's stated rule), while the
+    reach bounds only the pull of touching pads (:func:`pull_pads`), which moves pads away
+    from their own ground.
+    """
+    rule = np.asarray(rule_pad, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        r_lo, r_hi = rule - reach, rule + reach
+        new_lo, new_hi = np.fmax(lo, r_lo), np.fmin(hi, r_hi)
+        empty = ~(new_lo <= new_hi) & np.isfinite(rule)
+    return np.where(empty, lo, new_lo), np.where(empty, hi, new_hi)
+
+
 def pull_pads(pad: np.ndarray, a: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-              gap: float, iterations: int = 200) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+              gap: float, iterations: int = 200, rim: tuple[np.ndarray, np.ndarray] | None = None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The pad rule's fixed point: alternately every touching pair ``(a, b)`` within ``gap`` of
     each other (both move halfway towards each other) and every pad into ``[lo, hi]``
-    (:func:`rim_bounds`; the middle where it is empty), until nothing moves.
+    (:func:`rim_bounds`, within :func:`reach_bounds`; the middle where it is empty), until
+    nothing moves.
 
     Returns ``(pad, moved, conflict)`` as :func:`~terrace_foundation.grading_tiles.plan_pads` (a conflict: a lot still outside
-    its rim interval, or in a pair still farther apart than ``gap``).
+    its rim interval, ``rim`` when the bounds were narrowed by the reach, or in a pair still
+    farther apart than ``gap``).
     """
     n = len(pad)
     p, _, _ = clamp_pads(pad, lo, hi)
@@ -207,6 +248,9 @@ def pull_pads(pad: np.ndarray, a: np.ndarray, b: np.ndarray, lo: np.ndarray, hi:
         conflict[a[over]] = True
         conflict[b[over]] = True
     conflict |= ok & ((p < lo - 1e-6) | (p > hi + 1e-6))
+    if rim is not None:
+        conflict |= ok & ~(rim[0] <= rim[1])
+        conflict |= ok & ((p < rim[0] - 1e-6) | (p > rim[1] + 1e-6))
     moved = ok & (np.abs(p - pad) > 1e-9)
     return p, moved, conflict
 

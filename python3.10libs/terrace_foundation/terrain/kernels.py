@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["cell_sides", "slope_tangent", "slope_degrees", "neighbour_pairs", "lot_adjacency",
+__all__ = ["cell_sides", "slope_tangent", "slope_tangent_near", "slope_degrees", "neighbour_pairs", "lot_adjacency",
            "cone_envelope", "nearest_label", "OCTAGON_STRETCH"]
 
 #: Octagonal distance scale: 1 / cos(22.5 deg), the half-length of the unit octagon's sides.
@@ -61,8 +61,50 @@ def slope_tangent(heights: np.ndarray, cell_size: float) -> np.ndarray:
         np.subtract(h[1], h[0], out=gy[0])
         np.subtract(h[-1], h[-2], out=gy[-1])
     np.hypot(gx, gy, out=gx)
-    gx *= 1.0 / cell_size
+    if cell_size != 1.0:                 # x * 1.0 is x: one pass fewer on 1-unit cells
+        gx *= 1.0 / cell_size
     return gx
+
+
+def slope_tangent_near(heights: np.ndarray, near: np.ndarray, cell_size: float,
+                       rows: int = 64) -> np.ndarray:
+    """:func:`slope_tangent` at the cells of ``near``, computed around them only.
+
+    The grid is cut into bands of ``rows`` rows; in each band the slopes are computed over
+    the columns from the first to the last cell of ``near`` (the stencils read one cell
+    beyond, taken from the grid where it has them), so the rows' stretches without such a
+    cell (the corners of a box around a town) cost nothing. Every cell computed is the
+    same expression of the same heights as in :func:`slope_tangent` of the whole grid (one
+    cell of margin keeps the central differences; a one-sided one only at the grid's edge):
+    the same bits.
+
+    Parameters
+    ----------
+    heights : (M, N) ndarray
+    near : (M, N) ndarray of bool
+        The cells whose slope is wanted.
+    cell_size : float
+        World units per cell.
+    rows : int
+        Rows per band.
+
+    Returns
+    -------
+    (M, N) ndarray of float64
+        The slope tangent at least at every cell of ``near``; 0 where not computed.
+    """
+    m, n = heights.shape
+    out = np.zeros((m, n))
+    for r0 in range(0, m, rows):
+        r1 = min(r0 + rows, m)
+        cols = np.flatnonzero(near[r0:r1].any(axis=0))
+        if len(cols) == 0:
+            continue
+        c0, c1 = int(cols[0]), int(cols[-1]) + 1
+        a0, a1, b0, b1 = max(r0 - 1, 0), min(r1 + 1, m), max(c0 - 1, 0), min(c1 + 1, n)
+        t = slope_tangent(heights[a0:a1, b0:b1], cell_size)
+        out[r0:r1, c0:c1] = t[r0 - a0:r1 - a0, c0 - b0:c1 - b0]
+    return out
 
 
 def neighbour_pairs(shape: tuple[int, int], diagonals: bool = True):
@@ -301,7 +343,10 @@ def nearest_label(lot_mask: np.ndarray, rows: np.ndarray, cols: np.ndarray, cell
     top = int(last.max())
     keep = [(f, int(last[f]) + 1) for f in np.nonzero(last < top)[0]]
     saved = [(v[f, r:].copy(), lab[f, r:].copy()) for f, r in keep]
-    _sweep(v, lab, range(top, -1, -1), wa, wd, ramp, back)
+    # rows above every wanted cell are not read: the up sweep stops at the first wanted row
+    # (a row's up sweep reads the rows below it only)
+    lowest = int((rows - a[which]).min())
+    _sweep(v, lab, range(top, lowest - 1, -1), wa, wd, ramp, back)
     for (f, r), (sv, sl) in zip(keep, saved):
         v[f, r:] = sv
         lab[f, r:] = sl

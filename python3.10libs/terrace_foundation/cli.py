@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Sequence, TextIO
@@ -183,10 +184,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 # --------------------------------------------------------------------------- reporting
 
-class Progress:
-    """Progress on a stream: a line per stage (redrawn in place on a terminal)."""
+#: Seconds without a line from a running stage after which it says it is still working.
+HEARTBEAT_SECONDS = 5.0
 
-    def __init__(self, stream: TextIO, enabled: bool = True) -> None:
+
+class Progress:
+    """Progress on a stream: a line per stage (redrawn in place on a terminal).
+
+    While enabled, a watcher thread says ``<stage>: still working (N s)`` whenever the
+    stage or writer under way has said nothing for ``heartbeat`` seconds (default
+    :data:`HEARTBEAT_SECONDS`; 0 = no watcher), so a long run never sits silent
+    (:meth:`close` stops it; it never keeps the process alive).
+    """
+
+    def __init__(self, stream: TextIO, enabled: bool = True,
+                 heartbeat: float | None = None) -> None:
         self.stream = stream
         self.enabled = enabled
         self.tty = bool(getattr(stream, "isatty", lambda: False)())
@@ -194,22 +206,37 @@ class Progress:
         self.shown = -1
         self.stage_counted: str | None = None
         self.t0 = time.perf_counter()
+        # what is under way (a stage or a writer), since when, and the last line's time
+        self.doing: str | None = None
+        self.doing_t0 = self.last = self.t0
+        self.lock = threading.RLock()
+        self._stop = threading.Event()
+        heartbeat = HEARTBEAT_SECONDS if heartbeat is None else heartbeat
+        if enabled and heartbeat > 0:
+            threading.Thread(target=self._watch, args=(float(heartbeat),), daemon=True,
+                             name="terrace-foundation-progress").start()
 
     def __call__(self, stage: str, fraction: float) -> None:
         if not self.enabled or stage == "done":
             return
         pct = int(max(0.0, min(1.0, float(fraction))) * 100)
-        if stage != self.stage:
-            if self.tty and self.stage is not None:
-                self.stream.write("\n")
-            self.stage, self.shown = stage, -1
-            if not self.tty:
-                self.stream.write(f"{PROG}: {stage}...\n")
-                self.stream.flush()
-        if self.tty and (pct >= self.shown + 5 or pct == 100) and pct != self.shown:
-            self.shown = pct
-            self.stream.write(f"\r{PROG}: {stage} {pct:3d}%")
-            self.stream.flush()
+        with self.lock:
+            if stage != self.stage:
+                if self.tty and self.stage is not None:
+                    self._write("\n")
+                self.stage, self.shown = stage, -1
+                self.begin(stage)
+                if not self.tty:
+                    self._write(f"{PROG}: {stage}...\n")
+            if self.tty and (pct >= self.shown + 5 or pct == 100) and pct != self.shown:
+                self.shown = pct
+                self._write(f"\r{PROG}: {stage} {pct:3d}%")
+
+    def begin(self, doing: str | None) -> None:
+        """Name what is under way (for the watcher), without a line of its own."""
+        with self.lock:
+            if doing != self.doing:
+                self.doing, self.doing_t0 = doing, time.perf_counter()
 
     def count(self, stage: str, done: int, total: int, unit: str) -> None:
         """``stage: lots 12000/48000`` (a long stage's items done / total)."""
@@ -225,14 +252,38 @@ class Progress:
 
     def message(self, text: str) -> None:
         if self.enabled:
-            self.end()
-            self.stream.write(f"{PROG}: {text}\n")
-            self.stream.flush()
+            with self.lock:
+                self.end()
+                self._write(f"{PROG}: {text}\n")
 
     def end(self) -> None:
-        if self.tty and self.stage is not None:
-            self.stream.write("\n")
-            self.stage = None
+        with self.lock:
+            if self.tty and self.stage is not None:
+                self._write("\n")
+                self.stage = None
+
+    def close(self) -> None:
+        """Stop the watcher (nothing more is under way)."""
+        self.begin(None)
+        self._stop.set()
+
+    def _write(self, text: str) -> None:
+        self.stream.write(text)
+        self.stream.flush()
+        self.last = time.perf_counter()
+
+    def _watch(self, every: float) -> None:
+        """The watcher thread: a line when what is under way has been silent ``every`` s."""
+        while not self._stop.wait(min(every / 4.0, 1.0)):
+            with self.lock:
+                now = time.perf_counter()
+                if self.doing is None or now - self.last < every or self._stop.is_set():
+                    continue
+                line = f"{self.doing}: still working ({now - self.doing_t0:.0f} s)"
+                if self.tty and self.stage is not None:
+                    self._write(f"\r{PROG}: {self.stage} {max(self.shown, 0):3d}% ({line})")
+                else:
+                    self._write(f"{PROG}: {line}\n")
 
 
 #: Seconds of writing after which each further writer is announced on stderr.
@@ -242,6 +293,7 @@ WRITE_QUIET_SECONDS = 2.0
 def _writer_progress(progress: "Progress", t0: float):
     """``write: viewer (5/7)`` on stderr before each writer once writing took a while."""
     def show(name: str, done: int, total: int) -> None:
+        progress.begin(f"write: {name}")
         if time.perf_counter() - t0 >= WRITE_QUIET_SECONDS:
             progress.message(f"write: {name} ({done + 1}/{total})")
     return show
@@ -437,14 +489,24 @@ def _run(hf, regions, params: TerraceParams, args: argparse.Namespace, context,
     """Generate and write; shared by ``generate`` and ``demo``. With ``windows`` (a working
     folder, :func:`_work_folder`) the tiles go to memory maps there, not to in-memory arrays.
     """
-    from .io import write_outputs
-
     progress = Progress(sys.stderr, enabled=not args.quiet)
+    try:
+        return _run_with(progress, hf, regions, params, args, context, protect, windows)
+    finally:
+        progress.close()
+
+
+def _run_with(progress: Progress, hf, regions, params: TerraceParams, args: argparse.Namespace,
+              context, protect: Sequence[str], windows: str | None) -> int:
+    """:func:`_run` with its progress reporter."""
+    from .io import write_outputs
 
     def show(text: str) -> None:
         # engine warnings show when they arise (a size warning before the long stage)
-        progress.end()
-        _warn(text)
+        with progress.lock:
+            progress.end()
+            _warn(text)
+            progress.last = time.perf_counter()
 
     # the one warning channel: each line is printed once, by the log (not through `warnings`)
     log = WarningLog(echo=show, issue=False)

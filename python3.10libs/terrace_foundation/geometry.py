@@ -193,47 +193,53 @@ def _cut_polygons(poly: np.ndarray, count: np.ndarray, s: np.ndarray, valid: np.
     ``(N, K', 2)`` vertices and their counts (before dropping counts below 3). ``line``
     ``(N, 2)``: a coordinate every cut point takes (``x = line[:, 0]`` on a vertical line,
     ``y = line[:, 1]`` on a horizontal one; NaN where the line is not axis-parallel).
+
+    Cut points are computed for the crossing edges only (two a convex polygon), each from
+    its lexicographically smaller end point, so two polygons sharing an edge get
+    bit-identical points on it.
     """
     n, k, _ = poly.shape
     inside = s <= 0.0
     # each vertex's successor: the next slot, and slot 0 after the last vertex
     rows = np.arange(n)
     last = np.maximum(count, 1) - 1
-    p1 = roll_next(poly, 1)
-    p1[rows, last] = poly[:, 0]
     s1 = roll_next(s, 1)
     s1[rows, last] = s[:, 0]
     cross = valid & (((s < 0.0) & (s1 > 0.0)) | ((s > 0.0) & (s1 < 0.0)))
-    # Intersection computed from the lexicographically smaller end point, so two polygons
-    # sharing an edge get bit-identical points on it.
-    swap = (poly[:, :, 0] > p1[:, :, 0]) | ((poly[:, :, 0] == p1[:, :, 0]) & (poly[:, :, 1] > p1[:, :, 1]))
-    a = np.where(swap[..., None], p1, poly)
-    b = np.where(swap[..., None], poly, p1)
-    sa = np.where(swap, s1, s)
-    sb = np.where(swap, s, s1)
+    ci, cj = np.nonzero(cross)
+    cj1 = np.where(cj == last[ci], 0, cj + 1)
+    p0, p1 = poly[ci, cj], poly[ci, cj1]
+    s0, s1 = s[ci, cj], s[ci, cj1]
+    swap = (p0[:, 0] > p1[:, 0]) | ((p0[:, 0] == p1[:, 0]) & (p0[:, 1] > p1[:, 1]))
+    a = np.where(swap[:, None], p1, p0)
+    b = np.where(swap[:, None], p0, p1)
+    sa = np.where(swap, s1, s0)
+    sb = np.where(swap, s0, s1)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = sa / (sa - sb)
-    t = np.where(cross, t, 0.0)
-    ip = a + t[..., None] * (b - a)
+    ip = a + t[:, None] * (b - a)
     if line is not None:
-        ip = np.where(np.isnan(line)[:, None, :], ip, line[:, None, :])
-    cand = np.empty((n, 2 * k, 2))
-    cand[:, 0::2] = poly
-    cand[:, 1::2] = ip
+        at = line[ci]
+        ip = np.where(np.isnan(at), ip, at)
+    # kept: vertex j (inside), then the cut point on edge j (crossing), slot after slot
     keep = np.empty((n, 2 * k), dtype=bool)
     keep[:, 0::2] = valid & inside
     keep[:, 1::2] = cross
     new_count = keep.sum(axis=1)
     kmax = max(int(new_count.max()) if n else 0, 1)
-    # the kept candidates, in order, to the front
     out = np.empty((n, kmax, 2))
     out[:, 0] = poly[:, 0]
-    # flat indices: the j-th kept candidate of a row goes to its slot j
+    # flat indices: the j-th kept candidate of a row goes to its slot j; the cut points
+    # come in the order of np.nonzero(cross), the order they are kept in
     flat = np.flatnonzero(keep)
     row = flat // (2 * k)
     first = np.searchsorted(row, np.arange(n))
-    out.reshape(-1, 2)[row * kmax + (np.arange(len(flat)) - first[row])] = \
-        cand.reshape(-1, 2)[flat]
+    vals = np.empty((len(flat), 2))
+    is_cut = (flat & 1).astype(bool)
+    vert = flat[~is_cut]
+    vals[~is_cut] = poly.reshape(-1, 2)[vert // (2 * k) * k + (vert % (2 * k)) // 2]
+    vals[is_cut] = ip
+    out.reshape(-1, 2)[row * kmax + (np.arange(len(flat)) - first[row])] = vals
     return out, new_count
 
 
@@ -241,6 +247,11 @@ def clip_halfplanes(poly: np.ndarray, count: np.ndarray, normals: np.ndarray,
                     offsets: np.ndarray, on_line: bool = False
                     ) -> tuple[np.ndarray, np.ndarray]:
     """Clip each polygon by its own set of half-planes.
+
+    The same as :func:`clip_halfplane` once per half-plane, bit for bit (the same cuts in
+    the same order, the result padded to the same width), but in one working array: a
+    step rewrites only the polygons its line cuts or drops, instead of copying and padding
+    every polygon again.
 
     Parameters
     ----------
@@ -257,12 +268,62 @@ def clip_halfplanes(poly: np.ndarray, count: np.ndarray, normals: np.ndarray,
     poly, count
         As :func:`clip_halfplane`.
     """
+    n, k, _ = poly.shape
+    if normals.shape[1] == 0 or n == 0 or not (count > 0).any():
+        return poly, count
+    count = np.asarray(count).copy()
+    # the working array, every slot past a polygon's count its first vertex (as the
+    # convention has it; clip_halfplane pads its output the same way)
+    work = pad_polygons(np.array(poly, dtype=np.float64), count)
+    width = 1
     for h in range(normals.shape[1]):
-        live = count > 0
-        if not live.any():
+        if h and not (count > 0).any():
             break
-        poly, count = clip_halfplane(poly, count, normals[:, h], offsets[:, h], on_line)
-    return poly, count
+        work, count, width = _clip_step(work, count, normals[:, h], offsets[:, h], on_line)
+    return np.ascontiguousarray(work[:, :width]), count
+
+
+def _clip_step(work: np.ndarray, count: np.ndarray, normal: np.ndarray, offset: np.ndarray,
+               on_line: bool) -> tuple[np.ndarray, np.ndarray, int]:
+    """One half-plane of :func:`clip_halfplanes`, in place where the polygons fit.
+
+    Returns the working array (a wider one when a cut polygon needs more slots), the counts
+    and the width :func:`clip_halfplane` would give its output.
+    """
+    n, k, _ = work.shape
+    s = work[:, :, 0] * normal[:, None, 0]
+    s += work[:, :, 1] * normal[:, None, 1]
+    s -= offset[:, None]
+    # padded slots repeat vertex 0: any/all over every slot are over the polygon's vertices
+    out_side = s > 0.0
+    live = count > 0
+    any_out = live & out_side.any(axis=1)
+    any_in = live & ~out_side.all(axis=1)
+    cut = np.nonzero(any_out & any_in)[0]
+    new_count = np.where(any_out, 0, count)
+    if len(cut):
+        line = None
+        if on_line:
+            nc, oc = normal[cut], offset[cut]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                line = np.where(nc[:, ::-1] == 0, oc[:, None] / nc, np.nan)
+        valid = np.arange(k)[None, :] < count[cut, None]
+        c_poly, c_count = _cut_polygons(work[cut], count[cut], s[cut], valid, line)
+        new_count[cut] = c_count
+    width = max(int(new_count.max()), 1)
+    if len(cut) and c_poly.shape[1] > k:
+        wider = np.empty((n, c_poly.shape[1], 2))
+        wider[:, :k] = work
+        wider[:, k:] = work[:, :1]
+        work, k = wider, c_poly.shape[1]
+    changed = np.nonzero(any_out)[0]          # cut or dropped: written and padded again
+    if len(cut):
+        work[cut, :c_poly.shape[1]] = c_poly
+    new_count = np.where(new_count >= 3, new_count, 0)
+    if len(changed):
+        rows = work[changed]
+        work[changed] = pad_polygons(rows, new_count[changed])
+    return work, new_count, width
 
 
 def polygon_halfplanes(poly: np.ndarray, count: np.ndarray, shared: bool = False

@@ -17,8 +17,9 @@ from .geometry import group_pairs
 from .heightfield import MAX_COORDINATE
 
 __all__ = ["Region", "ring_area", "segments_cross", "nest_rings", "points_in_edges",
-           "overlapping_boxes", "crossing_edges", "simplify_ring", "simplify_region",
-           "meets_box", "check_on_grid", "outside_grid_error", "has_three_distinct", "close_needles",
+           "overlapping_boxes", "crossing_edges", "crossing_edges_flat", "simplify_ring",
+           "simplify_region", "meets_box", "check_on_grid", "outside_grid_error",
+           "has_three_distinct", "close_needles",
            "point_ids", "region_edges", "points_in_groups"]
 
 
@@ -227,7 +228,26 @@ def crossing_edges(rings: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 
     Edges are numbered ring after ring (as in ``np.concatenate(rings)``).
     """
-    a, b, rid, loc, size = _edge_table(rings)
+    return crossing_edges_flat(*_edge_table(rings))
+
+
+def crossing_edges_flat(a: np.ndarray, b: np.ndarray, rid: np.ndarray, loc: np.ndarray,
+                        size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`crossing_edges` of rings given as one flat edge table.
+
+    Parameters
+    ----------
+    a, b : (E, 2) ndarray
+        Edge starts and ends, ring after ring.
+    rid, loc, size : (E,) ndarray of int
+        Each edge's ring, its position in the ring and the ring's number of edges.
+
+    Returns
+    -------
+    i, j : (P,) ndarray of intp
+        Global edge indices, ``i < j``, sorted by ``i`` then ``j``; pairs of different rings
+        included (callers after one ring's crossings keep ``rid[i] == rid[j]``).
+    """
     gi, gj = overlapping_boxes(np.minimum(a, b), np.maximum(a, b))
     if len(gi) == 0:
         return gi, gj

@@ -270,6 +270,53 @@ def test_quiet_is_silent_and_progress_otherwise(cli, tmp_path, small_npy, small_
     assert res.code == 0 and len(res.err_lines) >= 2 and res.out == ""
 
 
+def test_a_silent_stage_or_writer_says_it_is_still_working():
+    """Whatever runs long without a line of its own (one step of a batched stage, one
+    writer) is named every HEARTBEAT_SECONDS on stderr; nothing after close, nothing when
+    quiet."""
+    import io
+    import time
+
+    from terrace_foundation.cli import Progress
+
+    buf = io.StringIO()
+    progress = Progress(buf, heartbeat=0.2)
+    progress("subdivide", 0.1)
+    time.sleep(0.9)
+    progress.message("subdivide: steps 2/5")
+    progress.begin("write: report")
+    time.sleep(0.9)
+    progress.close()
+    lines = buf.getvalue().splitlines()
+    assert lines[0] == "terrace-foundation: subdivide..."
+    step = lines.index("terrace-foundation: subdivide: steps 2/5")
+    assert any(line.startswith("terrace-foundation: subdivide: still working (")
+               for line in lines[1:step])
+    assert any(line.startswith("terrace-foundation: write: report: still working (")
+               for line in lines[step + 1:])
+    time.sleep(0.5)
+    assert buf.getvalue().splitlines() == lines
+    quiet = io.StringIO()
+    progress = Progress(quiet, enabled=False, heartbeat=0.1)
+    progress("subdivide", 0.1)
+    time.sleep(0.4)
+    progress.close()
+    assert quiet.getvalue() == ""
+
+
+def test_cli_run_is_never_silent(cli, tmp_path, small_npy, small_regions, monkeypatch):
+    """Through the CLI: with a watcher interval shorter than the run, every stage and the
+    per-stage summary reach stderr, and --quiet stays silent."""
+    from terrace_foundation import cli as cli_module
+
+    monkeypatch.setattr(cli_module, "HEARTBEAT_SECONDS", 0.05)
+    res = cli("generate", small_npy, small_regions, "--out", tmp_path / "a")
+    assert res.code == 0
+    assert "still working" in res.err and "seconds per stage: validate" in res.err
+    res = cli("generate", small_npy, small_regions, "--out", tmp_path / "b", "--quiet")
+    assert res.code == 0 and res.err == ""
+
+
 def test_subdivide_reports_its_steps(monkeypatch):
     """The batched subdivide and remesh stages (the longest of a lot-heavy run) say how far
     they are: steps or pieces done / total through the progress object's count (the CLI

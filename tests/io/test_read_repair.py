@@ -313,3 +313,65 @@ def test_island_in_a_hole_becomes_a_polygon_named_at_the_island():
     # the land is the even-odd area of the rings: 100² - 60² + 20² - 5²
     got = shapely.union_all([shapely.Polygon(p[0], p[1:]) for p in polys])
     assert got.is_valid and got.area == pytest.approx(100**2 - 60**2 + 20**2 - 5**2)
+
+
+# --------------------------------------------------------------------------- batched check
+
+def _random_rings(rng, count: int) -> list:
+    """Clean and dirty single rings: rectangles, stars, bowties, duplicates, spikes, loops,
+    slivers, points, closed and open, either orientation, at small and LV95 magnitudes."""
+    rings = []
+    for k in range(count):
+        kind = k % 9
+        c = rng.uniform(-50, 50, 2) + (2.6e6 if k % 2 else 0.0)
+        if kind in (0, 1, 2):                      # simple: rectangle or star
+            n = 4 if kind == 0 else int(rng.integers(5, 40))
+            t = np.sort(rng.uniform(0, 2 * np.pi, n)) if kind else \
+                np.array([0.3, 1.9, 3.4, 5.0])
+            r = rng.uniform(5, 30, n) if kind == 2 else np.full(n, 20.0)
+            ring = c + np.column_stack([r * np.cos(t), r * np.sin(t)])
+        elif kind == 3:                            # bowtie
+            ring = c + np.array([[0, 0], [10, 10], [10, 0], [0, 10.0]])
+        elif kind == 4:                            # a repeated point
+            ring = c + np.array([[0, 0], [10, 0], [10, 0], [10, 10], [0, 10.0]])
+        elif kind == 5:                            # a spike
+            ring = c + np.array([[0, 0], [10, 0], [15, 0], [10, 0], [10, 10], [0, 10.0]])
+        elif kind == 6:                            # touches itself (figure eight)
+            ring = c + np.array([[0, 0], [10, 0], [5, 5], [10, 10], [0, 10], [5, 5.0]])
+        elif kind == 7:                            # a sliver, almost no area
+            ring = c + np.array([[0, 0], [100, 0], [50, 1e-9]])
+        else:                                      # a vertex on another edge
+            ring = c + np.array([[0, 0], [10, 0], [10, 10], [5, 0], [0, 10.0]])
+        if rng.random() < 0.5:
+            ring = ring[::-1]
+        if rng.random() < 0.5:
+            ring = np.vstack([ring, ring[:1]])
+        rings.append(ring)
+    return rings
+
+
+@pytest.mark.parametrize("with_shapely", [True, False])
+def test_batched_clean_rings_equal_the_per_polygon_repair(monkeypatch, with_shapely):
+    from terrace_foundation.io import _deps
+    from terrace_foundation.io.readers import repair
+
+    rng = np.random.default_rng(5)
+    polys = [(k, {"k": k}, [ring], f"feature {k}") for k, ring in
+             enumerate(_random_rings(rng, 360))]
+    if not with_shapely:
+        real = _deps.available
+        monkeypatch.setattr(_deps, "available", lambda m: m != "shapely" and real(m))
+        polys = [p for p in polys if p[0] % 9 not in (3, 8)]    # those need make_valid
+    ok, _ = repair.clean_single_rings([p[2][0] for p in polys])
+    assert 0.2 < ok.mean() < 0.6                   # both paths are exercised
+    fast, fast_rep = regions_from_polygons(polys, "f.geojson")
+    with monkeypatch.context() as m:
+        m.setattr(repair, "clean_single_rings",
+                  lambda rings: (np.zeros(len(rings), dtype=bool), [None] * len(rings)))
+        slow, slow_rep = regions_from_polygons(polys, "f.geojson")
+    assert fast_rep == slow_rep
+    assert len(fast) == len(slow)
+    for a, b in zip(fast, slow):
+        assert (a.region_id, a.properties) == (b.region_id, b.properties)
+        assert a.exterior.tobytes() == b.exterior.tobytes()
+        assert a.exterior.flags.c_contiguous and len(a.holes) == len(b.holes)

@@ -3,8 +3,15 @@
 import numpy as np
 import pytest
 
-from terrace_foundation.geometry import bbox_pairs
-from terrace_foundation.lots.scatter import _nearest, _nearest_brute
+from terrace_foundation.geometry import (
+    _cut_polygons,
+    bbox_pairs,
+    clip_halfplane,
+    clip_halfplanes,
+    pad_polygons,
+    roll_next,
+)
+from terrace_foundation.lots.scatter import SampleBlocks, _nearest, _nearest_brute, _nearest_dense
 from terrace_foundation.report import label_order
 
 
@@ -44,3 +51,139 @@ def test_nearest_grid_equals_brute_force(kind, n):
 def test_label_order_is_the_stable_argsort(n):
     lab = np.random.default_rng(n).integers(0, n + 1, 200_000).astype(np.int32)
     assert np.array_equal(label_order(lab, n), np.argsort(lab, kind="stable"))
+
+
+def _cut_polygons_before(poly: np.ndarray, count: np.ndarray, s: np.ndarray, valid: np.ndarray,
+                  line: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``geometry._cut_polygons`` before issue 11: every slot's cut point computed."""
+    n, k, _ = poly.shape
+    inside = s <= 0.0
+    # each vertex's successor: the next slot, and slot 0 after the last vertex
+    rows = np.arange(n)
+    last = np.maximum(count, 1) - 1
+    p1 = roll_next(poly, 1)
+    p1[rows, last] = poly[:, 0]
+    s1 = roll_next(s, 1)
+    s1[rows, last] = s[:, 0]
+    cross = valid & (((s < 0.0) & (s1 > 0.0)) | ((s > 0.0) & (s1 < 0.0)))
+    # Intersection computed from the lexicographically smaller end point, so two polygons
+    # sharing an edge get bit-identical points on it.
+    swap = (poly[:, :, 0] > p1[:, :, 0]) | ((poly[:, :, 0] == p1[:, :, 0]) & (poly[:, :, 1] > p1[:, :, 1]))
+    a = np.where(swap[..., None], p1, poly)
+    b = np.where(swap[..., None], poly, p1)
+    sa = np.where(swap, s1, s)
+    sb = np.where(swap, s, s1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = sa / (sa - sb)
+    t = np.where(cross, t, 0.0)
+    ip = a + t[..., None] * (b - a)
+    if line is not None:
+        ip = np.where(np.isnan(line)[:, None, :], ip, line[:, None, :])
+    cand = np.empty((n, 2 * k, 2))
+    cand[:, 0::2] = poly
+    cand[:, 1::2] = ip
+    keep = np.empty((n, 2 * k), dtype=bool)
+    keep[:, 0::2] = valid & inside
+    keep[:, 1::2] = cross
+    new_count = keep.sum(axis=1)
+    kmax = max(int(new_count.max()) if n else 0, 1)
+    # the kept candidates, in order, to the front
+    out = np.empty((n, kmax, 2))
+    out[:, 0] = poly[:, 0]
+    # flat indices: the j-th kept candidate of a row goes to its slot j
+    flat = np.flatnonzero(keep)
+    row = flat // (2 * k)
+    first = np.searchsorted(row, np.arange(n))
+    out.reshape(-1, 2)[row * kmax + (np.arange(len(flat)) - first[row])] = \
+        cand.reshape(-1, 2)[flat]
+    return out, new_count
+
+
+def _clip_one_by_one(poly, count, normals, offsets, on_line):
+    """:func:`clip_halfplanes` as it was: :func:`clip_halfplane` once per half-plane."""
+    for h in range(normals.shape[1]):
+        if not (count > 0).any():
+            break
+        poly, count = clip_halfplane(poly, count, normals[:, h], offsets[:, h], on_line)
+    return poly, count
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_clip_halfplanes_in_place_equals_one_clip_at_a_time(seed):
+    rng = np.random.default_rng(seed)
+    n, k, h = int(rng.integers(1, 300)), int(rng.integers(3, 9)), int(rng.integers(0, 30))
+    t = np.sort(rng.uniform(0, 2 * np.pi, (n, k)), axis=1)
+    r = rng.uniform(1, 5, (n, 1))
+    centre = rng.uniform(-20, 20, (n, 1, 2)) + (2.6e6 if seed % 2 else 0.0)
+    poly = centre + r[..., None] * np.stack([np.cos(t), np.sin(t)], axis=-1)
+    count = rng.integers(0, k + 1, n)
+    count[count < 3] = 0
+    if seed % 3 == 0:                  # snapped: vertices on the lines, axis-parallel cuts
+        poly = np.round(poly)
+    pad_polygons(poly, count)
+    normals = rng.normal(size=(n, h, 2))
+    if seed % 3 == 0:
+        normals[rng.random((n, h)) < 0.5, rng.integers(0, 2)] = 0.0
+    through = centre[:, 0, None, :] + rng.uniform(-6, 6, (n, h, 2))
+    offsets = (normals * through).sum(axis=2)
+    skip = rng.random((n, h)) < 0.2    # the always-true half-plane
+    normals[skip], offsets[skip] = 0.0, 1.0
+    for on_line in (False, True):
+        want = _clip_one_by_one(poly, count, normals, offsets, on_line)
+        got = clip_halfplanes(poly, count, normals, offsets, on_line)
+        assert got[0].shape == want[0].shape
+        assert got[0].tobytes() == want[0].tobytes()
+        assert np.array_equal(got[1], want[1])
+        # the cut itself against the one that computed a point on every edge
+        live = count > 0
+        if h and live.any():
+            p, c = poly[live], count[live]
+            sd = (p[:, :, 0] * normals[live, 0, None, 0] + p[:, :, 1] * normals[live, 0, None, 1]
+                  - offsets[live, 0, None])
+            valid = np.arange(k)[None, :] < c[:, None]
+            line = None
+            if on_line:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    nc, oc = normals[live, 0], offsets[live, 0]
+                    line = np.where(nc[:, ::-1] == 0, oc[:, None] / nc, np.nan)
+            new, new_n = _cut_polygons(p, c, sd, valid, line)
+            old, old_n = _cut_polygons_before(p, c, sd, valid, line)
+            assert np.array_equal(new_n, old_n)
+            slots = np.arange(new.shape[1])[None, :] < new_n[:, None]
+            assert new.shape == old.shape and new[slots].tobytes() == old[slots].tobytes()
+            assert new[:, 0].tobytes() == old[:, 0].tobytes()
+
+
+@pytest.mark.parametrize("kind", ["uniform", "ties", "thin", "national grid"])
+def test_sample_blocks_equal_the_brute_force(kind):
+    """The relaxation's blocked search gives the brute force's nearest point, ties to the
+    lowest index, for groups of many sizes, as the points move between searches."""
+    rng = np.random.default_rng(len(kind))
+    g_n = 150
+    n = rng.integers(1, 120, g_n)
+    nq = rng.integers(0, 900, g_n)
+    nq[n == 1] = 0
+    size = rng.uniform(2, 60, (g_n, 2))
+    if kind == "thin":
+        size[:, 1] = 1e-3 * size[:, 0]
+    off = rng.uniform(0, 1e3, (g_n, 2)) + (2.6e6 if kind == "national grid" else 0.0)
+    q = np.concatenate([off[g] + rng.random((nq[g], 2)) * size[g] for g in range(g_n)])
+    qg = np.repeat(np.arange(g_n), nq)
+    p_start = np.cumsum(n) - n
+    blocks = SampleBlocks(q, qg, n)
+    for _ in range(3):
+        pts = np.concatenate([off[g] + rng.random((n[g], 2)) * size[g] for g in range(g_n)])
+        if kind == "ties":             # lattice points: equal distances, lowest index wins
+            pts, q2 = np.round(pts), np.round(q)
+            blocks = SampleBlocks(q2, qg, n)
+            qq = q2
+        else:
+            qq = q
+        pts[p_start[n > 1] + 1] = pts[p_start[n > 1]]          # duplicate points
+        want = _nearest_dense(qq, qg, pts, p_start, n)
+        assert np.array_equal(blocks.nearest(pts, p_start, n), want)
+        for g in range(0, g_n, 37):    # and the plain brute force, group by group
+            sel = qg == g
+            if sel.any():
+                mine = pts[p_start[g]:p_start[g] + n[g]]
+                assert np.array_equal(want[sel] - p_start[g], _nearest_brute(qq[sel], mine))

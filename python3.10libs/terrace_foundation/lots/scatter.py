@@ -8,7 +8,7 @@ from ..geometry import group_pairs
 from ..region import Region, points_in_groups, region_edges
 
 __all__ = ["scatter_points", "relax_points", "region_rng", "scatter_in_regions",
-           "relax_in_regions", "nearest_in_groups"]
+           "relax_in_regions", "nearest_in_groups", "SampleBlocks"]
 
 
 def region_rng(seed: int, region_id: int, stream: int = 0) -> np.random.Generator:
@@ -74,7 +74,10 @@ def scatter_in_regions(edges, bounds: np.ndarray, counts: np.ndarray, rngs,
     if not gs:
         return np.zeros((0, 2)), np.zeros(0, dtype=np.intp)
     x, y, grp = np.concatenate(xs), np.concatenate(ys), np.concatenate(gs)
-    order = np.argsort(grp, kind="stable")                 # region by region, rounds in order
+    if len(gs) == 1:                   # one round: region by region already
+        order = np.arange(len(grp))
+    else:
+        order = np.argsort(grp, kind="stable")             # region by region, rounds in order
     grp = grp[order]
     first = np.searchsorted(grp, np.arange(g_n))
     rank = np.arange(len(grp)) - first[grp]
@@ -144,9 +147,18 @@ def relax_in_regions(points: np.ndarray, group: np.ndarray, edges, bounds: np.nd
         draw)
     p_start = np.concatenate([[0], np.cumsum(n_pts)[:-1]]).astype(np.intp)
     pts = points.copy()
+    # the samples are fixed: blocked once for the groups the brute force would take
+    # (SampleBlocks gives its answers), the grid hashing for the others
+    dense = n_pts[s_group] < DENSE_BELOW
+    blocks = SampleBlocks(samples[dense], s_group[dense], n_pts)
+    rest = np.flatnonzero(~dense)
     for _ in range(iterations):
         before = pts.copy()
-        nearest = nearest_in_groups(samples, s_group, pts, p_start, n_pts)
+        nearest = np.empty(len(samples), dtype=np.intp)
+        nearest[dense] = blocks.nearest(pts, p_start, n_pts)
+        if len(rest):
+            nearest[rest] = nearest_in_groups(samples[rest], s_group[rest], pts, p_start,
+                                              n_pts)
         cnt = np.bincount(nearest, minlength=len(pts))
         sx = np.bincount(nearest, samples[:, 0], minlength=len(pts))
         sy = np.bincount(nearest, samples[:, 1], minlength=len(pts))
@@ -191,8 +203,13 @@ def relax_points(points: np.ndarray, region: Region, iterations: int, rng: np.ra
                             iterations, [rng], samples_per_point)
 
 
+#: Groups with fewer points than this are searched by brute force (or :class:`SampleBlocks`),
+#: larger ones by grid hashing.
+DENSE_BELOW = 256
+
+
 def nearest_in_groups(q: np.ndarray, q_group: np.ndarray, pts: np.ndarray,
-                      p_start: np.ndarray, p_count: np.ndarray, dense_below: int = 256
+                      p_start: np.ndarray, p_count: np.ndarray, dense_below: int = DENSE_BELOW
                       ) -> np.ndarray:
     """Index of the nearest point of its own group for each query point (the lowest index on
     a tie), for many groups at once.
@@ -275,6 +292,157 @@ def _nearest_dense(q: np.ndarray, q_group: np.ndarray, pts: np.ndarray, p_start:
             k = np.argmin(d, axis=2)
             out[qsel] = (p_start[groups[gc], None] + k)[qrow, qpos]
     return out
+
+
+class SampleBlocks:
+    """Fixed query points of many groups in blocks, for repeated exact nearest-point searches
+    against points that move (the relaxation's samples against its points).
+
+    Each group's queries are cut into about ``per_point`` blocks per point of the group (a
+    grid over the group's queries); a block is the bounding box of its queries. A search
+    (:meth:`nearest`) takes, per block, the points that can be nearest to some place in the
+    box: those whose distance to the box is at most the smallest farthest distance of any
+    point of the group to it, squared and with a relative margin of ``1e-9`` (each squared
+    distance here and in the search is a sum of squares of single-rounded differences, off
+    by a few ulps at most). It then answers the block's queries among those only, with the
+    brute force's distances (``dx*dx + dy*dy``) and candidates in index order: the answer of
+    :func:`_nearest_dense` bit for bit, the lowest index on a tie.
+
+    Parameters
+    ----------
+    q : (Q, 2) ndarray
+        Query points.
+    q_group : (Q,) ndarray of int
+        Group of each query, non-decreasing.
+    p_count : (G,) ndarray of int
+        Points per group in the searches to come.
+    per_point : float
+        Blocks per point of a group.
+    """
+
+    def __init__(self, q: np.ndarray, q_group: np.ndarray, p_count: np.ndarray,
+                 per_point: float = 0.5) -> None:
+        q = np.asarray(q, dtype=np.float64).reshape(-1, 2)
+        q_group = np.asarray(q_group, dtype=np.intp)
+        self.n_q = len(q)
+        empty = np.zeros(0, dtype=np.intp)
+        self.order, self.b_start, self.b_count, self.b_group = empty, empty, empty, empty
+        self.qx = self.qy = np.zeros(0)
+        self.b_lo = self.b_hi = np.zeros((0, 2))
+        if self.n_q == 0:
+            return
+        g_first = np.flatnonzero(np.r_[True, q_group[1:] != q_group[:-1]])
+        present = q_group[g_first]
+        lo, hi = np.minimum.reduceat(q, g_first), np.maximum.reduceat(q, g_first)
+        ext = hi - lo
+        target = np.maximum(1.0, np.asarray(p_count, dtype=np.float64)[present] * per_point)
+        cell = np.sqrt(ext[:, 0] * ext[:, 1] / target)
+        cell = np.where(cell > 0, cell, np.maximum(ext.max(axis=1), 1e-300))
+        nxy = np.clip(np.ceil(ext / cell[:, None]), 1, 4096).astype(np.int64)
+        base = np.cumsum(nxy[:, 0] * nxy[:, 1]) - nxy[:, 0] * nxy[:, 1]
+        gi = np.repeat(np.arange(len(present)), np.diff(np.r_[g_first, self.n_q]))
+        c = np.minimum(((q - lo[gi]) / cell[gi, None]).astype(np.int64), nxy[gi] - 1)
+        key = base[gi] + c[:, 1] * nxy[gi, 0] + c[:, 0]
+        order = np.argsort(key)
+        key = key[order]
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        self.order = order                                     # queries block by block
+        self.qx, self.qy = q[order, 0], q[order, 1]
+        self.b_start = starts
+        self.b_count = np.diff(np.r_[starts, self.n_q])
+        self.b_group = q_group[order[starts]]
+        self.b_lo = np.column_stack([np.minimum.reduceat(self.qx, starts),
+                                     np.minimum.reduceat(self.qy, starts)])
+        self.b_hi = np.column_stack([np.maximum.reduceat(self.qx, starts),
+                                     np.maximum.reduceat(self.qy, starts)])
+
+    def _candidates(self, pts: np.ndarray, p_start: np.ndarray, p_count: np.ndarray,
+                    chunk: int = 1 << 20) -> np.ndarray:
+        """``(B, w)`` bool: column ``j`` of a block is its group's point ``p_start + j``,
+        True where that point can be nearest to a place in the block.
+        """
+        n = p_count[self.b_group]
+        w = max(int(n.max()), 1)
+        mask = np.zeros((len(n), w), dtype=bool)
+        local = np.arange(w)
+        step = max(1, chunk // w)
+        for s in range(0, len(n), step):
+            sl = slice(s, s + step)
+            real = local[None, :] < n[sl, None]
+            idx = np.where(real, p_start[self.b_group[sl], None] + local[None, :], 0)
+            px, py = pts[idx, 0], pts[idx, 1]
+            x0, y0 = self.b_lo[sl, 0, None], self.b_lo[sl, 1, None]
+            x1, y1 = self.b_hi[sl, 0, None], self.b_hi[sl, 1, None]
+            ex = np.maximum(np.maximum(x0 - px, px - x1), 0.0)
+            ey = np.maximum(np.maximum(y0 - py, py - y1), 0.0)
+            fx = np.maximum(px - x0, x1 - px)
+            fy = np.maximum(py - y0, y1 - py)
+            far2 = np.where(real, fx * fx + fy * fy, np.inf)
+            bound = far2.min(axis=1, keepdims=True) * (1.0 + 1e-9)
+            mask[sl] = real & (ex * ex + ey * ey <= bound)
+        return mask
+
+    def nearest(self, pts: np.ndarray, p_start: np.ndarray, p_count: np.ndarray,
+                chunk: int = 1 << 18) -> np.ndarray:
+        """Index into ``pts`` of the nearest point of its own group for each query (the
+        lowest index on a tie).
+
+        Parameters
+        ----------
+        pts : (P, 2) ndarray
+            Points, group by group: group ``g`` is ``p_start[g] ... p_start[g] +
+            p_count[g] - 1``; a group with queries must have points.
+        p_start, p_count : (G,) ndarray of int
+
+        Returns
+        -------
+        (Q,) ndarray of int
+        """
+        p_start = np.asarray(p_start, dtype=np.intp)
+        p_count = np.asarray(p_count, dtype=np.intp)
+        out = np.empty(self.n_q, dtype=np.intp)
+        if self.n_q == 0:
+            return out
+        mask = self._candidates(pts, p_start, p_count)
+        c_n = mask.sum(axis=1)
+        # the points and one infinitely far point (the padding of the candidate rows)
+        px, py = np.append(pts[:, 0], np.inf), np.append(pts[:, 1], np.inf)
+        # blocks by query count (rounded up to 8), then by candidate count: tight chunks
+        q_pad = -(-self.b_count // 8) * 8
+        order = np.lexsort((c_n, q_pad))
+        q_sorted = q_pad[order]
+        size = np.cumsum(q_sorted * c_n[order])
+        b = 0
+        while b < len(order):
+            end = int(np.searchsorted(q_sorted, q_sorted[b], side="right"))
+            base = size[b - 1] if b else 0
+            e = min(end, max(b + 1, int(np.searchsorted(size, base + chunk, side="right"))))
+            blk = order[b:e]
+            r, col = np.nonzero(mask[blk])
+            rank = np.arange(len(r)) - np.searchsorted(r, r)
+            cand = np.full((len(blk), max(int(c_n[blk].max()), 1)), len(pts), dtype=np.intp)
+            cand[r, rank] = p_start[self.b_group[blk[r]]] + col
+            lq = np.arange(int(q_sorted[b]))
+            real = lq[None, :] < self.b_count[blk, None]
+            qi = np.where(real, self.b_start[blk, None] + lq[None, :], 0)
+            qx, qy = self.qx[qi], self.qy[qi]
+            cx, cy = px[cand], py[cand]
+            # candidate by candidate over whole (block, query) arrays: a later candidate
+            # wins only when strictly nearer (the lowest index on a tie, as argmin)
+            best_d = np.full(qx.shape, np.inf)
+            best = np.full(qx.shape, len(pts), dtype=np.intp)
+            for j in range(cand.shape[1]):
+                d = qx - cx[:, j, None]
+                d *= d
+                dy = qy - cy[:, j, None]
+                dy *= dy
+                d += dy
+                nearer = d < best_d
+                np.copyto(best_d, d, where=nearer)
+                np.copyto(best, cand[:, j, None], where=nearer)
+            out[self.order[qi[real]]] = best[real]
+            b = e
+        return out
 
 
 def _nearest_grid(q: np.ndarray, q_group: np.ndarray, pts: np.ndarray,

@@ -28,7 +28,14 @@ import numpy as np
 
 from ...errors import TerraceInputError
 from ...heightfield import MAX_COORDINATE
-from ...region import _first_crossing, has_three_distinct, point_ids, points_in_edges, ring_area
+from ...region import (
+    _first_crossing,
+    crossing_edges_flat,
+    has_three_distinct,
+    point_ids,
+    points_in_edges,
+    ring_area,
+)
 
 __all__ = ["Repair", "repair_polygon", "regions_from_polygons"]
 
@@ -406,6 +413,121 @@ def repair_polygon(rings: list[np.ndarray], source: str, feature: str,
     return out, log.repairs
 
 
+def clean_single_rings(rings: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Which polygons of one outer ring need no repair, checked for all of them at once.
+
+    A ring passes when :func:`repair_polygon` would return it unchanged but for its closing
+    point and its orientation, with no repair: finite coordinates within
+    :data:`~terrace_foundation.heightfield.MAX_COORDINATE`, no repeated consecutive point,
+    no spike, no vertex passed twice, no crossing edges (the crossing test of
+    :func:`repair_polygon`, on the ring as oriented) and, with shapely installed, valid for
+    shapely. Its area must also be far from zero, ``|area| > 1e-6 L**2`` (``L`` the ring's
+    larger extent): the rank test of ``_degenerate`` can only fail below about
+    ``4e-12 sqrt(K) L**2`` (``K`` vertices), so it needs no singular values here. Every
+    other ring is left to :func:`repair_polygon`, which gives the same answer for these.
+
+    Parameters
+    ----------
+    rings : list of (K, 2) ndarray
+        Outer rings as read (closing point optional).
+
+    Returns
+    -------
+    ok : (R,) ndarray of bool
+    oriented : list of (K, 2) ndarray
+        For each ring that passes, its vertices without the closing point, counter-clockwise
+        (fresh arrays; an empty array for the others): what :meth:`Region.from_rings` keeps.
+    """
+    n_r = len(rings)
+    empty = np.zeros((0, 2))
+    if n_r == 0:
+        return np.zeros(0, dtype=bool), []
+    m = np.array([len(r) for r in rings], dtype=np.intp)
+    if (m == 0).any():
+        ok = np.zeros(n_r, dtype=bool)
+        return ok, [empty] * n_r
+    flat = np.concatenate(rings).astype(np.float64, copy=False)
+    start = np.cumsum(m) - m
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(flat).all(axis=1) | (np.abs(flat) > MAX_COORDINATE).any(axis=1)
+    ok = ~np.logical_or.reduceat(bad, start)
+    # drop each ring's closing point
+    closed = (flat[start] == flat[start + m - 1]).all(axis=1) & (m > 1)
+    n = m - closed
+    ok &= n >= 3
+    keep = np.arange(len(flat)) - np.repeat(start, m) < np.repeat(n, m)
+    r = flat[keep]
+    rid = np.repeat(np.arange(n_r), n)
+    first = np.cumsum(n) - n
+    loc = np.arange(len(r)) - first[rid]
+    nxt = np.where(loc + 1 < n[rid], np.arange(len(r)) + 1, first[rid])
+    prv = np.where(loc > 0, np.arange(len(r)) - 1, first[rid] + n[rid] - 1)
+    with np.errstate(invalid="ignore", over="ignore"):
+        # repeated consecutive points (the cyclic pair last-first included)
+        dup = (r == r[nxt]).all(axis=1)
+        # spikes, as _spikes computes them
+        u, v = r - r[prv], r[nxt] - r
+        cross = u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]
+        dot = (u * v).sum(axis=1)
+        scale = np.hypot(u[:, 0], u[:, 1]) * np.hypot(v[:, 0], v[:, 1])
+        spike = (np.abs(cross) <= 1e-12 * scale) & (dot < 0)
+        # area relative to each ring's first vertex, and the ring's larger extent
+        x, y = r[:, 0] - r[first[rid], 0], r[:, 1] - r[first[rid], 1]
+        area = 0.5 * np.bincount(rid, x * y[nxt] - x[nxt] * y, minlength=n_r)
+        lo, hi = np.minimum.reduceat(r, first), np.maximum.reduceat(r, first)
+        ext = (hi - lo).max(axis=1)
+        ok &= np.abs(area) > 1e-6 * ext * ext
+    ok &= np.bincount(rid, dup | spike, minlength=n_r) == 0
+    # a vertex passed twice (the ring touches itself)
+    order = np.lexsort((r[:, 1], r[:, 0], rid))
+    rs, gs = r[order], rid[order]
+    twice = (gs[1:] == gs[:-1]) & (rs[1:] == rs[:-1]).all(axis=1)
+    ok[gs[1:][twice]] = False
+    # the rings as repair_polygon orients them (counter-clockwise), then their crossings
+    sel = ok[rid]
+    back = area[rid] < 0
+    o_idx = np.where(back, first[rid] + n[rid] - 1 - loc, np.arange(len(r)))[sel]
+    a = r[o_idx]
+    o_rid, o_n = rid[sel], n[rid][sel]
+    o_loc = loc[sel]
+    b = a[np.where(o_loc + 1 < o_n, np.arange(len(a)) + 1, np.arange(len(a)) - o_loc)]
+    gi, gj = crossing_edges_flat(a, b, o_rid, o_loc, o_n)
+    same = o_rid[gi] == o_rid[gj]
+    ok[o_rid[gi[same]]] = False
+    o_first = np.searchsorted(o_rid, np.arange(n_r))
+    if ok.any():
+        ok &= _shapely_valid(a, o_rid, o_first, n, ok)
+    oriented = [a[o_first[k]:o_first[k] + n[k]].copy() if ok[k] else empty
+                for k in range(n_r)]
+    return ok, oriented
+
+
+def _shapely_valid(a: np.ndarray, rid: np.ndarray, first: np.ndarray, n: np.ndarray,
+                   which: np.ndarray) -> np.ndarray:
+    """``shapely.Polygon(ring).is_valid`` of the rings ``which`` (all True without shapely,
+    as :func:`_shapely_problem` then checks nothing).
+
+    Parameters
+    ----------
+    a : (E, 2) ndarray
+        Ring vertices, ring after ring (``rid``), ring ``k`` at ``first[k]`` with ``n[k]``.
+    which : (R,) ndarray of bool
+    """
+    from .._deps import available
+
+    out = np.ones(len(which), dtype=bool)
+    if not available("shapely"):
+        return out
+    import shapely
+
+    take = which[rid]
+    new = np.cumsum(which) - 1                     # the rings taken, numbered 0, 1, ...
+    rings = shapely.linearrings(a[take], indices=new[rid[take]])
+    valid = shapely.is_valid(shapely.polygons(rings))
+    out[np.nonzero(which)[0]] = valid
+    return out
+
+
 def regions_from_polygons(polys, source: str, strict: bool = False,
                           progress: Callable[[int, int], None] | None = None):
     """Repair and build the regions of one file.
@@ -439,9 +561,19 @@ def regions_from_polygons(polys, source: str, strict: bool = False,
     regions: list = []
     repairs: list = []
     polys = list(polys)
+    # polygons of one clean ring (most of a building layer) are checked all at once
+    single = [k for k, p in enumerate(polys) if len(p[2]) == 1]
+    ok, oriented = clean_single_rings([np.asarray(polys[k][2][0], dtype=np.float64)[:, :2]
+                                       for k in single])
+    fast = dict(zip(single, (o if good else None for o, good in zip(oriented, ok))))
     for k, (rid, props, rings, feature) in enumerate(polys):
         if progress is not None:
             progress(k, len(polys))
+        ring = fast.get(k)
+        if ring is not None:
+            # what Region.from_rings builds from it, its checks passed above
+            regions.append(Region(ring, (), rid, dict(props or {})))
+            continue
         parts, done = repair_polygon(rings, source, feature, strict)
         repairs.extend(done)
         # every part passed repair_polygon's crossing test or came from shapely.make_valid

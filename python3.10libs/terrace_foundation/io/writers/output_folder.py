@@ -172,26 +172,14 @@ def foreign_entry(folder: Path) -> str | None:
     parent of a listed file. Anything less and ``--overwrite`` refuses, since replacing the
     folder would delete something this tool did not write.
     """
-    import json
-
     entries = sorted(folder.rglob("*"))
     if not entries:
         return None
     report = folder / "report.json"
     if report.is_symlink() or not report.is_file():
         return "no report.json written by this tool"
-    try:
-        # the whole file: a report of ours for tens of thousands of lots passes 20 MB, and a
-        # truncated read would call it foreign (a parse costs less than the run that wrote it)
-        with open(report, "rb") as f:
-            doc = json.load(f)
-    except (OSError, ValueError, RecursionError):
-        return "its report.json is not one this tool wrote"
-    gen = doc.get("generator") if isinstance(doc, dict) else None
-    outputs = doc.get("outputs") if isinstance(doc, dict) else None
-    if (not isinstance(gen, dict) or gen.get("name") != GENERATOR_NAME
-            or not isinstance(outputs, list)
-            or not all(isinstance(o, str) for o in outputs)):
+    outputs = _listed_outputs(report)
+    if outputs is None:
         return "its report.json is not one this tool wrote"
     files = {Path(o) for o in outputs}
     dirs = {parent for f in files for parent in f.parents if parent != Path(".")}
@@ -205,6 +193,42 @@ def foreign_entry(folder: Path) -> str | None:
             continue
         return f"it holds {rel.as_posix()}, which this tool did not write"
     return None
+
+
+#: The last report.json read by :func:`_listed_outputs`: its identity (path, device, inode,
+#: size, modification time) and what it lists (a run checks its folder up to three times).
+_LAST_REPORT: list = [None, None]
+
+
+def _listed_outputs(report: Path) -> list[str] | None:
+    """The ``outputs`` list of a ``report.json`` this tool wrote, or None if it is not one.
+
+    The whole file is parsed: a report of ours for tens of thousands of lots passes 20 MB,
+    and a truncated read would call it foreign. A file unchanged since the last call (same
+    path, inode, size and modification time) is not parsed again.
+    """
+    import json
+
+    try:
+        st = report.stat()
+    except OSError:
+        return None
+    key = (str(report.absolute()), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    if _LAST_REPORT[0] == key:
+        return list(_LAST_REPORT[1])
+    try:
+        with open(report, "rb") as f:
+            doc = json.load(f)
+    except (OSError, ValueError, RecursionError):
+        return None
+    gen = doc.get("generator") if isinstance(doc, dict) else None
+    outputs = doc.get("outputs") if isinstance(doc, dict) else None
+    if (not isinstance(gen, dict) or gen.get("name") != GENERATOR_NAME
+            or not isinstance(outputs, list)
+            or not all(isinstance(o, str) for o in outputs)):
+        return None
+    _LAST_REPORT[:] = [key, list(outputs)]
+    return list(outputs)
 
 
 def check_output_folder(out_dir: str | os.PathLike, overwrite: bool = False,

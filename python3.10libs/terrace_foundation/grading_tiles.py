@@ -197,8 +197,8 @@ def grading_halos(cell_size: float, width: float, step_reach: int) -> dict[str, 
     """
     cs = cell_size
     # (the band's tiers reach OUTSIDE_TIERS band widths; split_steps two cells a round
-    # more; the cap, cap_margin cells more)
-    band = int(math.ceil(OUTSIDE_TIERS * width / cs)) + 2 + 2 * SPLIT_STEP_ROUNDS + cap_margin(cs)
+    # more; the cap, cap_margin cells more; split_steps again after the cap)
+    band = int(math.ceil(OUTSIDE_TIERS * width / cs)) + 2 + 4 * SPLIT_STEP_ROUNDS + cap_margin(cs)
     attribution = int(math.ceil(math.sqrt(2.0) * band)) + 3
     return {"survey": int(math.ceil(width / cs)) + 4, "band": band,
             "steps": step_reach, "attribution": attribution,
@@ -443,9 +443,10 @@ class GradingFigures(TileFigures):
         for k in ("wall_tallest", "emb_tallest"):
             out.lot_max[k] = np.full(n, np.nan)
         out.lot_count["emb_cells"] = np.zeros(n, dtype=np.int64)
+        out.lot_count["split_cells"] = np.zeros(n, dtype=np.int64)
         for k in ("face_area", "earth", "on_lot", "earth_total"):
             out.sums[k] = PartialSums()
-        for k in ("wing", "breach", "capped", "pad_cells"):
+        for k in ("wing", "breach", "capped", "split", "pad_cells"):
             out.counts[k] = 0
         for k in ("wing_step", "emb_tallest_total"):
             out.maxima[k] = -np.inf
@@ -563,6 +564,13 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
     fig.counts["wing"] = int(wing_w.sum())
     fig.counts["breach"] = int((band_e[ts] == Band.FADE).sum())
     fig.counts["capped"] = int(info["capped"][es][ts].sum())
+    # (the cells limits.split_steps moved, by their lot: its own or the nearest one)
+    split_t = info["split"][es][ts]
+    fig.counts["split"] = int(split_t.sum())
+    if split_t.any():
+        owner_t = np.where(lm_e[ts] > 0, lm_e[ts], near_e[ts])
+        fig.lot_count["split_cells"] = np.bincount(owner_t[split_t],
+                                                   minlength=job.n_lots + 1)
     fig.counts["pad_cells"] = int(pad_cells_e[ts].sum())
     for a, b, _ in _side_pairs(after_e.shape, lt):
         on = wing_w_e[a] | wing_w_e[b]

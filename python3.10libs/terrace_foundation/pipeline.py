@@ -441,7 +441,7 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
     figures = getattr(terraced, "figures", None)
     return TerraceResult(None if terrace is None else hf.with_heights(terrace), hf, lots,
                          terraced.lot_mask, p, report, timings, list(warn), walls,
-                         dict(getattr(figures, "steps", {})))
+                         dict(getattr(figures, "steps", {})), getattr(terraced, "graded", None))
 
 
 def _check_tiles(preset: Preset, tile_store, tile_only, farm_step) -> TileStore | None:

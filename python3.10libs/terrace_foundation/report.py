@@ -768,7 +768,18 @@ def fit_and_absurd(hf, created, n_steep, lots, walls, totals, reach, p, preset, 
                    "steep_slopes_created": None, "tall_walls": None}
     if median_cells is not None:
         flags["small_lots"] = median_cells < MIN_LOT_CELLS
-        if flags["small_lots"]:
+        # the ground of each lot's region on the grid, in cells: a lot cannot be larger
+        _, of = np.unique(np.array([lot.region_id for lot in lots]), return_inverse=True)
+        region_cells = float(np.median(np.bincount(of, areas)[of])) / hf.cell_area
+        if flags["small_lots"] and region_cells < MIN_LOT_CELLS:
+            # a larger min_lot_size cannot help: the regions themselves are that small (20
+            # plots of 16 m2 on 10 m cells were told "min_lot_size 880000 would fit it")
+            warn.add(f"the median lot covers {median_cells:.1f} cells of {cell:g} (fewer than"
+                     f" {MIN_LOT_CELLS:g}): lots this small are blocky on this grid and their "
+                     f"figures coarse; their regions are that small too (the median lot's"
+                     f" region covers {region_cells:.1f} cells on the grid), so no "
+                     "min_lot_size fits them: a finer grid would")
+        elif flags["small_lots"]:
             # lots come out a little smaller than min_lot_size predicts (cuts halve pieces):
             # a 25 % margin lands the median above the limit (real DEMs: 15.4-17.2 without)
             fit = 1.25 * p.min_lot_size * MIN_LOT_CELLS / max(median_cells, 1e-9)

@@ -46,6 +46,12 @@ class TerraceResult:
     raster_steps : dict
         CPU seconds per step of the tiled raster stages, summed over the tiles
         (:attr:`~terrace_foundation.tiling.TileFigures.steps`; empty when not measured).
+    graded : (Heightfield, Heightfield, ndarray) or None
+        The terrain, the terrace heightfield and the lot mask on the grid the grading ran on
+        when that was not the input grid: the grading preset grades a grid coarser than
+        ``max_wall_height / tan(max_slope)`` on the regions' window resampled finer
+        (:func:`~terrace_foundation.presets.grading.fine_grid`); its walls and report come
+        from that grid. None otherwise.
     """
 
     terrace_heightfield: Heightfield | None
@@ -58,6 +64,7 @@ class TerraceResult:
     warnings: list[str] = field(default_factory=list)
     walls: list[Wall] = field(default_factory=list)
     raster_steps: dict[str, float] = field(default_factory=dict)
+    graded: tuple[Heightfield, Heightfield, np.ndarray] | None = None
 
     def raster(self) -> tuple[Heightfield, np.ndarray]:
         """The terrace heightfield and the lot mask, held in memory.

@@ -345,6 +345,61 @@ def d15_remesh_far_above_the_lot_size(tmp, npy, regions, out):
     return _gen(npy, regions, out, "--remesh-size", "100000", "--min-lot-size", "500")
 
 
+def d3_regions_in_degrees(tmp, npy, regions, out):
+    # the regions' own CRS is geographic (the grid's is metric): a vector file to reproject
+    grid = _npy(tmp, crs="EPSG:2056")
+    return _gen(grid, _regions(tmp, [[SMALL_SQUARE]], crs="EPSG:4326"), out)
+
+
+def d3_local_metres_opt_in(tmp, npy, regions, out):
+    # the stated opt-in: the run goes ahead and no CRS is written to the outputs
+    return _gen(_npy(tmp, crs="EPSG:4326"), regions, out, "--local-metres")
+
+
+def d3_grid_that_looks_like_degrees(tmp, npy, regions, out):
+    # no CRS declared, but a cell of 0.001 and an extent inside +-180 x +-90
+    grid = write_npy(tmp / "deg.npy", small_heights(), {"cell_size": 0.001,
+                                                         "origin": [7.5, 46.5]})
+    sq = [[7.51, 46.47], [7.52, 46.47], [7.52, 46.48], [7.51, 46.48]]
+    return _gen(grid, _regions(tmp, [[sq]]), out)
+
+
+def d4_overlapping_multipolygon_parts(tmp, npy, regions, out):
+    # two parts of one feature overlapping by 100 x 100: terraced twice before (55 000)
+    a = [[1100.0, 2100.0], [1300.0, 2100.0], [1300.0, 2300.0], [1100.0, 2300.0]]
+    b = [[1200.0, 2150.0], [1350.0, 2150.0], [1350.0, 2250.0], [1200.0, 2250.0]]
+    fc = {"type": "FeatureCollection", "features": [
+        {"type": "Feature", "properties": {},
+         "geometry": {"type": "MultiPolygon", "coordinates": [[a + [a[0]]], [b + [b[0]]]]}}]}
+    return _gen(npy, write_json(tmp / "mp.geojson", fc), out)
+
+
+_LV95 = (2634000.0, 1172400.0)
+
+
+def _at_lv95(tmp, polygons):
+    """The small grid moved to LV95 magnitudes, and ``polygons`` moved with it."""
+    grid = write_npy(tmp / "lv95.npy", small_heights(), {"cell_size": SMALL_CELL,
+                                                         "origin": list(_LV95)})
+    dx, dy = _LV95[0] - SMALL_ORIGIN[0], _LV95[1] - SMALL_ORIGIN[1]
+    moved = [[[[x + dx, y + dy] for x, y in ring] for ring in poly] for poly in polygons]
+    return grid, _regions(tmp, moved, name="lv95.geojson")
+
+
+def d14_island_named_at_national_grid(tmp, npy, regions, out):
+    # a place in a message: all its digits (%.6g printed 2.6342e+06, 10 m at LV95)
+    outer = [[1100.0, 2050.0], [1400.0, 2050.0], [1400.0, 2350.0], [1100.0, 2350.0]]
+    hole = [[1150.0, 2100.0], [1150.0, 2300.0], [1350.0, 2300.0], [1350.0, 2100.0]]
+    island = [[1200.25, 2150.5], [1300.0, 2150.5], [1300.0, 2250.0], [1200.25, 2250.0]]
+    return _gen(*_at_lv95(tmp, [[outer, hole, island]]), out)
+
+
+def d14_spike_named_at_national_grid(tmp, npy, regions, out):
+    ring = [[1100.0, 2100.0], [1200.0, 2100.0], [1200.0, 2200.0], [1150.5, 2200.0],
+            [1150.5, 2250.0], [1150.5, 2200.0], [1100.0, 2200.0]]
+    return _gen(*_at_lv95(tmp, [[ring]]), out)
+
+
 ROWS = [
     # (defect, builder, "error" | "warning" | "ok", text in the line)
     (1, d1_home_folder, "error", "not a Terrace Foundation output folder"),
@@ -399,6 +454,12 @@ ROWS = [
     (13, d13_unknown_epsg_code, "warning", "'EPSG:999999' is not a CRS GDAL knows"),
     (13, d13_numeric_string_cell_size, "error", "'cell_size' must be a number"),
     (15, d15_remesh_far_above_the_lot_size, "ok", ""),
+    (3, d3_regions_in_degrees, "error", "ogr2ogr -t_srs EPSG:2056"),
+    (3, d3_local_metres_opt_in, "warning", "as --local-metres states"),
+    (3, d3_grid_that_looks_like_degrees, "warning", "extent look like degrees"),
+    (4, d4_overlapping_multipolygon_parts, "warning", "later regions lose the overlap"),
+    (14, d14_island_named_at_national_grid, "warning", "at (2634200.25, 1172150.5)"),
+    (14, d14_spike_named_at_national_grid, "warning", "spike point at (2634150.5, 1172250)"),
 ]
 
 
@@ -489,7 +550,34 @@ def _float32_with_our_options(out: Path) -> None:
         assert ds.crs.to_epsg() == 2056
 
 
+def _no_crs_written(out: Path) -> None:
+    """Defects 3 (--local-metres) and 13 (a CRS name GDAL cannot parse): no CRS in any
+    output (report.json, the GeoJSON, the heightfield's sidecar)."""
+    import json
+
+    assert json.loads((out / "report.json").read_text()).get("crs") is None
+    assert "crs" not in json.loads((out / "terrace_slices.geojson").read_text())
+    for f in out.iterdir():
+        if f.suffix in (".json", ".geojson", ".obj", ".html"):
+            text = f.read_text()
+            assert "4326" not in text and "banana" not in text, f.name
+
+
+def _tiny_ring_is_its_lot(out: Path) -> None:
+    """Defect 14: the 3 cm square at LV95 (0.0009 m2, "zero area" in absolute coordinates)
+    is one lot of its area; its outline, in world coordinates, equal to it within their
+    spacing (4.7e-10 m x its 0.12 m perimeter)."""
+    lots, outlines = _lots_and_outlines(out)
+    assert [lot["area"] for lot in lots.values()] == [pytest.approx(9e-4, rel=1e-6)]
+    (g,) = outlines.values()
+    assert g.is_valid and g.area == pytest.approx(9e-4, abs=8 * 0.12 * np.spacing(2.6e6))
+
+
 CHECKS = {
+    "d3_local_metres_opt_in": _no_crs_written,
+    "d13_unknown_crs_name": _no_crs_written,
+    "d14_tiny_ring_at_national_grid": _tiny_ring_is_its_lot,
+    "d4_overlapping_multipolygon_parts": _outlines_are_the_lots(40_000.0 + 15_000.0 - 10_000.0),
     "d6_hole_touching_the_shell": _outlines_are_the_lots(40_000.0 - 5_000.0),
     "d6_edge_vertical_to_an_ulp": _outlines_are_the_lots(20_000.0 + 100.0 * np.spacing(1200.0)),
     "d7_hole_partly_outside_the_shell": _outlines_are_the_lots(40_000.0 - 5_000.0),
@@ -629,6 +717,51 @@ def test_budget_counts_one_lot_per_small_region(small_hf):
     with pytest.raises(TerraceInputError, match="points in all") as err:
         check_budget(local, plots, TerraceParams(scatter_mode="fixed"))   # 150 000 lots
     assert err.value.source == "scatter_count" and "lower it to at most 33" in str(err.value)
+
+
+@pytest.mark.parametrize("change,text", [
+    ({"remesh_size": 0.25}, "remesh_size 0.25 is far below the cell size 10: about 1.28e+06"),
+    ({"min_lot_size": 5.0, "scatter_count": 2000},
+     "min_lot_size 5 makes about 1.2e+04 lots for 400 cells"),
+])
+def test_budget_warns_of_a_run_far_larger_than_the_map_warrants(small_hf, monkeypatch, change,
+                                                                text):
+    """Defect 10's warnings: runs that fit but are far larger than a 40 x 50 grid of 10 m
+    cells warrants (slice triangles far below a cell; lots smaller than a cell) are said,
+    with the setting that fits; the defaults on the same region say nothing."""
+    from terrace_foundation import Region, TerraceParams
+    from terrace_foundation.budget import check_budget
+
+    monkeypatch.setenv("TERRACE_MEMORY_BUDGET", "4")       # GiB: the run fits
+    local = small_hf.with_origin((0.0, 0.0))
+    region = Region.from_rings(np.array(SMALL_SQUARE) - np.array(SMALL_ORIGIN))
+    assert check_budget(local, [region], TerraceParams()) == []
+    notes = check_budget(local, [region], TerraceParams(**change))
+    assert len(notes) == 1 and text in notes[0], notes
+
+
+def test_long_reads_and_stages_show_progress(cli, tmp_path, monkeypatch, small_npy):
+    """Defect 8's "show progress": a large regions file is announced before it is read,
+    counted polygon by polygon while it is validated, and the long stages count their
+    items; the thresholds (5 MB, 5 s) are set to zero so a small run shows every line."""
+    import terrace_foundation.cli as cli_module
+    import terrace_foundation.pipeline as pipeline
+
+    monkeypatch.setattr(cli_module, "LARGE_INPUT", 0)
+    monkeypatch.setattr(cli_module, "READ_COUNT_INTERVAL", 0.0)
+    monkeypatch.setattr(pipeline, "COUNT_INTERVAL", 0.0)
+    plots = [[[[1100.0 + 10 * i, 2100.0 + 10 * j], [1104.0 + 10 * i, 2100.0 + 10 * j],
+               [1104.0 + 10 * i, 2104.0 + 10 * j], [1100.0 + 10 * i, 2104.0 + 10 * j]]]
+             for i in range(5) for j in range(4)]
+    res = cli("generate", small_npy, _regions(tmp_path, plots), "--out", tmp_path / "out")
+    assert res.code == 0, res.err
+    lines = res.err_lines
+    assert any("reading and validating" in line and "r.geojson" in line for line in lines)
+    assert any(line.endswith("r.geojson: polygons 19/20") for line in lines), res.err
+    assert any(line.endswith("read 20 regions (80 vertices)") for line in lines), res.err
+    assert any(line.endswith("footprint: lots 20/20") for line in lines), res.err
+    res = cli("generate", small_npy, tmp_path / "r.geojson", "--out", tmp_path / "q", "-q")
+    assert res.code == 0 and not any("polygons" in line for line in res.err_lines)
 
 
 def test_tiles_bounds_keep_national_grid_metres(cli, tmp_path):

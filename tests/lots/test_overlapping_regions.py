@@ -129,3 +129,26 @@ def test_fracture_region_gives_no_lots_off_the_grid():
     hf = Heightfield(np.zeros((20, 20)), 1.0, (0.0, 20.0))
     off = Region.from_rings(sq(30, 30, 10), region_id=0)
     assert fracture_region(off, TerraceParams(), hf.extent).n_lots == 0
+
+
+def test_difference_splits_an_edge_passing_a_corner_closer_than_the_on_edge_tolerance():
+    """The later triangle's west edge (from (-9.3e-10, -157.9) to (0, -758.9)) runs along the
+    earlier region's west edge x = 0 and passes its corner (0, -207.8) 8.5e-10 away: it was
+    not split there (the end-point tolerance was 1e-12 of the edge's start coordinate,
+    7.6e-10) and, judged whole by a probe beside its midpoint, it went; the triangle's part
+    above the earlier region (1188.8) was lost and the triangle called wholly inside (issue
+    15, long run). The difference is shapely's."""
+    w = -9.313225746154785e-10
+    first = np.array([[0.0, -758.9343225362], [582.0847057831, -758.9343225362],
+                      [693.8362346566, -758.9343225362], [736.4666995954, -575.2585126473],
+                      [0.0, -207.8331683231]])
+    later = np.array([[0.0, -758.9343225362], [388.7078785474, -758.9343225362],
+                      [w, -157.9338835149]])
+    a, b = Region.from_rings(first, region_id=0), Region.from_rings(later, region_id=1)
+    out, notes = resolve_overlaps([a, b])
+    want = Polygon(later).difference(Polygon(first))
+    assert want.area > 1000
+    assert len(out) == 2 and "loses" in notes[0]
+    assert out[1].area == pytest.approx(want.area, rel=1e-9)
+    assert Polygon(out[1].exterior, out[1].holes).symmetric_difference(want).area <= \
+        1e-9 * want.area

@@ -41,9 +41,16 @@ UNLIMITED = {"max_wall_height": 1e6, "max_embankment_height": 1e6, "lot_layout":
 
 @pytest.fixture(scope="module", params=[c[0] for c in _cases()])
 def real(request):
+    # the coarse grid graded as it is (grading.FINE_CELLS_MAX 0: the path of a window too
+    # large to resample, of farm cooks and of runs written to sinks only), so the properties
+    # below hold on the input grid; test_coarse_grid_* check the resampled runs
+    from terrace_foundation.presets import grading
+
     name, folder, towns = next(c for c in _cases() if c[0] == request.param)
     hf = _dem(folder)
-    return hf, _run(hf, towns)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(grading, "FINE_CELLS_MAX", 0)
+        return hf, _run(hf, towns)
 
 
 @pytest.fixture(scope="module", params=[c[0] for c in _cases()])
@@ -338,20 +345,119 @@ def test_cone_envelope_is_at_most_the_slope():
     assert np.abs(v[1:, 1:] - v[:-1, :-1]).max() <= 0.5 * 2.0 * np.sqrt(2) + 1e-9
 
 
-def test_coarse_grid_is_graded_with_a_warning_that_says_what_was_done(real):
-    # 25-30 m cells are coarser than max_wall_height / tan(max_slope) = 6 m: the run is not
-    # refused; the warning names the cell size, the bound, what was not done (the cap) and
-    # the walls left above the limit with the tallest, and the cell size that grades within
-    hf, res = real
+@pytest.mark.parametrize("name", [c[0] for c in _cases()])
+def test_coarse_grid_is_graded_with_a_warning_that_says_what_was_done(name):
+    # 25-30 m cells are coarser than max_wall_height / tan(max_slope) = 6 m: the run grades
+    # the town's window resampled to 5 m (Interlaken, 25 / 5) and 4.29 m (Big Tujunga, 30 / 7)
+    # and returns the input grid; one warning says so, with the walls still above the limit
+    _, folder, towns = next(c for c in _cases() if c[0] == name)
+    hf = _dem(folder)
+    res = _run(hf, towns[:1])
+    assert res.graded is not None and res.graded[0].cell_size == pytest.approx(
+        res.report["totals"]["graded_cell_size"], abs=1e-6)
     note = [w for w in res.warnings if w.startswith("grid cells of")]
     assert len(note) == 1
-    over = [w.height for w in res.walls if w.height > 4.0 + 1e-6]
+    from terrace_foundation.presets.grading import fine_factor
+
+    k = fine_factor(hf.cell_size, MAX_SLOPE, 4.0)
+    assert k == {25: 5, 30: 7}[round(hf.cell_size)]
     assert f"grid cells of {hf.cell_size:g} are coarser" in note[0]
-    assert "= 6.0:" in note[0] and "not capped at max_wall_height" in note[0]
+    assert f"resampled to {hf.cell_size / k:.4g} cells" in note[0]
+    assert "read back at the input cell centres" in note[0]
+    assert res.terrace_heightfield.heights.shape == hf.shape == res.lot_mask.shape
+    assert res.report["grid"] == {"rows": hf.shape[0], "cols": hf.shape[1],
+                                  "cell_size": hf.cell_size}
+    assert res.report["totals"]["graded_cell_size"] == pytest.approx(hf.cell_size / k)
+    over = [w for w in res.walls if w.height > 4.0 + 1e-6]
     if over:
-        assert f"{len(over)} wall(s) stay above it (up to {max(over):.1f} m)" in note[0]
-    assert note[0].endswith("resample the heightfield to 5 cells or finer to grade within "
-                            "the limits")
+        assert (f"{len(over)} wall(s) still above max_wall_height (up to "
+                f"{max(w.height for w in over):.1f} m)") in note[0]
+
+
+def test_coarse_grid_is_graded_fine_and_read_back_at_its_cell_centres():
+    """A 30 degree plane on 25 m cells (coarser than the 6 m at which a 4 m wall can be told
+    from an embankment): graded on 5 m cells, the walls within max_wall_height, the terrace
+    heightfield on the input grid: the input bit for bit where the grading left a cell, the
+    same lots as a run that grades the input grid (limits out of reach: no resampling)."""
+    from terrace_foundation.presets.grading import FINE_CELLS_MAX, fine_factor
+
+    r, c = np.mgrid[0:72, 0:72].astype(np.float64)
+    h = 100.0 + np.tan(np.radians(30.0)) * 25.0 * ((72 - r) * np.cos(0.35) + c * np.sin(0.35))
+    hf = tf.Heightfield(h, 25.0, (5000.0, 9000.0))
+    town = town_outline(hf, 0.5, 0.5, 500, 400, hole=False)
+    assert fine_factor(25.0, MAX_SLOPE, 4.0) == 5 and FINE_CELLS_MAX >= 72 * 72 * 25
+    res = tf.generate(hf, [town], preset="grading", seed=2, min_lot_size=6000.0)
+    coarse = tf.generate(hf, [town], preset="grading", seed=2, min_lot_size=6000.0,
+                         max_wall_height=1e6)
+    after = res.terrace_heightfield.heights
+    assert after.shape == hf.shape and res.report["totals"]["graded_cell_size"] == 5.0
+    np.testing.assert_array_equal(res.lot_mask, coarse.lot_mask)
+    conflict = {r_["lot_id"] for r_ in res.report["lots"] if r_["limit_conflict"]}
+    assert all(w.height <= 4.0 + 1e-6 for w in res.walls
+               if w.lot_a not in conflict and w.lot_b not in conflict)
+    assert res.report["totals"]["tallest_wall_face"] <= 4.0 + 1e-6
+    assert max(w.height for w in coarse.walls) > 10.0         # graded as it is: tall steps
+    # pads stay flat on the input grid (each input cell reads its middle fine cell)
+    pads = {r_["lot_id"]: r_["pad_height"] for r_ in res.report["lots"]}
+    lots = res.lot_mask > 0
+    on_pad = lots & np.isclose(after, np.vectorize(lambda i: pads.get(i, np.nan))(
+        np.where(lots, res.lot_mask, 1)), atol=1e-9)
+    # (the input cells sample the fine lot cells: on their pads in about the fine share)
+    assert on_pad.sum() > 0
+    assert on_pad.sum() / lots.sum() == pytest.approx(res.report["totals"]["pad_share"],
+                                                      abs=0.05)
+    same = after == h
+    assert same.sum() > 0 and np.all(after[~same] != h[~same])
+    far = np.ones(hf.shape, dtype=bool)
+    rr, cc = np.nonzero(lots)
+    far[rr.min() - 12:rr.max() + 13, cc.min() - 12:cc.max() + 13] = False
+    np.testing.assert_array_equal(after[far], h[far])
+    note = [w for w in res.warnings if w.startswith("grid cells of")]
+    assert len(note) == 1 and "resampled to 5 cells" in note[0]
+
+
+def test_coarse_grid_too_large_to_resample_is_graded_as_it_is(monkeypatch):
+    from terrace_foundation.presets import grading
+
+    monkeypatch.setattr(grading, "FINE_CELLS_MAX", 1000)
+    hf = tf.Heightfield(np.add.outer(np.arange(40.0), np.arange(40.0)) * 8.0, 25.0)
+    res = tf.generate(hf, [town_outline(hf, 0.5, 0.5, 300, 250, hole=False)],
+                      preset="grading", seed=2, min_lot_size=6000.0)
+    note = [w for w in res.warnings if w.startswith("grid cells of")]
+    assert len(note) == 1 and "not capped at max_wall_height" in note[0]
+    assert "(not resampled here: the regions' window resampled to 5 cells would be" in note[0]
+    assert res.report["totals"]["graded_cell_size"] == 25.0
+
+
+def test_upsample_is_bilinear_at_the_fine_cell_centres():
+    """Against scipy's RegularGridInterpolator at the fine cell centres (clamped to the outer
+    input centres); odd factors give the input itself at each middle fine cell."""
+    from scipy.interpolate import RegularGridInterpolator
+
+    from terrace_foundation.presets.grading import upsample
+
+    rng = np.random.default_rng(3)
+    h = rng.normal(0.0, 50.0, (7, 9)).cumsum(axis=0)
+    for k in (3, 5, 7, 2):
+        got = upsample(h, k)
+        assert got.shape == (7 * k, 9 * k)
+        u = np.clip((np.arange(7 * k) + 0.5) / k - 0.5, 0, 6)
+        v = np.clip((np.arange(9 * k) + 0.5) / k - 0.5, 0, 8)
+        uu, vv = np.meshgrid(u, v, indexing="ij")
+        want = RegularGridInterpolator((np.arange(7.0), np.arange(9.0)), h)(
+            np.column_stack([uu.ravel(), vv.ravel()])).reshape(got.shape)
+        np.testing.assert_allclose(got, want, atol=1e-9)
+        if k % 2:
+            np.testing.assert_array_equal(got[k // 2::k, k // 2::k], h)
+
+
+def test_fine_factor():
+    from terrace_foundation.presets.grading import fine_factor
+
+    # the smallest odd k with cell / k <= 0.9 * 4 / tan(33.7) = 5.4 m
+    assert [fine_factor(c, 33.7, 4.0) for c in (2.0, 5.9, 6.1, 10.0, 25.0, 30.0)] == \
+        [1, 1, 3, 3, 5, 7]
+    assert fine_factor(30.0, 33.7, 1e6) == 1
 
 
 def test_coarse_grid_note_only_on_coarse_cells():

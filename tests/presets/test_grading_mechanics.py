@@ -10,7 +10,8 @@ import pytest
 from terrace_foundation.presets.limits import _pairs8, split_steps
 
 
-def _split_steps_dense(graded, terrain, lots, dist, t, cell_size, max_step=0.0, rounds=4):
+def _split_steps_dense(graded, terrain, lots, dist, t, cell_size, max_step=0.0, rounds=4,
+                       max_wall=np.inf):
     """The rule of :func:`split_steps` as a pass over the whole window (its first form)."""
     f = graded.copy()
     rise = max(max_step, t * cell_size * (1 + 1e-9))
@@ -44,6 +45,16 @@ def _split_steps_dense(graded, terrain, lots, dist, t, cell_size, max_step=0.0, 
         both = np.isfinite(lo) & np.isfinite(hi) & (lo > hi)
         new = np.clip(f, lo, hi)
         new[both] = 0.5 * (lo[both] + hi[both])
+        if np.isfinite(max_wall):
+            g_lo = np.full(f.shape, -np.inf)
+            g_hi = np.full(f.shape, np.inf)
+            for a, b, d in _pairs8(f.shape):
+                if d > 1.0:
+                    continue
+                for p, q in ((a, b), (b, a)):
+                    np.maximum(g_lo[p], np.minimum(f[p], f[q] - max_wall), out=g_lo[p])
+                    np.minimum(g_hi[p], np.maximum(f[p], f[q] + max_wall), out=g_hi[p])
+            new = np.clip(new, g_lo, g_hi)
         f = new
     return f, int((f != graded).sum())
 
@@ -74,11 +85,11 @@ def _case(seed):
 
 
 @pytest.mark.parametrize("seed", range(12))
-@pytest.mark.parametrize("max_step", [0.0, 0.5])
-def test_split_steps_matches_whole_window_pass(seed, max_step):
+@pytest.mark.parametrize("max_step, max_wall", [(0.0, np.inf), (0.5, np.inf), (0.5, 1.2)])
+def test_split_steps_matches_whole_window_pass(seed, max_step, max_wall):
     args = _case(seed)
-    want = _split_steps_dense(*args, max_step)
-    got = split_steps(*args, max_step)
+    want = _split_steps_dense(*args, max_step, max_wall=max_wall)
+    got = split_steps(*args, max_step, max_wall=max_wall)
     assert got[1] == want[1]
     assert np.array_equal(got[0], want[0])
 

@@ -57,7 +57,12 @@ CASES = {
     # the foot of the Harder above Unterseen/Interlaken; the ridge town of Big Tujunga
     "interlaken": lambda: _crop("interlaken_dhm25", 0.35, 0.14),
     "bigtujunga": lambda: _crop("bigtujunga_srtm30", 0.7, 0.3),
+    # seed 3: the cap left two cells on a diagonal 34.2 degrees apart (split_steps did not run
+    # after it; the same rule made the 41.0 and 35.8 degree pairs of the 2 m layout cases)
+    "ridge_seed3": _ridge,
 }
+#: seeds other than 2
+SEEDS = {"ridge_seed3": 3}
 
 
 @pytest.fixture(scope="module", params=sorted(CASES))
@@ -65,7 +70,8 @@ def graded(request):
     hf = CASES[request.param]()
     x0, y0, x1, y1 = hf.extent
     town = town_outline(hf, 0.5, 0.5, 0.32 * (x1 - x0), 0.26 * (y1 - y0), hole=False)
-    res = tf.generate(hf, [town], preset="grading", seed=2, min_lot_size=1500.0)
+    res = tf.generate(hf, [town], preset="grading", seed=SEEDS.get(request.param, 2),
+                      min_lot_size=1500.0)
     return hf, res
 
 
@@ -156,7 +162,7 @@ def test_nothing_changes_beyond_the_band_but_the_cap(graded):
     far = (dist > hf.cell_size * (1 + SPLIT_STEP_ROUNDS * np.sqrt(2)) + OUTSIDE_TIERS * width
            + 1e-9) & (after != hf.heights)
     t = res.report["totals"]
-    assert far.sum() <= t["capped_cells"]
+    assert far.sum() <= t["capped_cells"] + t["split_cells"]
     assert np.all(np.abs(after - hf.heights)[far] <= WALL + 2 * EMB + TOL)
 
 

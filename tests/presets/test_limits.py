@@ -184,6 +184,47 @@ def test_pad_gap_is_the_step_two_tiers_a_side_grade():
     assert pad_gap(MAX_WALL, MAX_EMB, SLOPE, 2.0, tiers=1) == pytest.approx(16.0)
 
 
+def test_report_counts_split_cells_and_pad_shifts(monkeypatch):
+    """The cells limits.split_steps moved (counted here by wrapping it: the union over its
+    calls, one window on this single-tile grid) and the pads the limit rule raised or lowered
+    (pad minus the pad rule's pad), per lot and in total, in report.json and in the text
+    report."""
+    from terrace_foundation.io.summary import report_summary
+    from terrace_foundation.presets import limits
+
+    moved: list[np.ndarray] = []
+    split = limits.split_steps
+
+    def counting(graded, *args, **kwargs):
+        out, n = split(graded, *args, **kwargs)
+        moved.append(out != graded)
+        return out, n
+
+    monkeypatch.setattr(limits, "split_steps", counting)
+    hf = _plane(30)
+    res = tf.generate(hf, _town(hf), preset="grading", seed=2, min_lot_size=6000.0)
+    t, rows = res.report["totals"], res.report["lots"]
+    assert len(moved) == 2 and moved[0].shape == moved[1].shape      # before and after the cap
+    assert t["split_cells"] == int((moved[0] | moved[1]).sum()) > 0
+    assert sum(r["split_cells"] for r in rows) == t["split_cells"]
+    shifts = []
+    for r in rows:
+        want = r["pad_height"] - r["rule_pad_height"] if r["pad_moved"] else 0.0
+        assert r["pad_shift"] == pytest.approx(want, abs=1e-5)
+        shifts.append(r["pad_shift"])
+    up = [s for s in shifts if s > 0]
+    down = [-s for s in shifts if s < 0]
+    assert up and down and len(up) + len(down) == t["lots_pad_moved"]
+    assert (t["lots_pad_raised"], t["lots_pad_lowered"]) == (len(up), len(down))
+    assert t["pad_raised_max"] == pytest.approx(max(up), abs=1e-5)
+    assert t["pad_lowered_max"] == pytest.approx(max(down), abs=1e-5)
+    text = report_summary(res.report, per_lot=True)
+    assert (f"limit rule: {len(up)} pads raised (up to {max(up):.2f} m), {len(down)} lowered"
+            in text)
+    assert f"steps moved onto one cell side (split_steps): {t['split_cells']} cells" in text
+    assert "pad moved m" in text and f"{up[0]:+.2f}" in text
+
+
 def test_pad_reach_bounds_hand_cases():
     """pad_reach is a wall and two embankments (16 m with the defaults); the bounds are the
     rim interval within the reach of the rule's pad, the rim interval alone where they do not

@@ -163,6 +163,25 @@ def test_small_lots_are_warned_with_a_fitting_min_lot_size():
     assert again.report["flags"]["small_lots"] is False
 
 
+def test_small_lots_of_small_regions_are_not_told_a_min_lot_size():
+    """Plots smaller than 16 cells are one lot each whatever min_lot_size is: the warning
+    said "min_lot_size 880000 (16 cells a lot or more) would fit it" for 4 x 4 m plots on
+    10 m cells (issue 15, nothing silent or misleading). It says the regions are that small."""
+    hf = mountain(cell=10.0, rows=40, cols=50)
+    x0, y1 = hf.origin
+    plots = [np.array([[x0 + 100 + 10 * i, y1 - 300 + 10 * j], [x0 + 104 + 10 * i,
+                                                                y1 - 300 + 10 * j],
+                       [x0 + 104 + 10 * i, y1 - 296 + 10 * j],
+                       [x0 + 100 + 10 * i, y1 - 296 + 10 * j]], dtype=float)
+             for i in range(5) for j in range(4)]
+    with pytest.warns(TerraceWarning, match="median lot covers") as rec:
+        res = tf.generate(hf, plots, seed=1)
+    (msg,) = [str(w.message) for w in rec if "median lot" in str(w.message)]
+    assert len(res.lots) == 20 and res.report["flags"]["small_lots"] is True
+    assert "region covers 0.2 cells" in msg and "no min_lot_size fits them" in msg
+    assert "would fit it" not in msg
+
+
 # --------------------------------------------------------------------------- absurd results
 
 def test_earthworks_out_of_proportion_are_flagged():

@@ -108,7 +108,7 @@ def test_grading_halos_come_from_the_parameters():
     assert halos["survey"] == int(np.ceil(width / 2.0)) + 4
     # the tiers reach two band widths, split_steps two cells a round more, the cap 40 more
     assert halos["band"] == int(np.ceil(OUTSIDE_TIERS * width / 2.0)) + 2 + \
-        2 * SPLIT_STEP_ROUNDS + cap_margin(2.0)
+        4 * SPLIT_STEP_ROUNDS + cap_margin(2.0)
     assert halos["grade"] >= 1 + halos["band"] + halos["steps"] + 2
     steeper = GradingJob(raster, 33.7, 4.0, 12.0, 0.5, "embankment", "mean")
     assert steeper.halos()["band"] > halos["band"]

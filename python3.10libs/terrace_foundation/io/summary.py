@@ -213,11 +213,22 @@ def _lot_table(lots: list[dict]) -> list[str]:
                      "-" if share is None else f"{100 * share:.0f}%",
                      _num(_f(lot.get("wall_face_area"))), _num(_f(lot.get("wall_height_p95")), 2),
                      _num(_f(lot.get("embankment_area"))), _num(_f(lot.get("earthwork_volume"))),
-                     _num(_f(lot.get("earthwork_ratio")), 2),
-                     "moved" if lot.get("pad_moved") else "-"])
+                     _num(_f(lot.get("earthwork_ratio")), 2), _pad_shift(lot),
+                     "-" if lot.get("split_cells") is None else str(lot["split_cells"])])
     return _table(["lot", "area m2", "pad m", "pad range m", "pad slope", "cut m3", "fill m3",
                    "net m3", "walls", "tallest m", "embankment", "buildable", "wall face m2",
-                   "wall p95 m", "emb. m2", "earthwork m3", "ratio", "pad"], rows)
+                   "wall p95 m", "emb. m2", "earthwork m3", "ratio", "pad moved m",
+                   "split"], rows)
+
+
+def _pad_shift(lot: dict) -> str:
+    """The limit rule's pad shift of a lot row: ``+1.25`` raised, ``-0.80`` lowered, ``-``
+    on its rule (``moved`` for a report from before the shift was reported).
+    """
+    if not lot.get("pad_moved"):
+        return "-"
+    shift = _f(lot.get("pad_shift"))
+    return "moved" if shift is None else f"{shift:+.2f}"
 
 
 def _verdict(flag: Any, bad: str) -> str:
@@ -297,9 +308,19 @@ def _earthworks(report: dict) -> list[str]:
            f" lots; moved towards the terrain by the limits: {t.get('lots_pad_moved', 0)}; "
            f"limits not met: {t.get('lots_limit_conflict', 0)} lots, "
            f"{t.get('limit_breach_cells', 0)} cells of fade beyond the band"]
+    if t.get("lots_pad_raised") is not None:
+        out.append(f"  limit rule: {t['lots_pad_raised']} pads raised (up to "
+                   f"{_num(_f(t.get('pad_raised_max')), 2)} m), {t['lots_pad_lowered']} "
+                   f"lowered (up to {_num(_f(t.get('pad_lowered_max')), 2)} m)")
     moved = [int(x["lot_id"]) for x in report.get("lots") or [] if x.get("pad_moved")]
     if moved:
         out.append(f"  lots with moved pads: {_ids(moved, False)}")
+    if t.get("split_cells") is not None:
+        split = [int(x["lot_id"]) for x in report.get("lots") or []
+                 if (x.get("split_cells") or 0) > 0]
+        out.append(f"  steps moved onto one cell side (split_steps): {t['split_cells']} cells"
+                   + (f", around lots {_ids(split, False)}" if split else "")
+                   + f"; cells the cap moved: {t.get('capped_cells', 0)}")
     return out
 
 

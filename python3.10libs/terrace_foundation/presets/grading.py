@@ -13,15 +13,21 @@ blurs the result into the terrain), the grading preset builds what a civil gradi
   ``max_slope`` and no higher than ``max_embankment_height`` back to the terrain, on exact
   Euclidean distances: :func:`terrace_foundation.presets.limits.grade_limited` (this
   module holds the pad rules).
+* **Coarse grids.** A grid whose cells are wider than ``max_wall_height / tan(max_slope)``
+  cannot hold the wall limit (an embankment rises more than a wall over one cell side): its
+  regions' window is graded resampled finer and read back at its cell centres
+  (:func:`fine_grid`), with one warning.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..heightfield import Heightfield
+from ..lots.remesh import LotMesh
 from ..report import tile_report
 from ..tiling import ReferenceJob
 from ..wall import Wall
@@ -31,7 +37,7 @@ from .reference import TiledTerrace, open_sink, tile_source
 from .walls import find_walls, grid_steps_from_sides, outline_walls, touching_lots
 
 __all__ = ["cell_pad_heights", "balanced_pads", "GradingPreset", "GRADING",
-           "GradedTerrace", "tile_grading_figures"]
+           "GradedTerrace", "tile_grading_figures", "pad_shift_totals"]
 
 
 def cell_pad_heights(heights: np.ndarray, lot_mask: np.ndarray, n_lots: int,
@@ -165,9 +171,27 @@ class GradedTerrace(TiledTerrace):
     plan : dict
         :func:`~terrace_foundation.grading_tiles.plan_pads`: per lot id the pad (``pad``),
         the pad rule's pad (``rule_pad``), ``moved`` and ``conflict`` flags, ``cells``.
+    fine : FineGrid or None
+        Where a coarse grid was graded (:func:`fine_grid`): the walls and the report come
+        from that run; ``terrace`` and ``lot_mask`` are on the input grid.
+    not_fine : str
+        Why a coarse grid was graded as it is ('' otherwise).
     """
 
     plan: dict = field(default_factory=dict)
+    fine: "FineGrid | None" = None
+    not_fine: str = ""
+
+    @property
+    def graded(self) -> "tuple[Heightfield, Heightfield, np.ndarray] | None":
+        """The terrain, the terrace heightfield and the lot mask on the fine window a coarse
+        grid was graded on (None when the input grid was graded).
+        """
+        f = self.fine
+        if f is None or f.terrace is None or f.lot_mask is None:
+            return None
+        hf = f.run.heightfield
+        return hf, hf.with_heights(f.terrace), f.lot_mask
 
 
 class GradingPreset(Preset):
@@ -239,10 +263,21 @@ class GradingPreset(Preset):
     def terrace(self, run: Run) -> GradedTerrace | None:
         """Survey, plan the pads, grade (:func:`~terrace_foundation.grading_tiles.run_grading_tiles`);
         None for a farm work item (``tile_only`` or the ``plan`` step: its pieces go to the
-        tile store).
+        tile store). A grid too coarse to hold the wall limit is graded on its regions' window
+        resampled finer and read back at its cell centres (:func:`fine_grid`).
         """
         from ..grading_tiles import run_grading_tiles
 
+        fine = fine_grid(run)
+        if isinstance(fine, FineGrid):
+            graded = self.terrace(fine.run)
+            assert isinstance(graded, GradedTerrace) and graded.terrace is not None
+            assert graded.lot_mask is not None
+            fine.terrace, fine.lot_mask = graded.terrace, graded.lot_mask
+            back, back_mask = fine.sample_back(run.heightfield.heights, graded.terrace,
+                                               graded.lot_mask)
+            return GradedTerrace(back, back_mask, graded.pads, graded.sliced,
+                                 graded.figures, graded.reach, graded.plan, fine)
         hf, mesh, opt = run.heightfield, run.mesh, run.options
         run.stage("grade", 0.7)
         job = self.raster_job(run)
@@ -266,10 +301,13 @@ class GradingPreset(Preset):
         sink.close()
         warn_empty(plan["cells"], run.warn)
         pads = plan["pad"][1:]
-        return GradedTerrace(terrace, lot_mask, pads, pads[mesh.vertex_lot], figs, (0.0, 0), plan)
+        return GradedTerrace(terrace, lot_mask, pads, pads[mesh.vertex_lot], figs, (0.0, 0), plan,
+                             not_fine=fine or "")
 
     def walls(self, run, lots, terraced) -> list[Wall]:
         assert isinstance(terraced, GradedTerrace) and terraced.figures is not None
+        if terraced.fine is not None:
+            run = terraced.fine.run
         hf, p, shift = run.heightfield, run.params, run.shift
         figs: Any = terraced.figures        # grading_tiles' figures (pair_max, grid/wall sides)
         # walls between lots where the terrace heightfield has a step above max_step across
@@ -293,8 +331,10 @@ class GradingPreset(Preset):
         if p.boundary == "wall":
             walls += outline_walls(lots, [r.translated(shift) for r in run.regions], hf.sample,
                                    p.max_step, 1e-6, origin=shift, spacing=hf.cell_size)
-        note = coarse_grid_note(hf.cell_size, p.max_slope, p.max_wall_height,
-                                [w.height for w in walls])
+        note = terraced.fine.note(walls, terraced.plan["conflict"]) \
+            if terraced.fine is not None \
+            else coarse_grid_note(hf.cell_size, p.max_slope, p.max_wall_height,
+                                  [w.height for w in walls], terraced.not_fine)
         if note:
             run.warn.add(note)
         return walls
@@ -304,6 +344,9 @@ class GradingPreset(Preset):
         wings, and the walls, embankments and earthworks per lot (:class:`GradingLotFigures`).
         """
         assert isinstance(terraced, GradedTerrace) and terraced.figures is not None
+        grid = run.heightfield
+        if terraced.fine is not None:
+            run = terraced.fine.run
         hf, figs, plan = run.heightfield, terraced.figures, terraced.plan
         n = run.n_lots + 1
 
@@ -311,18 +354,178 @@ class GradingPreset(Preset):
             per_lot, own = tile_grading_figures(figs, hf.cell_size, n,
                                                 figs.counts["lot_cells"])
             own["lots_pad_moved"] = int(plan["moved"].sum())
+            own.update(pad_shift_totals(plan["pad"], plan["rule_pad"], plan["moved"]))
             own["lots_limit_conflict"] = int(plan["conflict"].sum())
+            own["graded_cell_size"] = hf.cell_size
             return own, lot_figures(per_lot, plan["moved"], plan["conflict"],
-                                    plan["rule_pad"], [lot.lot_id for lot in lots])
+                                    plan["rule_pad"], [lot.lot_id for lot in lots],
+                                    pad=plan["pad"])
 
-        return tile_report(hf, figs, lots=lots, walls=walls, params=run.params, preset=self,
-                           warn=run.warn, n_lots=run.n_lots,
-                           wings=(figs.counts["wing"], max(figs.maxima["wing_step"], 0.0)),
-                           more=more)
+        report = tile_report(hf, figs, lots=lots, walls=walls, params=run.params, preset=self,
+                             warn=run.warn, n_lots=run.n_lots,
+                             wings=(figs.counts["wing"], max(figs.maxima["wing_step"], 0.0)),
+                             more=more)
+        report["grid"].update(rows=grid.shape[0], cols=grid.shape[1],
+                              cell_size=float(grid.cell_size))
+        return report
+
+
+# --------------------------------------------------------------------------- coarse grids
+
+#: Most cells of the resampled window a coarse grid is graded on (:func:`fine_grid`); a larger
+#: window is graded on the input grid, with the coarse grid's warning (:func:`coarse_grid_note`).
+FINE_CELLS_MAX = 16_000_000
+
+
+def fine_factor(cell_size: float, max_slope: float, max_wall: float) -> int:
+    """How many times finer (odd, 1 for a grid fine enough) a coarse grid is graded.
+
+    The smallest odd ``k`` with ``cell_size / k`` at most 0.9 ``max_wall / tan(max_slope)``
+    (5.4 m with the defaults): there a wall is taller than an embankment's rise over one cell
+    side, so the cap holds the wall limit. Odd, so the middle fine cell of each input cell has
+    the input cell's centre (:meth:`FineGrid.sample_back` reads the terrace there).
+    """
+    t = float(np.tan(np.radians(max_slope)))
+    if not (np.isfinite(max_wall) and t * cell_size >= max_wall):
+        return 1
+    k = int(np.ceil(cell_size / (0.9 * max_wall / t) - 1e-9))
+    return k + 1 - k % 2
+
+
+def upsample(h: np.ndarray, k: int) -> np.ndarray:
+    """``h`` bilinear at the centres of cells ``k`` times finer, ``(M k, N k)``.
+
+    Cell-centred and clamped at the edges as :meth:`Heightfield.sample`; for odd ``k`` the
+    middle fine cell of each cell is that cell's centre, where the value is ``h`` itself.
+    Adds no detail: the terrain between the samples is as smooth as the grid says.
+    """
+    out = np.asarray(h, dtype=np.float64)
+    for axis in (0, 1):
+        n = out.shape[axis]
+        u = np.clip((2.0 * np.arange(n * k) + 1.0 - k) / (2.0 * k), 0.0, n - 1.0)
+        i0 = np.floor(u).astype(np.intp)          # (w = 0 on a centre: the value itself)
+        w = u - i0
+        a = np.take(out, i0, axis=axis)
+        b = np.take(out, np.minimum(i0 + 1, n - 1), axis=axis)
+        w = w[:, None] if axis == 0 else w[None, :]
+        out = a + (b - a) * w
+    return out
+
+
+@dataclass
+class FineGrid:
+    """A coarse grid's window around the regions, resampled ``k`` times finer, and the run on
+    it (:func:`fine_grid`).
+
+    Attributes
+    ----------
+    run : Run
+        The run on the fine window (its heightfield, local frame, shift, mesh and regions).
+    k : int
+        Fine cells per input cell side (odd).
+    window : (r0, r1, c0, c1)
+        The window, in input cells.
+    cell_size : float
+        The input grid's cell size.
+    terrace, lot_mask : ndarray or None
+        The grading's terrace heightfield and lot mask on the window, once graded.
+    """
+
+    run: Run
+    k: int
+    window: tuple[int, int, int, int]
+    cell_size: float
+    terrace: np.ndarray | None = None
+    lot_mask: np.ndarray | None = None
+
+    def sample_back(self, heights: np.ndarray, terrace: np.ndarray, lot_mask: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """The terrace heightfield and lot mask on the input grid: the fine ones read at the
+        input cell centres (the middle fine cell of each), the terrain itself where the
+        grading left that cell (bit for bit) and outside the window.
+        """
+        r0, r1, c0, c1 = self.window
+        mid = (self.k - 1) // 2
+        got = terrace[mid::self.k, mid::self.k]
+        terrain = self.run.heightfield.heights[mid::self.k, mid::self.k]
+        out = np.array(heights, dtype=np.float64)
+        out[r0:r1, c0:c1] = np.where(got == terrain, out[r0:r1, c0:c1], got)
+        mask = np.zeros(out.shape, dtype=np.int32)
+        mask[r0:r1, c0:c1] = lot_mask[mid::self.k, mid::self.k]
+        return out, mask
+
+    def note(self, walls: Sequence[Wall], conflict: np.ndarray) -> str:
+        """The one-line warning of a run graded on the fine window: what was done, and the
+        walls still above the limit, with how many touch a lot whose limits conflict
+        (``conflict``, by lot id: the terrain around the lot spans more than a wall and the
+        embankments reach, whatever the cell size).
+        """
+        p = self.run.params
+        fine = self.run.heightfield
+        bound = p.max_wall_height / float(np.tan(np.radians(p.max_slope)))
+        over = [w for w in walls if w.height > p.max_wall_height * (1 + 1e-9) + 1e-9]
+        at = sum(1 for w in over if conflict[w.lot_a] or conflict[w.lot_b])
+        left = (f"; {len(over)} wall(s) still above max_wall_height (up to "
+                f"{max(w.height for w in over):.1f} m), {at} of them at lots flagged "
+                "limit_conflict (smaller lots fit there)" if over else "")
+        return (f"grid cells of {self.cell_size:g} are coarser than max_wall_height / "
+                f"tan(max_slope) = {bound:.1f}, so no step could be held to the wall limit: "
+                f"graded the regions' window resampled to {fine.cell_size:.4g} cells "
+                f"(bilinear, {fine.shape[0]} x {fine.shape[1]}) and read back at the input "
+                f"cell centres; walls and report figures are from that grading{left}")
+
+
+def fine_grid(run: Run) -> "FineGrid | str | None":
+    """The fine window a coarse grid is graded on, or why not (the warning), or None for a
+    grid fine enough (:func:`fine_factor`).
+
+    The window is the lots' box (their slice meshes) plus the grading's reach at the fine
+    cell size (:func:`~terrace_foundation.grading_tiles.grading_halos`' band), in input cells;
+    its terrain is :func:`upsample`'s. Farm cooks and runs whose terrace goes to sinks only
+    grade the input grid, and so does a window above :data:`FINE_CELLS_MAX` cells.
+    """
+    import math
+
+    from ..grading_tiles import grading_halos
+
+    hf, p, opt = run.heightfield, run.params, run.options
+    k = fine_factor(hf.cell_size, p.max_slope, p.max_wall_height)
+    if k == 1 or len(run.mesh.vertices) == 0:
+        return None
+    why = None
+    if opt.get("tile_store") is not None or not opt.get("in_memory", True):
+        why = "farm cooks and runs written to sinks only grade the input grid"
+    fine_cell = hf.cell_size / k
+    width = p.max_embankment_height / float(np.tan(np.radians(p.max_slope)))
+    reach = grading_halos(fine_cell, width, 0)["band"] * fine_cell
+    margin = int(math.ceil(reach / hf.cell_size)) + 1
+    v = run.mesh.vertices
+    rows, cols = hf.shape
+    c0 = max(int(np.floor(v[:, 0].min() / hf.cell_size)) - margin, 0)
+    c1 = min(int(np.ceil(v[:, 0].max() / hf.cell_size)) + margin, cols)
+    r0 = max(int(np.floor(-v[:, 1].max() / hf.cell_size)) - margin, 0)
+    r1 = min(int(np.ceil(-v[:, 1].min() / hf.cell_size)) + margin, rows)
+    cells = (r1 - r0) * (c1 - c0) * k * k
+    if why is None and cells > FINE_CELLS_MAX:
+        why = (f"the regions' window resampled to {fine_cell:.4g} cells would be {cells} "
+               f"cells, more than {FINE_CELLS_MAX}")
+    if why is not None:
+        return why
+    heights = upsample(hf.heights[r0:r1, c0:c1], k)
+    ox, oy = hf.origin
+    fine = Heightfield(heights, fine_cell, (ox + c0 * hf.cell_size, oy - r0 * hf.cell_size),
+                       hf.crs)
+    offset = np.array([c0 * hf.cell_size, -r0 * hf.cell_size])
+    mesh = LotMesh(run.mesh.vertices - offset, run.mesh.vertex_lot, run.mesh.triangles,
+                   run.mesh.triangle_lot)
+    sub = replace(run, heightfield=fine, local=fine.with_origin((0.0, 0.0)),
+                  shift=run.shift + offset, mesh=mesh,
+                  regions=[r.translated(-offset) for r in run.regions])
+    return FineGrid(sub, k, (r0, r1, c0, c1), hf.cell_size)
 
 
 def coarse_grid_note(cell_size: float, max_slope: float, max_wall: float,
-                     wall_heights: Sequence[float]) -> str | None:
+                     wall_heights: Sequence[float], why: str = "") -> str | None:
     """The warning for a grid too coarse to show the wall limit, or None.
 
     On cells wider than ``max_wall / tan(max_slope)`` (6 m with the defaults) an embankment
@@ -347,7 +550,23 @@ def coarse_grid_note(cell_size: float, max_slope: float, max_wall: float,
             f"over one cell, more than a {max_wall:g} wall, so a step between two cells is "
             f"graded as it falls and not capped at max_wall_height (capping it would tilt the "
             f"pads into ramps up the slopes); {left}; resample the heightfield to "
-            f"{fine:g} cells or finer to grade within the limits")
+            f"{fine:g} cells or finer to grade within the limits"
+            + (f" (not resampled here: {why})" if why else ""))
+
+
+def pad_shift_totals(pad: np.ndarray, rule_pad: np.ndarray, moved: np.ndarray
+                     ) -> dict[str, Any]:
+    """The pads the limit rule moved (:func:`~terrace_foundation.presets.limits.pull_pads`),
+    by direction: ``lots_pad_raised`` / ``lots_pad_lowered`` (lots) and ``pad_raised_max`` /
+    ``pad_lowered_max`` (the largest shift each way, m; 0 when none). Arrays by lot id.
+    """
+    with np.errstate(invalid="ignore"):
+        shift = np.where(moved, pad - rule_pad, 0.0)
+    shift = np.where(np.isfinite(shift), shift, 0.0)
+    up, down = shift > 0, shift < 0
+    return {"lots_pad_raised": int(up.sum()), "lots_pad_lowered": int(down.sum()),
+            "pad_raised_max": float(shift[up].max()) if up.any() else 0.0,
+            "pad_lowered_max": float(-shift[down].min()) if down.any() else 0.0}
 
 
 def tile_grading_figures(figs, cell_size: float, n: int, lot_cells: int):
@@ -372,7 +591,8 @@ def tile_grading_figures(figs, cell_size: float, n: int, lot_cells: int):
     on_lot = figs.sums["on_lot"].totals(n) * ca
     per_lot = {"wall_face_area": area_faces, "tallest_wall": tallest, "wall_height_p95": p95,
                "embankment_area": emb_area, "tallest_embankment": tallest_emb,
-               "earthwork_volume": earth, "volume_on_lot": on_lot}
+               "earthwork_volume": earth, "volume_on_lot": on_lot,
+               "split_cells": figs.lot_count["split_cells"]}
     total_earth = figs.sums["earth_total"].total() * ca
     total_on = float(on_lot.sum())
     emb_top = figs.maxima["emb_tallest_total"]
@@ -387,6 +607,7 @@ def tile_grading_figures(figs, cell_size: float, n: int, lot_cells: int):
         "earthwork_ratio": total_earth / total_on if total_on > 0 else None,
         "limit_breach_cells": figs.counts["breach"],
         "capped_cells": figs.counts.get("capped", 0),
+        "split_cells": figs.counts.get("split", 0),
         "pad_share": float(figs.counts["pad_cells"] / max(lot_cells, 1)),
     }
     return per_lot, totals

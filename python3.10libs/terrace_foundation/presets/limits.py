@@ -550,7 +550,8 @@ SPLIT_STEP_ROUNDS = 4
 
 def split_steps(graded: np.ndarray, terrain: np.ndarray, lots: np.ndarray, dist: np.ndarray,
                 t: float, cell_size: float, max_step: float = 0.0,
-                rounds: int = SPLIT_STEP_ROUNDS) -> tuple[np.ndarray, int]:
+                rounds: int = SPLIT_STEP_ROUNDS, max_wall: float = np.inf
+                ) -> tuple[np.ndarray, int]:
     """Steps split over two cell sides, moved onto one: no pair of neighbouring cells steeper
     than ``max_slope`` off the walls, where the grading made it so.
 
@@ -585,6 +586,10 @@ def split_steps(graded: np.ndarray, terrain: np.ndarray, lots: np.ndarray, dist:
     max_step : float
         Largest step that is no wall.
     rounds : int
+    max_wall : float
+        A moved cell stays within ``max_wall`` of each of its four side neighbours (or no
+        farther than it was): after the cap (:func:`_cap`), whose steps of up to the wall
+        limit are kept.
 
     Returns
     -------
@@ -646,6 +651,16 @@ def split_steps(graded: np.ndarray, terrain: np.ndarray, lots: np.ndarray, dist:
         new = np.clip(old, lo, hi)
         both = lo > hi
         new[both] = 0.5 * (lo[both] + hi[both])
+        if np.isfinite(max_wall):
+            # (no side of a moved cell steps by more than the wall limit, or than it did)
+            ur, uc = np.divmod(uniq, n)
+            g_lo = np.full(len(uniq), -np.inf)
+            g_hi = np.full(len(uniq), np.inf)
+            for ok, step in ((ur > 0, -n), (ur < m - 1, n), (uc > 0, -1), (uc < n - 1, 1)):
+                fq = ff[np.where(ok, uniq + step, uniq)]
+                np.maximum(g_lo, np.where(ok, np.minimum(old, fq - max_wall), -np.inf), out=g_lo)
+                np.minimum(g_hi, np.where(ok, np.maximum(old, fq + max_wall), np.inf), out=g_hi)
+            new = np.clip(new, g_lo, g_hi)
         ff[uniq] = new
         moved = uniq[new != old]
         touched.append(moved)
@@ -699,24 +714,39 @@ class _FaceCache:
         return out
 
 
-def _cap(out, heights, lot_mask, win, max_wall, info, band, max_step, rise) -> None:
+def _cap(out, heights, lot_mask, win, max_wall, info, band, max_step, rise,
+         dist: np.ndarray, t: float, cell_size: float) -> None:
     """:func:`cap_steps` on the window, in place; cells it moved leave the pads (lot cells)
     or join the band (outside), and are counted in ``info["capped_cells"]``.
+
+    The cap bounds the steps across cell sides only: where it moved cells, two cells on a
+    diagonal whose four sides each rise less than ``rise`` can still differ by up to twice
+    that (the plane30 and Big Tujunga 2 m layout cases, seeds 3 and 4: 41.0 and 35.8
+    degrees), so :func:`split_steps` runs again on the capped field (``dist``: distance to the
+    lots in the window, world units), keeping every moved cell's sides within ``max_wall``.
+    The cells it moves count as split (``info["split_cells"]``, ``info["split"]``).
     """
     before = out[win].copy()
-    capped = cap_steps(before, heights[win].astype(np.float64), max_wall, max_step,
+    terrain = heights[win].astype(np.float64)
+    lots = lot_mask[win] > 0
+    capped = cap_steps(before, terrain, max_wall, max_step,
                        lot_mask[win], rise, reach=info["cap_reach"])
     # (no clip on the change: a clip of a wall and two embankments left steps above the
     # limit on the Harder's face at Interlaken, 2 m cells, seeds 3 and 4; the cap follows
     # paths of at most cap_reach sides, so the change stays local)
     info["cap_max_change"] = float(np.abs(capped - before).max())
-    moved = capped != before
-    info["capped_cells"] = int(moved.sum())
-    info["capped"][win] = moved
-    if not moved.any():
+    by_cap = capped != before
+    info["capped_cells"] = int(by_cap.sum())
+    info["capped"][win] = by_cap
+    if not by_cap.any():
         return
+    split, _ = split_steps(capped, terrain, lots, dist, t, cell_size, max_step,
+                           max_wall=max_wall)
+    info["split"][win] |= split != capped
+    info["split_cells"] = int(info["split"].sum())
+    capped = split
+    moved = capped != before
     out[win] = capped
-    lots = lot_mask[win] > 0
     info["lot_embankment"][win] |= moved & lots
     info["pad_cells"][win] &= ~moved
     b = band[win]
@@ -809,14 +839,16 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
                      nearest_lot=np.zeros(lot_mask.shape, dtype=np.int32), band_width=0.0,
                      embankment_height=np.zeros(lot_mask.shape), capped_cells=0, split_cells=0,
                      cap_max_change=0.0, max_emb=max_emb, cap_reach=cap_margin(cell_size),
-                     capped=np.zeros(lot_mask.shape, dtype=bool))
+                     capped=np.zeros(lot_mask.shape, dtype=bool),
+                     split=np.zeros(lot_mask.shape, dtype=bool))
     if not lots.any():
         return out, band, (slice(0, 0), slice(0, 0)), info
     t = np.tan(np.radians(max_slope))
     width = max_emb / t
     m, n = heights.shape
     rows, cols = np.nonzero(lots)
-    k = int(np.ceil(OUTSIDE_TIERS * width / cell_size)) + 2 + cap_margin(cell_size)
+    k = int(np.ceil(OUTSIDE_TIERS * width / cell_size)) + 2 + cap_margin(cell_size) + \
+        2 * SPLIT_STEP_ROUNDS
     win = (slice(max(rows.min() - k, 0), min(rows.max() + 1 + k, m)),
            slice(max(cols.min() - k, 0), min(cols.max() + 1 + k, n)))
     # (memory: the window's arrays are freed as soon as a stage has read them, and h is the
@@ -961,7 +993,10 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     graded = np.where(cov, g, graded)
     del g
     # a step shorter than a cell's rise across the corner of four cells: onto one cell side
-    graded, info["split_cells"] = split_steps(graded, h, cov, dist, t, cell_size, max_step)
+    split, _ = split_steps(graded, h, cov, dist, t, cell_size, max_step)
+    info["split"][win] = split != graded
+    info["split_cells"] = int(info["split"].sum())
+    graded = split
     changed = ~cov & (graded != h)
     bw = changed.astype(np.int8)
     bw[changed & (d_edge > width)] = Band.FADE
@@ -990,13 +1025,13 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     out[win] = graded
     band[win] = bw
     del at, lo_a, up_a, gr_a, on_tier, top_f, top_c, eh, emb_h, graded, bw, changed, cross, \
-        lower, upper, ring, dist, d_edge
+        lower, upper, ring, d_edge
     if t * cell_size < max_wall:
         # (on cells coarser than max_wall / tan(max_slope) an embankment rises more than a
         # wall over one cell side: the cap would carry steps far up the slopes; skipped, the
         # steps above the limit stay and are reported)
         _cap(out, heights, lot_mask, win, max_wall, info, band, max_step,
-             t * cell_size * (1 + 1e-9))
+             t * cell_size * (1 + 1e-9), dist, t, cell_size)
     info["wall_fill"] = w_fill
     info["wall_cut"] = w_cut
     nearest = np.zeros(lot_mask.shape, dtype=np.int32)
@@ -1117,6 +1152,12 @@ class GradingLotFigures:
         The limits could not all be met around this lot.
     rule_pad_height : float
         The pad the pad rule gave, m (NaN for a lot with no cell).
+    pad_shift : float
+        How far the limit rule moved the pad from ``rule_pad_height``, m (positive: raised,
+        negative: lowered; 0 for a pad on its rule, NaN for a lot with no cell).
+    split_cells : int
+        Cells :func:`split_steps` moved (the lot's band and wings: a step split over two
+        cell sides moved onto one), before and after the cap.
     """
 
     wall_face_area: float
@@ -1129,6 +1170,8 @@ class GradingLotFigures:
     pad_moved: bool
     limit_conflict: bool
     rule_pad_height: float
+    pad_shift: float = 0.0
+    split_cells: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready figures in report order, then ``earthwork_ratio`` (of the rounded
@@ -1137,7 +1180,8 @@ class GradingLotFigures:
         out: dict[str, Any] = {}
         for f in fields(self):
             v = getattr(self, f.name)
-            out[f.name] = bool(v) if f.type == "bool" else _num(v)
+            out[f.name] = bool(v) if f.type == "bool" else int(v) if f.type == "int" \
+                else _num(v)
         on_lot = out["volume_on_lot"]
         out["earthwork_ratio"] = _num(out["earthwork_volume"] / on_lot) if on_lot else None
         return out
@@ -1145,10 +1189,16 @@ class GradingLotFigures:
 
 def lot_figures(per_lot: dict[str, np.ndarray], pad_moved: np.ndarray,
                 limit_conflict: np.ndarray, rule_pad: np.ndarray,
-                lot_ids: Sequence[int]) -> list[GradingLotFigures]:
+                lot_ids: Sequence[int], pad: np.ndarray | None = None
+                ) -> list[GradingLotFigures]:
     """:class:`GradingLotFigures` of the lots ``lot_ids`` from the per-lot arrays of
-    :func:`~terrace_foundation.presets.grading.tile_grading_figures` and the pad plan's flags (all indexed by lot id).
+    :func:`~terrace_foundation.presets.grading.tile_grading_figures` and the pad plan's flags
+    and pads (all indexed by lot id; without ``pad`` no shift).
     """
+    with np.errstate(invalid="ignore"):
+        shift = np.zeros(len(rule_pad)) if pad is None else \
+            np.where(pad_moved, pad - rule_pad, np.where(np.isfinite(rule_pad), 0.0, np.nan))
+    split = per_lot.get("split_cells", np.zeros(len(rule_pad), dtype=np.int64))
     return [GradingLotFigures(
         wall_face_area=float(per_lot["wall_face_area"][i]),
         tallest_wall=float(per_lot["tallest_wall"][i]),
@@ -1158,7 +1208,8 @@ def lot_figures(per_lot: dict[str, np.ndarray], pad_moved: np.ndarray,
         earthwork_volume=float(per_lot["earthwork_volume"][i]),
         volume_on_lot=float(per_lot["volume_on_lot"][i]),
         pad_moved=bool(pad_moved[i]), limit_conflict=bool(limit_conflict[i]),
-        rule_pad_height=float(rule_pad[i])) for i in lot_ids]
+        rule_pad_height=float(rule_pad[i]), pad_shift=float(shift[i]),
+        split_cells=int(split[i])) for i in lot_ids]
 
 
 def _min_plus(v: np.ndarray, cost_h: np.ndarray, cost_v: np.ndarray,

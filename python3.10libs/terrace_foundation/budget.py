@@ -85,7 +85,8 @@ def check_heights_copy(shape: tuple[int, int], itemsize: int, mapped: bool,
 
 
 def check_budget(hf: Heightfield, regions: list[Region], p: TerraceParams,
-                 tile_cells: int | None = None, streamed: bool = False) -> list[str]:
+                 tile_cells: int | None = None, streamed: bool = False,
+                 window_bytes: float = BYTES_PER_CELL) -> list[str]:
     """Refuse runs that cannot fit; return warnings for runs far larger than the map warrants.
 
     Parameters
@@ -103,6 +104,9 @@ def check_budget(hf: Heightfield, regions: list[Region], p: TerraceParams,
     streamed : bool
         The map stays on disk (memory-mapped input, outputs written window by window): only
         the tile window counts.
+    window_bytes : float
+        Bytes of working arrays per cell of the tile window (the preset's
+        ``window_bytes_per_cell``; :data:`BYTES_PER_CELL` by default).
 
     Raises
     ------
@@ -114,10 +118,10 @@ def check_budget(hf: Heightfield, regions: list[Region], p: TerraceParams,
     warnings: list[str] = []
     rows, cols = hf.shape
     cells = rows * cols
-    grid_bytes = cells * BYTES_PER_CELL
+    grid_bytes: float = cells * BYTES_PER_CELL
     if tile_cells is not None:
         grid_bytes = (0 if streamed else cells * BYTES_PER_MAP_CELL) \
-            + min(tile_cells, cells) * BYTES_PER_CELL
+            + min(tile_cells, cells) * window_bytes
     if grid_bytes > budget:
         raise TerraceInputError(_grid_too_big(rows, cols, grid_bytes, budget,
                                               "of working memory"), "heightfield")

@@ -29,10 +29,16 @@ Halo of each pass, in cells (``w = max_embankment_height / tan(max_slope)``, the
 * survey: ``ceil(w / c) + 3`` (the rim lies within ``w + c`` of the lots) plus 1 for the
   cell sides;
 * band (outside cells reach their nearest lot cell): ``B = ceil((w + f) / c) + 2``;
-* steps between pads inside the lots (the cone envelope of the step embankments): a cone
-  from another lot wins a lot cell only within ``1.0824 (E / t + D)`` (``E`` the largest
-  step share of two touching lots, :func:`~terrace_foundation.presets.limits.step_share`, ``t = tan(max_slope)``,
-  ``D`` the largest lot's diagonal; 1.0824 the octagonal distance's stretch): ``S`` cells;
+* steps between pads inside the lots (the cones of the step embankments,
+  :func:`~terrace_foundation.presets.limits.local_cones`: exact Euclidean cones of bounded
+  reach): a cone reaches at most ``E / t`` (``E`` the largest height a lot takes at its edge:
+  the largest step share of two touching lots,
+  :func:`~terrace_foundation.presets.limits.step_share`, or an embankment towards the rim;
+  ``t = tan(max_slope)``), and a cone's height at its edge cell comes from the rim cells
+  within ``w + c`` of it, whose nearest lot cell lies within ``w + c`` again:
+  ``S = ceil(E / (t c)) + 2 ceil(w / c) + 4`` cells. Every tile walks the cones of the map's
+  largest ``E`` (:attr:`GradingJob.cone_heights`, from the plan), so a tile's window does
+  not change which cones it walks;
 * band attribution to the nearest lot (octagonal distance): ``ceil(sqrt(2) B) + 3``;
 * slopes, wings, pad edges and cell sides: 1.
 
@@ -71,8 +77,8 @@ from .presets.limits import (
 from .presets.walls import grid_step_sides
 from .report import _grouped, edge_slopes, inner_cells
 from .terrain.edt import distance_transform
-from .terrain.kernels import OCTAGON_STRETCH, cone_envelope, slope_tangent
-from .terrain.tiles import PartialSums, Window, grow, plan_tiles
+from .terrain.kernels import cone_envelope, slope_tangent
+from .terrain.tiles import CHUNK, PartialSums, Window, grow, plan_tiles
 from .tiling import (
     BUILDABLE_DEG,
     CREATED_SLOPE_LIMIT,
@@ -90,7 +96,7 @@ class GradingJob:
     """Everything a tile of the grading preset needs (picklable).
 
     ``raster`` rasterises the lots (its triangle values are unused); ``pad``, ``walls`` and
-    ``step_reach`` are set by :func:`plan_pads` after the survey.
+    ``step_reach`` and ``cone_heights`` are set by :func:`plan_pads` after the survey.
     """
 
     raster: ReferenceJob
@@ -103,6 +109,9 @@ class GradingJob:
     pad: np.ndarray | None = None
     walls: tuple[np.ndarray, np.ndarray] | None = None
     step_reach: int = 0
+    #: the largest height a lot takes at its edge cutting down and filling up, over the map
+    #: (:func:`~terrace_foundation.presets.limits.grade_limited`'s ``cone_heights``)
+    cone_heights: tuple[float, float] | None = None
     lot_box: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -145,6 +154,43 @@ class GradingJob:
         return grading_halos(self.cell_size, self.width, self.step_reach)
 
 
+def cone_heights(pad: np.ndarray, pairs: np.ndarray, rim_min: np.ndarray, rim_max: np.ndarray,
+                 max_wall: float, max_emb: float, boundary: str) -> tuple[float, float]:
+    """The largest height a lot takes at its edge cutting down and filling up, over all lots:
+    what :func:`~terrace_foundation.presets.limits.grade_limited` takes as the highest cone
+    apex inside the lots on a window holding every lot (the same numbers, so an untiled run
+    walks the same cones as before).
+
+    Parameters
+    ----------
+    pad : (L + 1,) ndarray
+        Pad per lot id (NaN at 0).
+    pairs : (P, 2) ndarray of int
+        Lot ids sharing a cell side.
+    rim_min, rim_max : (L + 1,) ndarray
+        Lowest and highest terrain on each lot's rim (+inf / -inf without rim cells).
+    """
+    share = 0.0
+    if len(pairs):
+        step = np.abs(pad[pairs[:, 0]] - pad[pairs[:, 1]])
+        step = step[np.isfinite(step)]
+        if len(step):
+            share = float(step_share(step, max_wall, max_emb).max())
+    down = up = share
+    if boundary != "wall":
+        reach_out = max_wall + max_emb
+        with np.errstate(invalid="ignore"):
+            cut = pad - (rim_min + reach_out)
+            fill = (rim_max - reach_out) - pad
+        cut = cut[np.isfinite(cut)]
+        fill = fill[np.isfinite(fill)]
+        if len(cut):
+            down = max(down, float(np.clip(cut, 0.0, max_emb).max()))
+        if len(fill):
+            up = max(up, float(np.clip(fill, 0.0, max_emb).max()))
+    return down, up
+
+
 def grading_halos(cell_size: float, width: float, step_reach: int) -> dict[str, int]:
     """Halo of each pass in cells for a band ``width`` (world units, max_embankment_height /
     tan(max_slope)) and the steps' reach in cells (:func:`step_reach_cells`).
@@ -159,12 +205,16 @@ def grading_halos(cell_size: float, width: float, step_reach: int) -> dict[str, 
             "grade": max(1 + band + step_reach + 2, attribution + 1)}
 
 
-def step_reach_cells(share: float, slope: float, cell_size: float, diag: float) -> int:
-    """How far (cells) a cone of another lot's step embankment can win: ``share`` the largest
-    step share of two touching lots (world units), ``slope`` tan(max_slope), ``diag`` the
-    largest lot's box diagonal in cells.
+def step_reach_cells(height: float, slope: float, cell_size: float, width: float) -> int:
+    """How far (cells) the cones of the step embankments inside the lots depend on the
+    lots and the terrain: ``height`` the largest height a lot takes at its edge (world
+    units; :attr:`GradingJob.cone_heights`), ``slope`` tan(max_slope), ``width`` the band
+    width (world units). A cone reaches ``height / slope`` at most (a tiered fall is
+    steeper); the height at its apex comes from the rim cells within ``width + cell_size``,
+    whose nearest lot cell lies within that again.
     """
-    return int(math.ceil(OCTAGON_STRETCH * (share / slope / cell_size + diag))) + 2
+    return int(math.ceil(height / slope / cell_size)) + 2 * int(math.ceil(width / cell_size)) \
+        + 4
 
 
 @dataclass
@@ -290,7 +340,7 @@ def survey_tile(job: GradingJob, tile: Window, source) -> Survey:
 def plan_pads(job: GradingJob, surveys: list[Survey], vertex_pads: np.ndarray,
               lot_region: np.ndarray, lot_area: np.ndarray, cell_area: float) -> dict:
     """Pads and outline wall allowances from the combined survey; sets ``job.pad``,
-    ``job.walls`` and ``job.step_reach``.
+    ``job.walls``, ``job.cone_heights`` and ``job.step_reach``.
 
     Returns
     -------
@@ -361,18 +411,13 @@ def plan_pads(job: GradingJob, surveys: list[Survey], vertex_pads: np.ndarray,
                                              job.cell_size), rim=(lo, hi))
     job.pad = pad
     job.walls = outline_wall_allowance(pad, rim_min, rim_max, job.max_wall, job.max_emb)
-    # the step halo: how far a cone of another lot's step embankment can win
-    share = 0.0
-    if len(pairs):
-        step = np.abs(pad[pairs[:, 0]] - pad[pairs[:, 1]])
-        step = step[np.isfinite(step)]
-        if len(step):
-            share = float(step_share(step, job.max_wall, job.max_emb).max())
-    box = job.lot_box[1:]
-    ok = box[:, 1] >= box[:, 0]
-    diag = float(np.hypot(box[ok, 1] - box[ok, 0] + 1, box[ok, 3] - box[ok, 2] + 1).max()) \
-        if ok.any() else 0.0
-    job.step_reach = step_reach_cells(share, job.slope, job.cell_size, diag)
+    # the cones inside the lots: the largest height a lot takes at its edge, each way (a
+    # step share towards a touching lot; an embankment towards the rim, as grade_limited
+    # finds it from the rim cells nearest to each lot cell), and the step halo from it
+    job.cone_heights = cone_heights(pad, pairs, rim_min, rim_max, job.max_wall, job.max_emb,
+                                    job.boundary)
+    job.step_reach = step_reach_cells(max(job.cone_heights), job.slope, job.cell_size,
+                                      job.width)
     return {"cells": cnt, "rule_pad": rule_pad, "pad": pad, "moved": moved,
             "conflict": conflict}
 
@@ -468,7 +513,8 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
     hw = source.read(win)
     graded, band, _, info = grade_limited(hw, lm, job.pad, cs, job.max_slope, job.max_wall,
                                           job.max_emb, job.boundary, walls=job.walls,
-                                          col_offset=win[2], max_step=job.max_step)
+                                          col_offset=win[2], max_step=job.max_step,
+                                          cone_heights=job.cone_heights)
     # E: the tile plus one cell (the stencils' neighbours); everything below is on E
     ext = grow(tile, 1, shape)
     es = (slice(ext[0] - win[0], ext[1] - win[0]), slice(ext[2] - win[2], ext[3] - win[2]))
@@ -639,11 +685,24 @@ def _grading_faces(job, fig, tile, lt, before_e, after_e, lm_e, near_e, band_w_e
         np.fmax.at(tall_e, emb_owner, eh)
         fig.lot_max["emb_tallest"] = tall_e
         fig.maxima["emb_tallest_total"] = float(eh.max())
-    moved = np.abs(after_e[ts] - before_e[ts])
     r0, c0 = tile[0], tile[2]
-    fig.sums["earth"].add(np.where(owner > 0, moved, 0.0), owner, r0, c0)
-    fig.sums["on_lot"].add(np.where(lm_t > 0, moved, 0.0), lm_t, r0, c0)
-    fig.sums["earth_total"].add(moved, 0, r0, c0)
+    # (in bands of SUM_BAND rows on the global CHUNK grid: each block of CHUNK x CHUNK cells
+    # lies in one band, so the partial sums are the same as one call's, with a band's
+    # temporaries instead of the tile's: these were the tile's largest, about 65 bytes a
+    # cell)
+    after_t, before_t = after_e[ts], before_e[ts]
+    for b0 in range(0, after_t.shape[0], SUM_BAND):
+        b1 = min(b0 + SUM_BAND, after_t.shape[0])
+        moved = np.abs(after_t[b0:b1] - before_t[b0:b1])
+        own_b, lm_b = owner[b0:b1], lm_t[b0:b1]
+        fig.sums["earth"].add(np.where(own_b > 0, moved, 0.0), own_b, r0 + b0, c0)
+        fig.sums["on_lot"].add(np.where(lm_b > 0, moved, 0.0), lm_b, r0 + b0, c0)
+        fig.sums["earth_total"].add(moved, 0, r0 + b0, c0)
+
+
+#: Rows per band of the grading figures' partial sums (a multiple of
+#: :data:`~terrace_foundation.terrain.tiles.CHUNK`).
+SUM_BAND = 4 * CHUNK
 
 
 #: The steps of a farm cook of the grading preset, in order (``--farm-step``).
@@ -664,12 +723,13 @@ def job_fingerprint(job: GradingJob, plan_args: tuple) -> str:
 
 
 def plan_fingerprint(job: GradingJob, base: str) -> str:
-    """A digest of the planned pads (``job.pad``, ``job.walls``, ``job.step_reach``) on the
+    """A digest of the planned pads (``job.pad``, ``job.walls``, ``job.step_reach``,
+    ``job.cone_heights``) on the
     job's ``base`` fingerprint: the fingerprint of graded tiles.
     """
     assert job.pad is not None and job.walls is not None, "plan_pads first"
     d = hashlib.sha256(base.encode())
-    d.update(repr(int(job.step_reach)).encode())
+    d.update(repr((int(job.step_reach), job.cone_heights)).encode())
     for a in (job.pad, *job.walls):
         d.update(np.ascontiguousarray(a).tobytes())
     return d.hexdigest()
@@ -788,6 +848,7 @@ def run_grading_tiles(job: GradingJob, source, sink, tile_size: int | None, plan
     if stored is not None and step != "plan":
         plan = stored["plan"]
         job.pad, job.walls, job.step_reach = stored["pad"], stored["walls"], stored["step_reach"]
+        job.cone_heights = stored["cone_heights"]
     elif step == "tile" and only is not None:
         check_plan_stored(store)
     else:
@@ -798,7 +859,8 @@ def run_grading_tiles(job: GradingJob, source, sink, tile_size: int | None, plan
             assert store is not None
             store.save_piece(plan_path, fp, None, {"plan": plan, "pad": job.pad,
                                                    "walls": job.walls,
-                                                   "step_reach": job.step_reach})
+                                                   "step_reach": job.step_reach,
+                                                   "cone_heights": job.cone_heights})
             return None
     if only is not None:                      # grade items: their tiles go to the store
         assert store is not None

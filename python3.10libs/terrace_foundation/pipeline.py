@@ -484,7 +484,8 @@ def _regions_on_grid(regs: list[Region], hf: Heightfield, local: Heightfield,
     regs = [reg.translated(-shift) for reg in regs]
     regs = [_simplified(reg, p.remesh_size, warn) for reg in regs]
     window = preset.tile_window_cells(hf.shape, tile_size, p, hf.cell_size)
-    for note in check_budget(local, regs, p, window, streamed):  # refuse what cannot fit
+    for note in check_budget(local, regs, p, window, streamed,  # refuse what cannot fit
+                             preset.window_bytes_per_cell):
         warn.add(note)
     regs, notes = resolve_overlaps(regs)          # later regions lose the overlap
     for note in notes:

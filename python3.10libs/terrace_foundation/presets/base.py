@@ -178,6 +178,10 @@ class Preset:
         """
         return None
 
+    #: Bytes of working arrays per cell of a tile window at the raster stages' peak, for the
+    #: memory budget (:func:`~terrace_foundation.budget.check_budget`).
+    window_bytes_per_cell: float = 48.0
+
     def tile_window_cells(self, shape: tuple[int, int], tile_size: int | None,
                           params: TerraceParams, cell_size: float) -> int | None:
         """Cells of the largest window a tile reads (tile plus halo), for the memory budget;

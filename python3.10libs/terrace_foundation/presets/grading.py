@@ -204,6 +204,10 @@ class GradingPreset(Preset):
     flat_pads = True
     farm_steps = ("survey", "plan", "tile")     # grading_tiles.FARM_STEPS
     layout = "contour"      # chosen by measurement: docs/quality.md, "Contour vs Voronoi"
+    #: measured: numpy's peak in grade_tile (tracemalloc) on the 2049² bench case as one
+    #: window, 657 MB for 4.2 M cells (157 bytes a cell: grade_limited's window arrays 137,
+    #: the figures of the tile on top); docs/performance.md
+    window_bytes_per_cell = 160.0
 
     def describe(self, params: dict[str, Any], number: Callable[[Any, int], str]) -> str:
         return (f" (pad rule {params.get('pad_rule')}, max step "
@@ -227,10 +231,9 @@ class GradingPreset(Preset):
 
     def tile_window_cells(self, shape, tile_size, params, cell_size) -> int:
         """Cells of the largest grading window (tile plus the grade pass's halo), for the
-        memory budget. The steps' reach needs the pads and the largest lot (known after the
-        survey), so it is estimated here: the largest step share of two touching pads within
-        the pad rule's gap, and a lot box diagonal of 3 sqrt(min_lot_size) (a 1:8 rectangle
-        of that area). Without it every grading run of more than 8 GiB of whole-grid arrays
+        memory budget. The steps' reach needs the pads (known after the survey), so it is
+        estimated here: the largest step share of two touching pads within the pad rule's
+        gap, or an embankment towards the rim, whichever is higher. Without it every grading run of more than 8 GiB of whole-grid arrays
         (48 bytes a cell: 16385², the 1 m case of issue 12) was refused, though it runs in a
         tile window at a time.
         """
@@ -246,9 +249,8 @@ class GradingPreset(Preset):
                                                           params.max_embankment_height,
                                                           params.max_slope, cell_size)]),
                                         params.max_wall_height, params.max_embankment_height)))
-        diag = 3.0 * math.sqrt(params.min_lot_size) / cell_size
-        halo = grading_halos(cell_size, width, step_reach_cells(share, slope, cell_size,
-                                                                diag))["grade"]
+        halo = grading_halos(cell_size, width, step_reach_cells(
+            max(share, params.max_embankment_height), slope, cell_size, width))["grade"]
         return max((min(r1 - r0 + 2 * halo, shape[0])) * (min(c1 - c0 + 2 * halo, shape[1]))
                    for r0, r1, c0, c1 in plan_tiles(shape, tile_size))
 

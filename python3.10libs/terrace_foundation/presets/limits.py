@@ -598,50 +598,120 @@ def split_steps(graded: np.ndarray, terrain: np.ndarray, lots: np.ndarray, dist:
         Cells moved.
     """
     f = graded.copy()
+    m, n = f.shape
     rise = max(max_step, t * cell_size * (1 + 1e-9))
-    movable = ~lots
+    ff, tf, lf, df = f.ravel(), terrain.ravel(), lots.ravel(), dist.ravel()
+    # (sparse: a pair can be bad only if one of its cells is off the lots and on or next to
+    # a changed cell, the set ``xs``; every pair is visited from such a cell, both ways, so
+    # each is seen once or twice, and the bounds are maxima and minima: the same numbers as
+    # a pass over the whole window, on the band's cells only)
+    xs = np.flatnonzero(_grow8(f != terrain) & ~lots)
+    touched = []
     for _ in range(rounds):
-        face = np.zeros(f.shape, dtype=bool)
-        for a, b, d in _pairs8(f.shape):
-            if d > 1.0:
-                continue
-            st = np.abs(f[a] - f[b]) > rise
-            face[a] |= st
-            face[b] |= st
-        lo = np.full(f.shape, -np.inf)
-        hi = np.full(f.shape, np.inf)
+        if len(xs) == 0:
+            break
+        xr, xc = np.divmod(xs, n)
+        face_of = _FaceCache(ff, m, n, rise)
+        pp, lo_v, hi_v = [], [], []
         found = False
-        for a, b, d in _pairs8(f.shape):
+        for dr, dc, d in _OFFSETS8:
+            ok = (xr + dr >= 0) & (xr + dr < m) & (xc + dc >= 0) & (xc + dc < n)
+            x = xs[ok] if not ok.all() else xs
+            y = x + (dr * n + dc)
             lim = t * cell_size * d
-            diff = f[a] - f[b]
-            bad = (np.abs(diff) > lim * (1 + 1e-9) + 1e-9) & ~face[a] & ~face[b] & \
-                ~(lots[a] & lots[b]) & ((f[a] != terrain[a]) | (f[b] != terrain[b])) & \
-                (np.abs(diff) > np.abs(terrain[a] - terrain[b]) + 1e-9)
+            fx, fy = ff[x], ff[y]
+            diff = np.abs(fx - fy)
+            bad = (diff > lim * (1 + 1e-9) + 1e-9) & \
+                ((fx != tf[x]) | (fy != tf[y])) & \
+                (diff > np.abs(tf[x] - tf[y]) + 1e-9)
             if not bad.any():
                 continue
+            x, y, fx, fy = x[bad], y[bad], fx[bad], fy[bad]
+            off = ~face_of(x) & ~face_of(y)
+            if not off.any():
+                continue
             found = True
-            for p, q in ((a, b), (b, a)):
-                move = bad & movable[p] & (dist[p] >= dist[q])
-                np.maximum(lo[p], np.where(move, f[q] - lim, -np.inf), out=lo[p])
-                np.minimum(hi[p], np.where(move, f[q] + lim, np.inf), out=hi[p])
+            x, y, fx, fy = x[off], y[off], fx[off], fy[off]
+            for p, q, fq in ((x, y, fy), (y, x, fx)):
+                move = ~lf[p] & (df[p] >= df[q])
+                pp.append(p[move])
+                lo_v.append(fq[move] - lim)
+                hi_v.append(fq[move] + lim)
         if not found:
             break
-        both = np.isfinite(lo) & np.isfinite(hi) & (lo > hi)
-        new = np.clip(f, lo, hi)
+        cells = np.concatenate(pp)
+        if len(cells) == 0:
+            continue
+        uniq, inv = np.unique(cells, return_inverse=True)
+        lo = np.full(len(uniq), -np.inf)
+        hi = np.full(len(uniq), np.inf)
+        np.maximum.at(lo, inv, np.concatenate(lo_v))
+        np.minimum.at(hi, inv, np.concatenate(hi_v))
+        old = ff[uniq]
+        new = np.clip(old, lo, hi)
+        both = lo > hi
         new[both] = 0.5 * (lo[both] + hi[both])
         if np.isfinite(max_wall):
             # (no side of a moved cell steps by more than the wall limit, or than it did)
-            g_lo = np.full(f.shape, -np.inf)
-            g_hi = np.full(f.shape, np.inf)
-            for a, b, d in _pairs8(f.shape):
-                if d > 1.0:
-                    continue
-                for p, q in ((a, b), (b, a)):
-                    np.maximum(g_lo[p], np.minimum(f[p], f[q] - max_wall), out=g_lo[p])
-                    np.minimum(g_hi[p], np.maximum(f[p], f[q] + max_wall), out=g_hi[p])
+            ur, uc = np.divmod(uniq, n)
+            g_lo = np.full(len(uniq), -np.inf)
+            g_hi = np.full(len(uniq), np.inf)
+            for ok, step in ((ur > 0, -n), (ur < m - 1, n), (uc > 0, -1), (uc < n - 1, 1)):
+                fq = ff[np.where(ok, uniq + step, uniq)]
+                np.maximum(g_lo, np.where(ok, np.minimum(old, fq - max_wall), -np.inf), out=g_lo)
+                np.minimum(g_hi, np.where(ok, np.maximum(old, fq + max_wall), np.inf), out=g_hi)
             new = np.clip(new, g_lo, g_hi)
-        f = new
-    return f, int((f != graded).sum())
+        ff[uniq] = new
+        moved = uniq[new != old]
+        touched.append(moved)
+        if len(moved):
+            # the cells next to a moved cell join the set (they may now pair with it)
+            mr, mc = np.divmod(moved, n)
+            grown = [moved]
+            for dr, dc, _ in _OFFSETS8:
+                ok = (mr + dr >= 0) & (mr + dr < m) & (mc + dc >= 0) & (mc + dc < n)
+                grown.append(moved[ok] + (dr * n + dc))
+            g = np.concatenate(grown)
+            xs = np.union1d(xs, g[~lf[g]])
+    if not touched:
+        return f, 0
+    cells = np.unique(np.concatenate(touched))
+    return f, int((ff[cells] != graded.ravel()[cells]).sum())
+
+
+#: The 8-neighbour offsets ``(dr, dc, distance in cells)``.
+_OFFSETS8 = [(dr, dc, float(np.hypot(dr, dc))) for dr in (-1, 0, 1) for dc in (-1, 0, 1)
+             if dr or dc]
+
+
+def _grow8(mask: np.ndarray) -> np.ndarray:
+    """``mask`` and its 8-neighbours (a 3 x 3 dilation)."""
+    out = mask.copy()
+    out[1:] |= mask[:-1]
+    out[:-1] |= mask[1:]
+    row = out.copy()
+    out[:, 1:] |= row[:, :-1]
+    out[:, :-1] |= row[:, 1:]
+    return out
+
+
+class _FaceCache:
+    """Which cells (flat indices) have a cell side stepping by more than ``rise``: the
+    :func:`split_steps` walls, for the cells asked about.
+    """
+
+    def __init__(self, ff: np.ndarray, m: int, n: int, rise: float) -> None:
+        self.ff, self.m, self.n, self.rise = ff, m, n, rise
+
+    def __call__(self, c: np.ndarray) -> np.ndarray:
+        ff, m, n = self.ff, self.m, self.n
+        r, col = np.divmod(c, n)
+        fc = ff[c]
+        out = np.zeros(len(c), dtype=bool)
+        for ok, step in ((r > 0, -n), (r < m - 1, n), (col > 0, -1), (col < n - 1, 1)):
+            nb = np.where(ok, c + step, c)
+            out |= ok & (np.abs(fc - ff[nb]) > self.rise)
+        return out
 
 
 def _cap(out, heights, lot_mask, win, max_wall, info, band, max_step, rise,
@@ -688,7 +758,8 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
                   cell_size: float, max_slope: float, max_wall: float, max_emb: float,
                   boundary: str = "embankment",
                   walls: tuple[np.ndarray, np.ndarray] | None = None,
-                  col_offset: int = 0, max_step: float = 0.5
+                  col_offset: int = 0, max_step: float = 0.5,
+                  cone_heights: tuple[float, float] | None = None
                   ) -> tuple[np.ndarray, np.ndarray, tuple[slice, slice], GradeInfo]:
     """The grading preset's terrace heightfield with wall and embankment limits.
 
@@ -735,6 +806,12 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
         envelope, the same on any window that holds its reach).
     max_step : float
         Largest step that is no wall (a terrain cliff the grading changed by less is left).
+    cone_heights : (down, up), optional
+        The highest cone apex inside the lots cutting down and filling up (a step share or
+        an embankment towards the rim), over the whole map: a tiled run passes the map's
+        (:func:`~terrace_foundation.grading_tiles.cone_heights`), so every tile walks its
+        cones to the same reach, as one window holding all lots does; default: this
+        window's own.
 
     Returns
     -------
@@ -748,7 +825,8 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     info : GradeInfo
         ``pad_cells`` (bool (M, N): lot cells at their pad height), ``lot_embankment`` (bool:
         lot cells on an embankment between pads), ``wall_fill``, ``wall_cut`` ((L + 1,) outline
-        wall allowance per lot), ``nearest_lot`` ((M, N) nearest lot id in the window, 0
+        wall allowance per lot), ``cone_heights`` (the highest cone apex inside the lots
+        each way in this window), ``nearest_lot`` ((M, N) nearest lot id in the window, 0
         inside no window), ``band_width`` (world units), ``embankment_height`` ((M, N) height
         of the embankment each cell lies on, from its top: at most ``max_emb`` inside the
         band).
@@ -773,7 +851,9 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
         2 * SPLIT_STEP_ROUNDS
     win = (slice(max(rows.min() - k, 0), min(rows.max() + 1 + k, m)),
            slice(max(cols.min() - k, 0), min(cols.max() + 1 + k, n)))
-    h = heights[win].astype(np.float64)
+    # (memory: the window's arrays are freed as soon as a stage has read them, and h is the
+    # caller's array where it is float64 already: it is only read)
+    h = np.asarray(heights[win], dtype=np.float64)
     lm = lot_mask[win]
     cov = lm > 0
     g = np.where(cov, pad[lm], h)
@@ -811,24 +891,31 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
                                              np.clip(cut_o, 0.0, max_emb), 0.0))
         e_up = np.maximum(e_up, np.where(cov & np.isfinite(fill_o),
                                          np.clip(fill_o, 0.0, max_emb), 0.0))
+        del d0, rim0, flat0, hi0, lo0, cut_o, fill_o
     # tier walls one cell's rise lower: a tier wall plus the embankment's rise over the cell
     # side stays within the wall limit
     tier_wall = max(max_wall - t * cell_size, 0.0)
     fall_in = tier_fall(t, tier_wall, max_emb)
+    info["cone_heights"] = (float(e_down.max()), float(e_up.max()))
     offset = np.zeros(lm.shape)
     emb_h = np.zeros(lm.shape)
-    for e_edge, sign in ((e_down, -1.0), (e_up, 1.0)):
+    for k_, (e_edge, sign) in enumerate(((e_down, -1.0), (e_up, 1.0))):
         if not (e_edge > 0).any():
             continue
-        reach = _reach_of(fall_in, float(e_edge.max()), cell_size, sum(lm.shape))
+        top = float(e_edge.max()) if cone_heights is None else max(float(cone_heights[k_]),
+                                                                   float(e_edge.max()))
+        reach = _reach_of(fall_in, top, cell_size, sum(lm.shape))
         part, _ = local_cones(np.where(e_edge > 0, e_edge, -np.inf), fall_in, reach,
                               cell_size, label=lm, above=0.0)
         part = np.where(cov, np.maximum(part, 0.0), 0.0)
         offset += sign * part
         # the embankment a cell lies on: the rest of its tier, at most max_emb
         emb_h = np.maximum(emb_h, np.where(part > 0, np.minimum(part, max_emb), 0.0))
+        del part
+    del e_edge, e_down, e_up
     lot_emb = cov & (offset != 0)
     g = np.where(lot_emb, g + offset, g)
+    del offset
     info["lot_embankment"] = np.zeros_like(lots)
     info["lot_embankment"][win] = lot_emb
     info["pad_cells"] = lots & ~info["lot_embankment"]
@@ -847,6 +934,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     need_cut = np.zeros(nl)
     np.maximum.at(need_fill, near[rim], (seed[rim] - max_emb) - h[rim])
     np.maximum.at(need_cut, near[rim], h[rim] - (seed[rim] + max_emb))
+    del seed, rim
     w_fill = np.clip(need_fill, 0.0, max_wall)
     w_cut = np.clip(need_cut, 0.0, max_wall)
     if walls is not None:
@@ -879,6 +967,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
                               cell_size, nearest=(dist, (nr, nc)))
     upper, d_up = local_cones(np.where(edge, g + w_cut_e[lm], np.inf), fall_out, reach,
                               cell_size, lowest=True, nearest=(dist, (nr, nc)))
+    del edge, nr, nc
     ring = np.floor(dist / (max_emb / t) + 1e-12)
     lower = lower - tier_wall * ring
     upper = upper + tier_wall * ring
@@ -886,6 +975,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     cross = np.isfinite(lower) & np.isfinite(upper) & (lower > upper)
     lower_side = cross & (d_lo <= d_up)
     upper_side = cross & ~lower_side
+    del d_lo, d_up
     lower = np.where(upper_side, -np.inf, lower)
     upper = np.where(lower_side, np.inf, upper)
     # half-width of the soft toe: a sixth of the embankment limit, at most a cell's rise
@@ -897,8 +987,11 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     lo_f = np.where(np.isfinite(lo_at), lo_at, -np.inf)      # (no cone: no constraint)
     up_f = np.where(np.isfinite(up_at), up_at, np.inf)
     graded.ravel()[at] = h_at + _soft(lo_f - h_at, r) - _soft(h_at - up_f, r)
+    del at, h_at, lo_at, up_at, lo_f, up_f
     graded = np.where(lower_side, lower, np.where(upper_side, upper, graded))
+    del lower_side, upper_side
     graded = np.where(cov, g, graded)
+    del g
     # a step shorter than a cell's rise across the corner of four cells: onto one cell side
     split, _ = split_steps(graded, h, cov, dist, t, cell_size, max_step)
     info["split"][win] = split != graded
@@ -931,6 +1024,8 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     info["embankment_height"][win] = emb_h
     out[win] = graded
     band[win] = bw
+    del at, lo_a, up_a, gr_a, on_tier, top_f, top_c, eh, emb_h, graded, bw, changed, cross, \
+        lower, upper, ring, d_edge
     if t * cell_size < max_wall:
         # (on cells coarser than max_wall / tan(max_slope) an embankment rises more than a
         # wall over one cell side: the cap would carry steps far up the slopes; skipped, the

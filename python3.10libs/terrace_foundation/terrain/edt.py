@@ -51,34 +51,67 @@ def envelope_1d(f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _envelope_columns(f: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`envelope_1d` where the finite positions ``cols`` are the same on every line.
-
-    The stacks of Felzenszwalb and Huttenlocher, every line at once, held as links: each
-    pushed position ``q`` keeps the position below it (``below``) and the left end of its
-    segment (``left``), written as whole rows of ``(N, R)`` arrays, so a step of the loop
-    over the positions copies two rows and compares, and only the lines that pop gather (the
-    same arithmetic and comparisons per line as :func:`_envelope_lines`, so the same
-    envelope). The envelope is then read without a loop: each surviving position is marked
-    at the first ``x`` right of its left end and the marks are carried along the line by a
-    running maximum.
+    """:func:`envelope_1d` where the finite positions ``cols`` are the same on every line
+    (:func:`_envelope_t` on the lines side by side).
     """
     rows, n = f.shape
     if len(cols) == 0:
         return np.full((rows, n), np.inf), np.zeros((rows, n), dtype=np.int64)
     h = np.array(f.T, order="C")                       # (n, rows): f[q] + q^2 per position
     h += (np.arange(n, dtype=np.float64) ** 2)[:, None]
+    arg = _envelope_t(h, cols)
+    d = _gather_t(h, arg)
+    return np.ascontiguousarray(d.T), np.ascontiguousarray(arg.T).astype(np.int64)
+
+
+def _envelope_t(h: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """The minimising position of the lower envelope of parabolas, lines side by side.
+
+    Parameters
+    ----------
+    h : (N, R) ndarray of float64
+        ``f[q] + q^2`` at position ``q`` of each of ``R`` lines (finite at ``cols``, the
+        same positions on every line; other rows are not read).
+    cols : (K,) ndarray of int
+        The finite positions, increasing (at least one).
+
+    Returns
+    -------
+    arg : (N, R) ndarray of int32
+        ``argmin_q (x - q)^2 + f[q]`` at each ``x`` (the smallest ``q`` of equals).
+
+    Notes
+    -----
+    The stacks of Felzenszwalb and Huttenlocher, every line at once, held as links: each
+    pushed position ``q`` keeps the position below it (``below``) and the left end of its
+    segment (``left``), written as whole rows of ``(N, R)`` arrays, so a step of the loop
+    over the positions copies two rows and compares, and only the lines that pop gather.
+    Each pushed ``q`` also marks the first ``x`` right of its left end; the envelope is the
+    running maximum of the marks along the line: a position popped later was popped by a
+    larger one whose left end is no farther right (the parabola that hides it at its left
+    end lies below its predecessor there), so the running maximum skips it, and ``x`` goes to
+    the largest surviving ``q`` whose segment starts left of it. The boundaries are correctly
+    rounded quotients of integers, so each comparison is the exact one: the envelope is the
+    exact one, ties to the smaller ``q``.
+    """
+    n, rows = h.shape
     hf = h.ravel()
-    below = np.zeros((n, rows), dtype=np.int64)
+    below = np.zeros((n, rows), dtype=np.int32)
     bf = below.ravel()
-    left = np.full((n, rows), np.inf)
+    left = np.empty((n, rows))
     lf = left.ravel()
-    popped = np.zeros((n, rows), dtype=bool)
-    pf = popped.ravel()
+    # marks: row n is where the marks of segments starting beyond the line go
+    mark = np.full((n + 1, rows), -1, dtype=np.int32)
+    mf = mark.ravel()
+    line = np.arange(rows, dtype=np.int64)
     q0 = int(cols[0])
     cur_v = np.full(rows, q0, dtype=np.int64)        # top of each stack
     cur_h = h[q0].copy()
     cur_z = np.full(rows, -np.inf)
     left[q0] = -np.inf
+    mark[0] = q0
+    start = np.empty(rows)
+    at = np.empty(rows, dtype=np.int64)
     for q in cols[1:].tolist():
         hq = h[q]
         s = (hq - cur_h) / (2 * (q - cur_v))
@@ -87,10 +120,9 @@ def _envelope_columns(f: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.n
             idx = np.nonzero(pop)[0]
             while True:
                 top = cur_v[idx] * rows + idx
-                pf[top] = True
-                v = bf[top]
-                at = v * rows + idx
-                cz, ch = lf[at], hf[at]
+                v = bf[top].astype(np.int64)
+                at_ = v * rows + idx
+                cz, ch = lf[at_], hf[at_]
                 cur_v[idx] = v
                 cur_h[idx] = ch
                 cur_z[idx] = cz
@@ -102,35 +134,41 @@ def _envelope_columns(f: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.n
                 idx = idx[again]
         below[q] = cur_v
         left[q] = s
+        # the first x right of the left end (n: beyond the line)
+        np.clip(s, -1.0, float(n), out=start)
+        np.floor(start, out=start)
+        np.add(start, 1.0, out=start)
+        np.minimum(start, float(n), out=start)
+        np.multiply(start, rows, out=at, casting="unsafe")
+        at += line
+        mf[at] = q
         cur_v.fill(q)
         np.copyto(cur_h, hq)
         cur_z = s
-    del h
-    # read: position q covers the x with left[q] < x <= left[next q] (Felzenszwalb and
-    # Huttenlocher walk j forward while z[j + 1] < x): mark q at its first x, carry the marks
-    live = ~popped
-    del popped
-    live[np.setdiff1d(np.arange(n), cols)] = False
-    at = np.flatnonzero(live)                          # surviving positions, (q, line)
-    lv = live.ravel()
-    r = at % rows
-    start = np.floor(np.clip(lf[at], -1.0, float(n))).astype(np.int64) + 1
-    # a position whose segment holds no x (the next one starts at the same x) is dropped;
-    # the next one's link points at it (links of survivors point at survivors)
-    up = start > 0                                      # (the bottom of a stack starts at 0)
-    b_at = bf[at[up]] * rows + r[up]
-    b_start = np.floor(np.clip(lf[b_at], -1.0, float(n))).astype(np.int64) + 1
-    lv[b_at[b_start == start[up]]] = False
-    keep = lv[at] & (start < n)
     del below, left
-    mark = np.full((n, rows), -1, dtype=np.int64)
-    mark.ravel()[start[keep] * rows + r[keep]] = at[keep] // rows
-    np.maximum.accumulate(mark, axis=0, out=mark)
-    arg = np.ascontiguousarray(mark.T)
-    del mark
-    d = np.take_along_axis(f, arg, axis=1)
-    d += (np.arange(n, dtype=np.int64)[None, :] - arg) ** 2
-    return d, arg
+    arg = mark[:n]
+    np.maximum.accumulate(arg, axis=0, out=arg)
+    return arg
+
+
+def _gather_t(h: np.ndarray, arg: np.ndarray) -> np.ndarray:
+    """``f[arg] + (x - arg)^2`` from ``h = f + q^2`` (both ``(N, R)``): integers below
+    ``2^53``, so exact and the same whichever way they are summed.
+    """
+    n, rows = h.shape
+    flat = arg.astype(np.int64)
+    flat *= rows
+    flat += np.arange(rows, dtype=np.int64)
+    d = h.ravel()[flat.ravel()].reshape(n, rows)
+    del flat
+    x = np.arange(n, dtype=np.float64)[:, None]
+    a = arg.astype(np.float64)
+    # f[a] + (x - a)^2 = h[a] - a^2 + (x - a)^2 = h[a] + x (x - 2 a)
+    a *= -2.0
+    a += x
+    a *= x
+    d += a
+    return d
 
 
 def _envelope_lines(f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -214,7 +252,8 @@ def distance_transform(features: np.ndarray, cell_size: float = 1.0
         World units between cell centres; ``inf`` everywhere when there is no feature.
     nearest : tuple of two (M, N) ndarray of int
         Row and column of the nearest feature (ties go to the smaller column, then the nearer
-        row). Zero everywhere when there is no feature.
+        row). Zero everywhere when there is no feature. int32 when ``M * N < 2**31`` (so
+        ``row * N + col`` fits in it), else int64.
 
     Notes
     -----
@@ -224,7 +263,7 @@ def distance_transform(features: np.ndarray, cell_size: float = 1.0
     feat = np.asarray(features, dtype=bool)
     m, n = feat.shape
     if not feat.any():
-        zero = np.zeros((m, n), dtype=np.int64)
+        zero = np.zeros((m, n), dtype=np.int32 if m * n < 2 ** 31 else np.int64)
         return np.full((m, n), np.inf), (zero, zero.copy())
     # pass 1, down the columns: nearest feature row above and below (cumulative scans; a
     # column without a feature gets far sentinels and takes no part in pass 2)
@@ -240,13 +279,28 @@ def distance_transform(features: np.ndarray, cell_size: float = 1.0
     del above, below
     np.minimum(da, db, out=da)
     del db
-    g2 = da.astype(np.float64)
+    # pass 2, along the rows: lower envelope of (x - q)^2 + g(q)^2 over the feature columns,
+    # on the transposed grid (a column of the grid a row in memory: each step of the loop
+    # over the columns reads and writes whole rows)
+    h = da.T.astype(np.float64, order="C")
+    h *= h
+    h += (np.arange(n, dtype=np.float64) ** 2)[:, None]
+    arg_t = _envelope_t(h, np.flatnonzero(feat.any(axis=0)))
+    del h
+    col = np.ascontiguousarray(arg_t.T)
+    del arg_t
+    # f[col] + (x - col)^2: integers below 2^53, exact
+    d2 = np.take_along_axis(da, col, axis=1).astype(np.float64)
     del da
-    g2 *= g2
-    # pass 2, along the rows: lower envelope of (x - q)^2 + g(q)^2 over the feature columns
-    d2, col = _envelope_columns(g2, np.flatnonzero(feat.any(axis=0)))
-    del g2
-    r_idx = np.take_along_axis(near_row, col, axis=1).astype(np.int64)
+    d2 *= d2
+    off = np.arange(n, dtype=np.int64)[None, :] - col
+    off *= off
+    d2 += off
+    del off
+    # (int32 indices where every flat index row * n + col fits in them: half the memory)
+    index = np.int32 if m * n < 2 ** 31 else np.int64
+    r_idx = np.take_along_axis(near_row, col, axis=1).astype(index, copy=False)
+    del near_row
     np.sqrt(d2, out=d2)
     d2 *= cell_size
-    return d2, (r_idx, col)
+    return d2, (r_idx, col.astype(index, copy=False))

@@ -1,0 +1,128 @@
+"""The grading preset's array mechanics against plain whole-window references: the sparse
+and banded versions of the grading passes give the same numbers, bit for bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from terrace_foundation.presets.limits import _pairs8, split_steps
+
+
+def _split_steps_dense(graded, terrain, lots, dist, t, cell_size, max_step=0.0, rounds=4,
+                       max_wall=np.inf):
+    """The rule of :func:`split_steps` as a pass over the whole window (its first form)."""
+    f = graded.copy()
+    rise = max(max_step, t * cell_size * (1 + 1e-9))
+    movable = ~lots
+    for _ in range(rounds):
+        face = np.zeros(f.shape, dtype=bool)
+        for a, b, d in _pairs8(f.shape):
+            if d > 1.0:
+                continue
+            st = np.abs(f[a] - f[b]) > rise
+            face[a] |= st
+            face[b] |= st
+        lo = np.full(f.shape, -np.inf)
+        hi = np.full(f.shape, np.inf)
+        found = False
+        for a, b, d in _pairs8(f.shape):
+            lim = t * cell_size * d
+            diff = f[a] - f[b]
+            bad = (np.abs(diff) > lim * (1 + 1e-9) + 1e-9) & ~face[a] & ~face[b] & \
+                ~(lots[a] & lots[b]) & ((f[a] != terrain[a]) | (f[b] != terrain[b])) & \
+                (np.abs(diff) > np.abs(terrain[a] - terrain[b]) + 1e-9)
+            if not bad.any():
+                continue
+            found = True
+            for p, q in ((a, b), (b, a)):
+                move = bad & movable[p] & (dist[p] >= dist[q])
+                np.maximum(lo[p], np.where(move, f[q] - lim, -np.inf), out=lo[p])
+                np.minimum(hi[p], np.where(move, f[q] + lim, np.inf), out=hi[p])
+        if not found:
+            break
+        both = np.isfinite(lo) & np.isfinite(hi) & (lo > hi)
+        new = np.clip(f, lo, hi)
+        new[both] = 0.5 * (lo[both] + hi[both])
+        if np.isfinite(max_wall):
+            g_lo = np.full(f.shape, -np.inf)
+            g_hi = np.full(f.shape, np.inf)
+            for a, b, d in _pairs8(f.shape):
+                if d > 1.0:
+                    continue
+                for p, q in ((a, b), (b, a)):
+                    np.maximum(g_lo[p], np.minimum(f[p], f[q] - max_wall), out=g_lo[p])
+                    np.minimum(g_hi[p], np.maximum(f[p], f[q] + max_wall), out=g_hi[p])
+            new = np.clip(new, g_lo, g_hi)
+        f = new
+    return f, int((f != graded).sum())
+
+
+def _case(seed):
+    """A lot in a band of changed cells with steps over the corners of cells."""
+    rng = np.random.default_rng(seed)
+    m, n = rng.integers(6, 40, size=2)
+    terrain = np.cumsum(rng.normal(0, 0.05, (m, n)), axis=1)
+    lots = np.zeros((m, n), dtype=bool)
+    r0, c0 = rng.integers(0, m // 2), rng.integers(0, n // 2)
+    lots[r0:r0 + m // 3 + 1, c0:c0 + n // 3 + 1] = True
+    graded = terrain.copy()
+    # a band of changed cells around the lot, with steps over the corners of cells
+    near = np.zeros_like(lots)
+    near[max(r0 - 4, 0):r0 + m // 3 + 5, max(c0 - 4, 0):c0 + n // 3 + 5] = True
+    yy, xx = np.mgrid[0:m, 0:n]
+    # (ramps of 1.1 a cell side: no wall on a side, too steep on the diagonal; some walls)
+    ramp = 1.1 * (yy + rng.choice([1, -1]) * xx) * rng.choice([1.0, 1.0, 1.0, 0.97], (m, n))
+    graded[near] += ramp[near] + 3.0 * (rng.random(int(near.sum())) < 0.04)
+    graded[lots] = 3.0 + rng.choice([0.0, 0.5], size=int(lots.sum()))
+    if seed % 3 == 0:       # a cell equal to the terrain again inside the band
+        back = near & ~lots & (rng.random((m, n)) < 0.2)
+        graded[back] = terrain[back]
+    dist = np.hypot(np.maximum(np.maximum(r0 - yy, yy - (r0 + m // 3)), 0),
+                    np.maximum(np.maximum(c0 - xx, xx - (c0 + n // 3)), 0)) * 2.0
+    return graded, terrain, lots, dist, np.tan(np.radians(33.7)), 2.0
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("max_step, max_wall", [(0.0, np.inf), (0.5, np.inf), (0.5, 1.2)])
+def test_split_steps_matches_whole_window_pass(seed, max_step, max_wall):
+    args = _case(seed)
+    want = _split_steps_dense(*args, max_step, max_wall=max_wall)
+    got = split_steps(*args, max_step, max_wall=max_wall)
+    assert got[1] == want[1]
+    assert np.array_equal(got[0], want[0])
+
+
+def test_split_steps_cases_move_cells():
+    # (the cases above are not vacuous: most of them move cells)
+    moved = [split_steps(*_case(s))[1] for s in range(12)]
+    assert sum(k > 0 for k in moved) >= 8, moved
+
+
+@pytest.mark.parametrize("params", [{}, {"boundary": "wall"}, {"pad_rule": "max"},
+                                    {"max_embankment_height": 2.0}])
+def test_map_cone_heights_are_those_of_one_window_with_every_lot(params, monkeypatch):
+    # the plan's cone heights (from the pads and the rims, passed to every tile) are what
+    # grade_limited finds itself on one window holding every lot: an untiled run walks the
+    # same cones as before, and every tile of a tiled run walks those
+    import terrace_foundation as tf
+    import terrace_foundation.grading_tiles as gt
+    from terrace_testkit import flower_region, mountain
+
+    seen = []
+    grade = gt.grade_limited
+
+    def spy(*a, **k):
+        out = grade(*a, **k)
+        seen.append((k["cone_heights"], out[3].get("cone_heights")))
+        return out
+
+    monkeypatch.setattr(gt, "grade_limited", spy)
+    hf = mountain(120, 140, 2.0)
+    tf.generate(hf, [flower_region(hf, 0.35)], preset="grading", seed=3, min_lot_size=1500.0,
+                tile_size=0, **params)
+    assert len(seen) == 1
+    plan, own = seen[0]
+    assert own is not None and max(own) > 0
+    assert plan == own

@@ -130,6 +130,26 @@ def bbox_pairs(alo: np.ndarray, ahi: np.ndarray, blo: np.ndarray, bhi: np.ndarra
     return i[key], j[key]
 
 
+def _axis_line(normal: np.ndarray, offset: np.ndarray) -> np.ndarray:
+    """The coordinate an axis-parallel cutting line fixes, per polygon.
+
+    Parameters
+    ----------
+    normal : (n, 2) float64 array
+        Each half-plane's normal.
+    offset : (n,) float64 array
+        Each half-plane's offset (``normal . p = offset`` on the line).
+
+    Returns
+    -------
+    (n, 2) float64 array
+        ``[x, nan]`` for a line ``x = const``, ``[nan, y]`` for ``y = const``, ``nan`` for
+        any other line: cut points on such a line take its exact coordinate.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(normal[:, ::-1] == 0, offset[:, None] / normal, np.nan)
+
+
 def clip_halfplane(poly: np.ndarray, count: np.ndarray, normal: np.ndarray,
                    offset: np.ndarray, on_line: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Clip each convex polygon by its own half-plane (Sutherland-Hodgman, batched).
@@ -170,11 +190,7 @@ def clip_halfplane(poly: np.ndarray, count: np.ndarray, normal: np.ndarray,
     cut = np.nonzero(any_out & any_in)[0]
     new_count = np.where(any_out, 0, count)
     if len(cut):
-        line = None
-        if on_line:
-            nc, oc = normal[cut], offset[cut]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                line = np.where(nc[:, ::-1] == 0, oc[:, None] / nc, np.nan)
+        line = _axis_line(normal[cut], offset[cut]) if on_line else None
         c_poly, c_count = _cut_polygons(poly[cut], count[cut], s[cut], valid[cut], line)
         new_count[cut] = c_count
     kmax = max(int(new_count.max()), 1)
@@ -302,11 +318,7 @@ def _clip_step(work: np.ndarray, count: np.ndarray, normal: np.ndarray, offset: 
     cut = np.nonzero(any_out & any_in)[0]
     new_count = np.where(any_out, 0, count)
     if len(cut):
-        line = None
-        if on_line:
-            nc, oc = normal[cut], offset[cut]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                line = np.where(nc[:, ::-1] == 0, oc[:, None] / nc, np.nan)
+        line = _axis_line(normal[cut], offset[cut]) if on_line else None
         valid = np.arange(k)[None, :] < count[cut, None]
         c_poly, c_count = _cut_polygons(work[cut], count[cut], s[cut], valid, line)
         new_count[cut] = c_count

@@ -249,3 +249,31 @@ def test_user_grid_pairs_not_made_steeper_off_the_fine_walls(graded):
         res.terrace_heightfield.heights, hf.heights, res.lot_mask > 0, hf.cell_size, off_face)
     assert checked > 0
     assert made == 0, f"{made} input-cell pairs made steeper than {SLOPE} deg, up to {worst:.1f}"
+
+
+def test_the_python_sop_keywords_take_the_coarse_path():
+    """The numpy asset's Python SOP (houdini/sop.py, ``cook``) calls
+    :func:`terrace_foundation.generate` with every engine parameter the asset has
+    (``read_params``: each ``METHOD_PARAMETERS`` name) and the Farm folder's Tile Size
+    (``read_farm``), so a coarse grid is graded on the resampled window there too: with the
+    asset's defaults the result equals the CLI's call (defaults, no tile size) bit for bit.
+    Engine level, without hou (the SOP itself is checked by mypy and by hython at a desk)."""
+    from terrace_foundation.houdini.network import _FARM_PARMS
+    from terrace_foundation.params import METHOD_PARAMETERS
+
+    hf = CASES["demo10"]()
+    x0, y0, x1, y1 = hf.extent
+    town = town_outline(hf, 0.5, 0.5, 0.32 * (x1 - x0), 0.26 * (y1 - y0), hole=False)
+    sop_params = {name: p.default for name, p in METHOD_PARAMETERS.items()}
+    sop_params.update(preset="grading", seed=2, min_lot_size=6000.0)
+    farm = {"tile_size": int(_FARM_PARMS["tile_size"][0])}
+    res = tf.generate(hf, [town], **sop_params, **farm)
+    cli = tf.generate(hf, [town], preset="grading", seed=2, min_lot_size=6000.0)
+    assert res.graded is not None and res.report["totals"]["graded_cell_size"] == \
+        pytest.approx(hf.cell_size / 3)
+    np.testing.assert_array_equal(res.terrace_heightfield.heights,
+                                  cli.terrace_heightfield.heights)
+    np.testing.assert_array_equal(res.lot_mask, cli.lot_mask)
+    assert [w.height for w in res.walls] == [w.height for w in cli.walls]
+    assert [w for w in res.warnings if w.startswith("grid cells of")] == \
+        [w for w in cli.warnings if w.startswith("grid cells of")]

@@ -1064,14 +1064,19 @@ def step_wall_sides(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarra
         two_lots = (lot_mask[a] > 0) & (lot_mask[b] > 0)
         sel = (step > min_height) & (~two_lots | (lot_mask[a] == lot_mask[b])) & \
             ((owner[a] > 0) | (owner[b] > 0))
-        if terrain is not None:
-            # a cliff of the terrain itself is no wall
-            sel &= ~terrain_step(graded[a] - graded[b], terrain[a] - terrain[b],
-                                 (lot_mask[a] == 0) & (lot_mask[b] == 0), min_change)
         if own is not None:
             keep = np.zeros(sel.shape, dtype=bool)
             keep[own[0]:own[1], own[2]:own[3]] = True
             sel &= keep
+        if terrain is not None:
+            # a cliff of the terrain itself is no wall (tested at the sides kept so far only:
+            # element by element, so the same)
+            r, c = np.nonzero(sel)
+            cliff = terrain_step(graded[a][r, c] - graded[b][r, c],
+                                 terrain[a][r, c] - terrain[b][r, c],
+                                 (lot_mask[a][r, c] == 0) & (lot_mask[b][r, c] == 0),
+                                 min_change)
+            sel[r[cliff], c[cliff]] = False
         r, c = np.nonzero(sel)
         ha, hb = graded[a][sel], graded[b][sel]
         oa, ob = owner[a][sel], owner[b][sel]

@@ -1101,7 +1101,7 @@ def walls_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, float],
     """Outline, wing and tier walls from :func:`step_wall_sides` arrays, in
     ``(axis, row, col)`` order (sides gathered from tiles are sorted into it first).
     """
-    from .walls import _merge
+    from .walls import _merge_many
     if len(sides["row"]) == 0:
         return []
     order = np.lexsort((sides["col"], sides["row"], sides["axis"]))
@@ -1118,6 +1118,8 @@ def walls_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, float],
     # the sides of each key in their (axis, row, col) order: one stable sort, then slices
     by_key = np.argsort(inv.ravel(), kind="stable")
     bounds = np.searchsorted(inv.ravel()[by_key], np.arange(len(uniq) + 1))
+    # (every key's sides joined into polylines in one pass: the same as key by key)
+    merged = _merge_many(seg[by_key] - o, 1e-6 * cell_size, bounds)
     for k, (a_, b_) in enumerate(uniq):
         sel = by_key[bounds[k]:bounds[k + 1]]
         on = "tier" if a_ < 0 else "outline" if a_ == b_ else "wing"
@@ -1128,7 +1130,7 @@ def walls_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, float],
             base_height=float(low[sel][tall]), top_height=float(high[sel][tall]),
             height=float((high[sel] - low[sel])[tall]),
             length=float(len(sel) * cell_size),
-            lines=tuple(line + o for line in _merge(seg[sel] - o, 1e-6 * cell_size)),
+            lines=tuple(line + o for line in merged[k]),
             on=on))
     return out
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from terrace_testkit import needs
-
 from terrace_foundation.presets.limits import _min_plus
+from terrace_testkit import needs
 
 
 def _full_rounds(v, cost_h, cost_v, steps):

@@ -144,7 +144,28 @@ def _run(hf, regs, params):
         except TerraceError as e:
             note(f"refused: {e}")
             assert "\n" not in str(e)
+            _assert_refusal_is_right(hf, regions, str(e))
             return regions, None
+
+
+def _assert_refusal_is_right(hf, regions, message):
+    """A region refused as lying wholly outside the grid, or a run refused as having no part
+    of any region on it, has no area on the grid (shapely, in the grid's frame, within the
+    rounding of moving there): a diamond with its corners on the grid's edges was refused
+    as "wholly outside", which the properties took for an allowed refusal (issue 15)."""
+    if "wholly outside" in message:
+        rid = int(message.split("region ")[1].split()[0])
+        shapes = [_shape(r) for r in regions if r.region_id == rid]
+    elif "no part of any region lies on the heightfield" in message:
+        shapes = [_shape(r) for r in regions]
+    else:
+        return
+    ox, oy = hf.origin
+    ulp = float(np.spacing(max(abs(ox), abs(oy), 1.0)))
+    grid = translate(box(*hf.extent), -ox, -oy)
+    for shape in shapes:
+        on_grid = translate(shape, -ox, -oy).intersection(grid).area
+        assert on_grid <= 1e-9 * shape.area + 16 * shape.length * ulp, message
 
 
 def _shape(region: Region):
@@ -1180,6 +1201,47 @@ def test_later_triangle_two_ulps_beyond_the_west_edge_keeps_its_part_outside_the
     grid = box(*(np.array(hf.extent) - np.r_[o, o]))
     exact = Polygon(later - o).difference(Polygon(first - o)).intersection(grid).area
     assert kept == pytest.approx(exact, rel=1e-9)
+
+
+def test_later_region_left_with_every_corner_on_the_grid_edges_keeps_its_lots():
+    """Found by the long run on main 6ab847f (edge_cases, seed 1, within 20 examples): at
+    LV95, a later region with corners on the grid's west and south edges (and one and two
+    ulps beside them) loses an earlier triangle on the west edge; what is left has every
+    vertex on the grid's edges or beyond, and no edge crossing one. The check that drops
+    remainders left off the grid (region.meets_box) dropped it, and its 0.984 square units
+    had no lots; the lots summed to 0.140625 of 1.125."""
+    hf = _slope(3, 3, 0.5, (2600000.0, 1200001.5))
+    first = np.array([[2600000.0, 1200000.75], [2600000.375, 1200000.0],
+                      [2600000.0, 1200001.5], [2600000.0, 1200001.40625]])
+    later = np.array([[2600000.0000000005, 1200000.0], [2600000.75, 1199999.9999999998],
+                      [2600001.5, 1200000.0], [2600000.0, 1200001.5], [2600000.0, 1200000.75]])
+    regs = [(first, []), (later, [])]
+    test_lots_partition_regions_meeting_the_grid_edges_and_one_another.hypothesis.inner_test(
+        (hf, regs, dict(_SMALL)))
+    regions, res = _run(hf, regs, dict(_SMALL))
+    assert sum(lot.area for lot in res.lots if lot.region_id == 1) == pytest.approx(
+        1.125 - 0.140625, rel=1e-9)
+
+
+def test_diagonal_sliver_narrower_than_the_world_spacing_has_a_valid_outline():
+    """Found by the long run on main 6ab847f (edge_cases, seed 1): at LV95 (spacing 4.7e-10
+    in x, 2.3e-10 in y) a triangle along the line x + y = 0.75 from the grid's south edge
+    (one of its corners one ulp below it) to its west edge, 8e-11 wide. Its pieces are 0.375
+    wide across their boxes, so the lot was traced in the grid's frame, and moved to world
+    coordinates its outline was three collinear points (area 0, shapely: Self-intersection
+    at the apex). A piece narrow across any direction (its area against its extent) now
+    sends its lot to be traced in world coordinates."""
+    hf = _slope(3, 3, 0.5, (2600000.0, 1200001.5))
+    sliver = np.array([[2600000.75, 1199999.9999999998], [2600000.375, 1200000.375],
+                       [2600000.0, 1200000.75]])
+    params = dict(_SMALL, min_lot_size=1.0)
+    test_lots_partition_regions_meeting_the_grid_edges_and_one_another.hypothesis.inner_test(
+        (hf, [(sliver, [])], params))
+    # and beside an earlier region whose edge runs along the same line
+    first = np.array([[2600000.0, 1200000.75], [2600000.75, 1200000.0],
+                      [2600001.5, 1199999.90625], [2600000.0, 1200001.5]])
+    test_lots_partition_regions_meeting_the_grid_edges_and_one_another.hypothesis.inner_test(
+        (hf, [(first, []), (sliver, [])], params))
 
 
 @pytest.mark.xfail(strict=True, reason="issue 15: open case of the long run on main 6ed621f "

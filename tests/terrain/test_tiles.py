@@ -357,6 +357,45 @@ def test_lot_sums_of_a_lot_cut_in_two_by_another_in_one_chunk_row():
     np.testing.assert_allclose(acc.totals(3), [0, 0.1 + 0.2 + 0.7 + 1.1, 0.3 + 1.3 + 1.7])
 
 
+@pytest.mark.parametrize("c0,area,split", [(0, 1.0, False), (37, 4.0, False), (5, 1.0, True),
+                                            (2 * CHUNK + 63, 0.25, True)])
+def test_volume_sums_from_chunk_counts_equal_the_sums_of_the_cells(c0, area, split):
+    # the groups found from counts per row and chunk give the parts (and so the totals)
+    # that the cells with their rows and columns give, bit for bit; a lot cut in two in a
+    # chunk row takes the sorted path
+    from terrace_foundation.tiling import TileFigures, _add_volumes, _add_volumes_sorted
+    rng = np.random.default_rng(21 + c0)
+    mask = np.repeat(np.repeat(rng.integers(0, 9, size=(9, 6)), 7, axis=0), 29, axis=1)
+    mask = mask[:, :150].astype(np.int32)
+    if not split:      # no lot twice in a row of a chunk: columns of one lot per chunk
+        mask = np.repeat(rng.integers(0, 9, size=(63, 1)), 150, axis=1).astype(np.int32)
+        mask[:, rng.random(150) < 0.2] = 0
+    d = rng.normal(size=mask.shape) * (rng.random(mask.shape) < 0.8)
+    d[rng.random(mask.shape) < 0.1] = -0.0
+    got, want = TileFigures.empty(9), TileFigures.empty(9)
+    _add_volumes(got, d, mask, 1000, c0, area, 9)
+    _add_volumes_sorted(want, d, mask, 1000, c0, area, 9)
+    assert got.counts == want.counts
+    for k in want.sums:
+        g, w = got.sums[k], want.sums[k]
+        assert np.concatenate(g.parts).tobytes() == np.concatenate(w.parts).tobytes(), k
+        assert g.totals(10).tobytes() == w.totals(10).tobytes()
+
+
+def test_nearest_label_of_windows_of_one_lot_equals_the_whole_sweep():
+    # windows whose lot cells all belong to one lot are not swept: their cells take it
+    lm = np.zeros((160, 200), dtype=np.int32)
+    lm[20:70, 20:90] = 3
+    lm[20:70, 90:140] = 5
+    lm[100:150, 30:60] = 7
+    lm[100:150, 120:180] = 2
+    _, full_l = cone_envelope(np.where(lm > 0, 0.0, -np.inf), lm, 1.0, 1.0, col_offset=9)
+    rows, cols = np.nonzero(box_dilate(lm > 0, 6) & (lm == 0))
+    for block in (8, 16, 40):
+        got = nearest_label(lm, rows, cols, 1.0, 12, col_offset=9, block=block)
+        assert got.tobytes() == full_l[rows, cols].tobytes()
+
+
 def test_take_gathers_what_take_along_axis_gathers_from_views():
     """The cone sweeps' label gather on rows of a (fields, rows, cols) stack (strided
     views), on contiguous arrays and on reversed views: take_along_axis's values."""

@@ -371,7 +371,31 @@ def test_coarse_grid_is_graded_with_a_warning_that_says_what_was_done(name):
     over = [w for w in res.walls if w.height > 4.0 + 1e-6]
     if over:
         assert (f"{len(over)} wall(s) still above max_wall_height (up to "
-                f"{max(w.height for w in over):.1f} m)") in note[0]
+                f"{max(w.height for w in over):.1f} m), {len(over)} of them at lots flagged "
+                "limit_conflict") in note[0]
+    # every wall above the limit is at a lot flagged limit_conflict (the pad rule's conflicts
+    # and grading.wall_conflicts': a wall the cap could not bring within the limit)
+    conflict = {r_["lot_id"] for r_ in res.report["lots"] if r_["limit_conflict"]}
+    assert all(w.lot_a in conflict or w.lot_b in conflict for w in over)
+    t = res.report["totals"]
+    assert t["lots_limit_conflict"] == len(conflict) >= t["lots_limit_conflict_walls"]
+
+
+def test_wall_conflicts_flags_the_lots_of_walls_above_the_limit():
+    from terrace_foundation.presets.grading import wall_conflicts
+    from terrace_foundation.wall import Wall
+
+    def wall(a, b, h, on):
+        return Wall(lot_a=a, lot_b=b, base_height=0.0, top_height=h, height=h, length=1.0,
+                    lines=(), on=on)
+
+    walls = [wall(1, 2, 4.0, "edge"), wall(3, 4, 4.5, "edge"), wall(5, 5, 6.0, "tier"),
+             wall(6, 0, 9.0, "outline"), wall(7, 8, 5.0, "wing")]
+    got = wall_conflicts(walls, 10, 4.0, "embankment")
+    assert np.flatnonzero(got).tolist() == [3, 4, 5, 6, 7, 8]
+    # with --boundary wall the outline walls have no limit
+    got = wall_conflicts(walls, 10, 4.0, "wall")
+    assert np.flatnonzero(got).tolist() == [3, 4, 5, 7, 8]
 
 
 def test_coarse_grid_is_graded_fine_and_read_back_at_its_cell_centres():

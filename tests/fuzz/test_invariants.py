@@ -1182,14 +1182,16 @@ def test_later_triangle_two_ulps_beyond_the_west_edge_keeps_its_part_outside_the
     assert kept == pytest.approx(exact, rel=1e-9)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: open case of the long run on main 6ed621f "
-                   "(edge_cases, seed 404; also fails on 9bf6b08, before this session): a "
-                   "lot's outline touches itself at (1.5, 0.75) (not fixed)")
 def test_triangle_corner_an_ulp_inside_the_east_edge_under_a_later_triangle():
-    """Open: a triangle whose corner (1.4999999999999998, 0.75) lies one ulp inside the
-    grid's east edge x = 1.5, under a later triangle reaching beyond that edge. A lot of the
-    later region has an outline whose ring touches itself at (1.5, 0.75) (shapely: Ring
-    Self-intersection[1.5 0.75]); replay: this case, or @reproduce_failure('6.155.2',
+    """Found by the long run on main 6ed621f (edge_cases, seed 404; old: it fails on
+    9bf6b08 too): a triangle whose corner (1.4999999999999998, 0.75) lies one ulp inside the
+    grid's east edge x = 1.5, under a later triangle reaching beyond that edge. The later
+    region's lot there has a piece one ulp wide between the corner and the edge; the
+    outline's collinear step dropped that slab's corners on x = 1.5 (one ulp off the line
+    through their neighbours), so the ring ran along x = 1.5 - ulp through the corner and
+    touched itself (shapely: Ring Self-intersection[1.5 0.75]). A vertex now stays when
+    another vertex of its lot lies in the sliver dropping it would sweep
+    (``footprint._sweeps_a_vertex``). Replay: @reproduce_failure('6.155.2',
     b'AXicc2R2ZHZkQIGMjuxAkknD/gMDGECENRgYiOQCdX6EcFAUoSqBceAMBkZHZg37B1AlLAgmA8RNUIsAwH0P2A==')
     on test_lots_partition_regions_meeting_the_grid_edges_and_one_another."""
     hf = _slope(3, 3, 0.5, (0.0, 1.5))

@@ -252,6 +252,70 @@ def test_collinear_rule_keeps_a_corner_a_tenth_of_a_picometre_off_a_long_edge():
     assert Polygon(_drop_collinear(ring)).area == pytest.approx(Polygon(ring).area, rel=1e-15)
 
 
+X_ULP_INSIDE = 1.4999999999999998          # one ulp inside x = 1.5
+
+
+def test_collinear_rule_keeps_a_corner_whose_sliver_holds_another_vertex():
+    """A ring with a slab one ulp wide on x = 1.5 beside a notch whose tip lies on
+    x = 1.5 - ulp. The slab's corners on x = 1.5 are each one ulp off the line through their
+    neighbours (rounding, by distance); dropping both ran the ring along x = 1.5 - ulp
+    through the notch's tip, and it touched itself (issue 15). A vertex whose drop would
+    sweep over another vertex of its ring stays: the ring is valid and keeps its area."""
+    from terrace_foundation.lots.footprint import _drop_collinear
+
+    x = X_ULP_INSIDE
+    ring = np.array([[0, -1], [x, -1], [x, 0], [1.5, 0], [1.5, 1], [x, 1], [x, 2], [0, 2],
+                     [0, 0.6], [x, 0.5], [0, 0.4]], dtype=float)
+    assert Polygon(ring).is_valid
+    kept = _drop_collinear(ring)
+    assert Polygon(kept).is_valid
+    assert [x, 0.5] in kept.tolist()
+    assert Polygon(kept).area == pytest.approx(Polygon(ring).area, rel=1e-15)
+
+
+def test_collinear_rule_looks_only_at_vertices_of_its_own_lot():
+    """Chained as two lots at once, a vertex of the other lot in the sliver does not hold a
+    corner: lots are outlined on their own (their outlines may touch one another), so the
+    first lot's ulp-wide step goes as rounding, exactly as before."""
+    from terrace_foundation.lots.footprint import chain_rings
+
+    x = X_ULP_INSIDE
+    a = np.array([[0, -1], [x, -1], [x, 0], [1.5, 0], [1.5, 1], [x, 1], [x, 2], [0, 2]],
+                 dtype=float)
+    b = np.array([[0.5, 0.4], [x, 0.5], [0.5, 0.6]])
+    seg = np.concatenate([np.stack([r, np.roll(r, -1, axis=0)], axis=1) for r in (a, b)])
+    lot = np.r_[np.zeros(len(a), dtype=int), np.ones(len(b), dtype=int)]
+    first, second = chain_rings(seg, lot, 2)
+    assert [r.tolist() for r in first[0]] == [[[0, -1], [x, -1], [x, 2], [0, 2]]]
+    assert [r.tolist() for r in second[0]] == [b.tolist()]
+
+
+def test_pieces_outline_keeps_a_slab_an_ulp_wide_beside_a_hole_corner():
+    """A lot's pieces from the long run (main 6ed621f, seed 404): the piece
+    [1.5 - ulp, 1.5] x [-0.81, -0.44] lies between the grid's east edge and a hole's corner
+    (1.5 - ulp, -0.75), which is a vertex of the lot's ring. The outline ran along
+    x = 1.5 - ulp through that corner (shapely: Ring Self-intersection); it is the union of
+    the pieces: valid, of their area."""
+    from terrace_foundation.lots.footprint import pieces_outline
+
+    x = X_ULP_INSIDE
+    pieces = [[[1.2499999999999998, -0.6599062450371743],
+               [1.2499999999999998, -0.3943576871466493],
+               [1.1296711713369059, -0.3703288286630942], [1.02287854949678, -0.47712145050322]],
+              [[x, -0.8097209032855124], [x, -0.75], [1.4414233447966838, -0.808576655203316]],
+              [[1.2499999999999998, -0.5], [x, -0.75], [x, -0.44428100716589636],
+               [1.2499999999999998, -0.3943576871466493]],
+              [[1.5, -0.8097209032855124], [1.5, -0.4442810071658964],
+               [x, -0.44428100716589636], [x, -0.8097209032855124]]]
+    padded = np.array([p + p[:1] * (4 - len(p)) for p in pieces])
+    polys = pieces_outline(padded, np.array([len(p) for p in pieces]))
+    shape = MultiPolygon([Polygon(p[0], p[1:]) for p in polys])
+    assert shape.is_valid
+    union = unary_union([Polygon(p) for p in pieces])
+    assert shape.area == pytest.approx(sum(Polygon(p).area for p in pieces), rel=1e-12)
+    assert shape.symmetric_difference(union).area <= 1e-15
+
+
 def test_pieces_outline_keeps_a_slab_a_tenth_of_a_picometre_wide_beside_a_hole():
     """A lot's pieces (from the long run of 1 December, seed 1501) around a hole whose west
     edge is 1.3e-13 from the grid's edge x = 0: the slab between them is a piece of its own.

@@ -241,8 +241,8 @@ def _on_edges(p: np.ndarray, a: np.ndarray, b: np.ndarray, tol: float) -> np.nda
 COLLINEAR_ULPS = 16
 
 
-def _collinear_keep(pts: np.ndarray, ring: np.ndarray, pinned: np.ndarray | None = None
-                    ) -> np.ndarray:
+def _collinear_keep(pts: np.ndarray, ring: np.ndarray, pinned: np.ndarray | None = None,
+                    group: np.ndarray | None = None) -> np.ndarray:
     """Which vertices of rings stored one after another stay when vertices on the straight
     line through their neighbours are dropped.
 
@@ -257,6 +257,13 @@ def _collinear_keep(pts: np.ndarray, ring: np.ndarray, pinned: np.ndarray | None
     against the neighbours they had, two vertices an ulp apart at a corner each looked
     collinear, the other being nearly on top of it, and both went: the corner was cut off.)
 
+    A vertex off the line also stays when another vertex of its group lies in the sliver
+    between it and that line (:func:`_sweeps_a_vertex`): dropping it would move the boundary
+    onto or past that vertex. A hole's corner one ulp inside the grid's east edge leaves a
+    slab one ulp wide between them; its corners on the edge are one ulp off the line through
+    their neighbours, and dropping them ran the outline along x = 1.5 - ulp, through the
+    corner: the ring touched itself (issue 15).
+
     Parameters
     ----------
     pts : (N, 2) ndarray
@@ -265,6 +272,9 @@ def _collinear_keep(pts: np.ndarray, ring: np.ndarray, pinned: np.ndarray | None
         The ring of each vertex (non-decreasing).
     pinned : (N,) ndarray of bool, optional
         Vertices kept whatever their neighbours.
+    group : (N,) ndarray of int, optional
+        The group of each vertex (a lot: its rings may not touch themselves or one another);
+        all one group by default.
 
     Returns
     -------
@@ -273,9 +283,12 @@ def _collinear_keep(pts: np.ndarray, ring: np.ndarray, pinned: np.ndarray | None
     n = len(pts)
     keep = np.ones(n, dtype=bool)
     alive = np.arange(n)
+    grp = np.zeros(n, dtype=np.intp) if group is None else np.asarray(group, dtype=np.intp)
     # the farthest from the line the rounding of the coordinates puts a vertex on it
-    reach = COLLINEAR_ULPS * float(np.spacing(float(np.abs(pts).max()))) if n else 0.0
+    ulp = float(np.spacing(float(np.abs(pts).max()))) if n else 0.0
+    reach = COLLINEAR_ULPS * ulp
     first_pass: np.ndarray | None = None
+    index = None
     flip = 0
     quiet = 0
     while len(alive) and quiet < 2:
@@ -306,6 +319,15 @@ def _collinear_keep(pts: np.ndarray, ring: np.ndarray, pinned: np.ndarray | None
         # (an odd ring's last position neighbours its first)
         drop = lone | (cand & (pos % 2 == flip)
                        & ~((ln % 2 == 1) & (pos == ln - 1) & (flip == 0)))
+        # off the line (exactly on it, nothing moves): not over another vertex of the group
+        sweep = np.nonzero(drop & (cross != 0))[0]
+        if len(sweep):
+            if index is None:
+                index = _vertex_index(pts, grp)
+            held = sweep[_sweeps_a_vertex(pts, keep, grp, alive[sweep], alive[prev[sweep]],
+                                          alive[nxt[sweep]], 4 * ulp, index)]
+            drop[held] = False
+            first_pass[alive[held]] = False   # kept for good
         flip ^= 1
         quiet = 0 if drop.any() else quiet + 1
         keep[alive[drop]] = False
@@ -314,6 +336,88 @@ def _collinear_keep(pts: np.ndarray, ring: np.ndarray, pinned: np.ndarray | None
         again[rid[cand & ~lone]] = True
         alive = alive[~drop & again[rid]]
     return keep
+
+
+def _vertex_index(pts: np.ndarray, grp: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Vertices sorted by group, then ``x``, for :func:`_sweeps_a_vertex`: the sorted ``x``,
+    the order, and each vertex's key in it (``group * (N + 1) + rank of x``, exact).
+    """
+    xs = np.sort(pts[:, 0])
+    key = grp * float(len(xs) + 1) + np.searchsorted(xs, pts[:, 0], side="left")
+    order = np.argsort(key, kind="stable")
+    return xs, order, key[order]
+
+
+def _sweeps_a_vertex(pts: np.ndarray, keep: np.ndarray, grp: np.ndarray, p: np.ndarray,
+                     a: np.ndarray, b: np.ndarray, margin: float,
+                     index: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+    """Whether a vertex of its group lies in the sliver that dropping vertex ``p`` (between
+    ``a`` and ``b``, indices into ``pts``) would sweep: the closed triangle ``a, p, b``.
+
+    The vertices looked at are those ``keep`` still holds, except ``p`` and points equal to
+    ``a`` or ``b`` (rings touching there touch there anyway; an edge from there into the
+    triangle ends inside it, the ring's edges ``a p`` and ``p b`` being uncrossed). Found by
+    box (the vertices of the group in the box's run of ``x``, from :func:`_vertex_index`, so
+    a long edge's box meets only its own lot's vertices), then near the segment ``a b`` in
+    floating point within ``margin`` (a few ulps of the coordinates) and the rounding of the
+    products, and the few left tested exactly (rationals: the triangles are slivers a few
+    ulps wide, where floating-point orientation tests guess).
+    """
+    xs, order, skey = index
+    pa, pp, pb = pts[a], pts[p], pts[b]
+    lo = np.minimum(np.minimum(pa, pp), pb) - margin
+    hi = np.maximum(np.maximum(pa, pp), pb) + margin
+    base = grp[p] * float(len(xs) + 1)
+    s = np.searchsorted(skey, base + np.searchsorted(xs, lo[:, 0], side="left"), side="left")
+    e = np.searchsorted(skey, base + np.searchsorted(xs, hi[:, 0], side="right") - 1,
+                        side="right")
+    n = np.maximum(e - s, 0)
+    i = np.repeat(np.arange(len(p)), n)
+    j = order[np.repeat(s - np.cumsum(n) + n, n) + np.arange(int(n.sum()))]
+    w = pts[j]
+    out = np.zeros(len(p), dtype=bool)
+    sel = keep[j] & (j != p[i]) & (w[:, 1] >= lo[i, 1]) & (w[:, 1] <= hi[i, 1])
+    i, w = i[sel], w[sel]
+    ca, cb = pa[i], pb[i]
+    sel = np.any(w != ca, axis=1) & np.any(w != cb, axis=1)
+    i, w, ca, cb = i[sel], w[sel], ca[sel], cb[sel]
+    if len(i) == 0:
+        return out
+    d = cb - ca
+    length = np.hypot(d[:, 0], d[:, 1])
+    r, q = w - ca, pp[i] - ca
+    # within the strip from the line a b to p, along the segment, grown by the rounding
+    tol = margin * (1.0 + (np.hypot(r[:, 0], r[:, 1]) + np.hypot(q[:, 0], q[:, 1]))
+                    / np.where(length > 0, length, 1.0))
+    along = (r * d).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        off_w = (d[:, 0] * r[:, 1] - d[:, 1] * r[:, 0]) / length
+        off_p = (d[:, 0] * q[:, 1] - d[:, 1] * q[:, 0]) / length
+    near = (length > 0) & (along >= -tol * length) & (along <= length * (length + tol)) & \
+        (off_w >= np.minimum(off_p, 0.0) - tol) & (off_w <= np.maximum(off_p, 0.0) + tol)
+    for m in np.nonzero(near)[0].tolist():
+        if not out[i[m]] and _in_triangle(ca[m], pp[i[m]], cb[m], w[m]):
+            out[i[m]] = True
+    return out
+
+
+def _in_triangle(a: np.ndarray, p: np.ndarray, b: np.ndarray, w: np.ndarray) -> bool:
+    """Whether ``w`` lies in the closed triangle ``a, p, b``: exact (the coordinates as
+    integers over one power of two, the orientations in Python's integers).
+    """
+    ratios = [float(v).as_integer_ratio() for v in (*a, *p, *b, *w)]
+    den = max(d for _, d in ratios)
+    ax, ay, px, py, bx, by, wx, wy = (n * (den // d) for n, d in ratios)
+
+    def orient(ux: int, uy: int, vx: int, vy: int, sx: int, sy: int) -> int:
+        return (vx - ux) * (sy - uy) - (vy - uy) * (sx - ux)
+
+    turn = orient(ax, ay, px, py, bx, by)
+    if turn == 0:
+        return False            # on the line: dropping p moves nothing there
+    sides = (orient(ax, ay, px, py, wx, wy), orient(px, py, bx, by, wx, wy),
+             orient(bx, by, ax, ay, wx, wy))
+    return all(v >= 0 for v in sides) if turn > 0 else all(v <= 0 for v in sides)
 
 
 def _drop_collinear(ring: np.ndarray, keep_repeated: bool = False) -> np.ndarray:
@@ -550,7 +654,7 @@ def _chain_groups(seg: np.ndarray, group: np.ndarray | None, n_groups: int
     if len(sub):
         pid = _point_ids(rid[sub], pts[sub, 0], pts[sub, 1])
         repeated[sub] = np.bincount(pid)[pid] > 1
-    keep = _collinear_keep(pts, rid, repeated)
+    keep = _collinear_keep(pts, rid, repeated, grp[order])
     pts, rid, order, repeated = pts[keep], rid[keep], order[keep], repeated[keep]
     if not len(rid):
         return polys, area_of_group

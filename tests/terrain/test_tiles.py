@@ -271,9 +271,14 @@ def test_slopes_near_some_cells_equal_the_whole_grid_there(shape, rows):
     for cs in (1.0, 2.5):
         got = slope_tangent_near(h, near, cs, rows=rows)
         assert got[near].tobytes() == slope_tangent(h, cs)[near].tobytes()
+        whole = slope_tangent(h, cs)
         for r0 in range(0, shape[0], rows):         # bands without a wanted cell: zeros
             if not near[r0:r0 + rows].any():
                 assert not got[r0:r0 + rows].any()
+                continue
+            cols = np.flatnonzero(near[r0:r0 + rows].any(axis=0))   # the band's stretch
+            span = (slice(r0, r0 + rows), slice(cols[0], cols[-1] + 1))
+            assert got[span].tobytes() == whole[span].tobytes()
 
 
 def test_edge_tangents_at_some_cells_equal_the_whole_grid():

@@ -75,7 +75,7 @@ from .presets.limits import (
     terrain_step,
 )
 from .presets.walls import grid_step_sides
-from .report import _grouped, edge_slopes, inner_cells
+from .report import _grouped, edge_tangents_at, inner_cells
 from .terrain.edt import distance_transform
 from .terrain.kernels import cone_envelope, slope_tangent
 from .terrain.tiles import CHUNK, PartialSums, Window, grow, plan_tiles
@@ -576,7 +576,7 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
         on = wing_w_e[a] | wing_w_e[b]
         if on.any():
             fig.maxima["wing_step"] = max(fig.maxima["wing_step"],
-                                          float(np.abs(after_e[a] - after_e[b])[on].max()))
+                                          float(np.abs(after_e[a][on] - after_e[b][on]).max()))
     # ---- pads, buildable cells, embankment slopes (as report.lot_extras)
     inner = (inner_cells(np.where(pad_cells_e, lm_e, -1)) & lots_e)[ts]
     gi = _grouped(mask[inner], {"h": after[inner], "s": _deg(sa[inner])}, job.n_lots)
@@ -601,8 +601,11 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
         ov = (max(cw[0], tile[0]), min(cw[1], tile[1]), max(cw[2], tile[2]), min(cw[3], tile[3]))
         near_t[ov[0] - tile[0]:ov[1] - tile[0], ov[2] - tile[2]:ov[3] - tile[2]] = \
             near_oct[ov[0] - cw[0]:ov[1] - cw[0], ov[2] - cw[2]:ov[3] - cw[2]]
-        es_e = edge_slopes(after_e, emb_band_e | lots_e, cs)
-        ge = _grouped(near_t[emb_band], {"e": es_e[ts][emb_band]}, job.n_lots)
+        # (the steepest slope at the band cells only: edge_tangents_at, bit for bit)
+        er, ec = np.nonzero(emb_band)
+        es_b = np.degrees(np.arctan(edge_tangents_at(after_e, emb_band_e | lots_e,
+                                                     er + lt[0], ec + lt[2], cs)))
+        ge = _grouped(near_t[emb_band], {"e": es_b}, job.n_lots)
         fig.lot_max["embankment"] = ge["e_max"]
     outside = ~(band_w | lots_in)
     if outside.any():
@@ -626,7 +629,7 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
         m = (x != y) & (x > 0) & (y > 0)
         if m.any():
             lo, hi = np.minimum(x[m], y[m]), np.maximum(x[m], y[m])
-            st = np.abs(after_e[a] - after_e[b])[m]
+            st = np.abs(after_e[a][m] - after_e[b][m])
             key = lo.astype(np.int64) * (job.n_lots + 1) + hi
             pairs, inv = np.unique(key, return_inverse=True)
             best = np.full(len(pairs), -np.inf)
@@ -646,13 +649,18 @@ def _grading_faces(job, fig, tile, lt, before_e, after_e, lm_e, near_e, band_w_e
     fl, fh, fw, fr, fc = [], [], [], [], []
     for a, b, _ in _side_pairs(after_e.shape, lt):
         la, lb = lm_e[a], lm_e[b]
-        step = np.abs(after_e[a] - after_e[b])
+        d_ab = np.subtract(after_e[a], after_e[b])
+        step = np.abs(d_ab)
         between = (la > 0) & (lb > 0) & (la != lb) & (step > job.max_step)
-        # (a cliff of the terrain itself is no wall: limits.terrain_step)
         outside = (~((la > 0) & (lb > 0)) | (la == lb)) & (step > max(job.max_step, rise)) & \
-            ((owner_e[a] > 0) | (owner_e[b] > 0)) & \
-            ~terrain_step(after_e[a] - after_e[b], before_e[a] - before_e[b],
-                          (la == 0) & (lb == 0), job.max_step)
+            ((owner_e[a] > 0) | (owner_e[b] > 0))
+        # (a cliff of the terrain itself is no wall: limits.terrain_step, at the sides the
+        # other tests keep only; element by element, so the same)
+        r, c = np.nonzero(outside)
+        cliff = terrain_step(d_ab[r, c], before_e[a][r, c] - before_e[b][r, c],
+                             (la[r, c] == 0) & (lb[r, c] == 0), job.max_step)
+        outside[r[cliff], c[cliff]] = False
+        del d_ab, r, c, cliff
         for sel_, lots_, w in ((between, la, 0.5), (between, lb, 0.5), (outside, None, 1.0)):
             r, c = np.nonzero(sel_)
             if lots_ is None:

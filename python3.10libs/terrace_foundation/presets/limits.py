@@ -1064,14 +1064,19 @@ def step_wall_sides(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarra
         two_lots = (lot_mask[a] > 0) & (lot_mask[b] > 0)
         sel = (step > min_height) & (~two_lots | (lot_mask[a] == lot_mask[b])) & \
             ((owner[a] > 0) | (owner[b] > 0))
-        if terrain is not None:
-            # a cliff of the terrain itself is no wall
-            sel &= ~terrain_step(graded[a] - graded[b], terrain[a] - terrain[b],
-                                 (lot_mask[a] == 0) & (lot_mask[b] == 0), min_change)
         if own is not None:
             keep = np.zeros(sel.shape, dtype=bool)
             keep[own[0]:own[1], own[2]:own[3]] = True
             sel &= keep
+        if terrain is not None:
+            # a cliff of the terrain itself is no wall (tested at the sides kept so far only:
+            # element by element, so the same)
+            r, c = np.nonzero(sel)
+            cliff = terrain_step(graded[a][r, c] - graded[b][r, c],
+                                 terrain[a][r, c] - terrain[b][r, c],
+                                 (lot_mask[a][r, c] == 0) & (lot_mask[b][r, c] == 0),
+                                 min_change)
+            sel[r[cliff], c[cliff]] = False
         r, c = np.nonzero(sel)
         ha, hb = graded[a][sel], graded[b][sel]
         oa, ob = owner[a][sel], owner[b][sel]
@@ -1096,7 +1101,7 @@ def walls_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, float],
     """Outline, wing and tier walls from :func:`step_wall_sides` arrays, in
     ``(axis, row, col)`` order (sides gathered from tiles are sorted into it first).
     """
-    from .walls import _merge
+    from .walls import _merge_many
     if len(sides["row"]) == 0:
         return []
     order = np.lexsort((sides["col"], sides["row"], sides["axis"]))
@@ -1113,6 +1118,8 @@ def walls_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, float],
     # the sides of each key in their (axis, row, col) order: one stable sort, then slices
     by_key = np.argsort(inv.ravel(), kind="stable")
     bounds = np.searchsorted(inv.ravel()[by_key], np.arange(len(uniq) + 1))
+    # (every key's sides joined into polylines in one pass: the same as key by key)
+    merged = _merge_many(seg[by_key] - o, 1e-6 * cell_size, bounds)
     for k, (a_, b_) in enumerate(uniq):
         sel = by_key[bounds[k]:bounds[k + 1]]
         on = "tier" if a_ < 0 else "outline" if a_ == b_ else "wing"
@@ -1123,7 +1130,7 @@ def walls_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, float],
             base_height=float(low[sel][tall]), top_height=float(high[sel][tall]),
             height=float((high[sel] - low[sel])[tall]),
             length=float(len(sel) * cell_size),
-            lines=tuple(line + o for line in _merge(seg[sel] - o, 1e-6 * cell_size)),
+            lines=tuple(line + o for line in merged[k]),
             on=on))
     return out
 
@@ -1218,9 +1225,14 @@ def _min_plus(v: np.ndarray, cost_h: np.ndarray, cost_v: np.ndarray,
     cell sides, ``D`` the path length with the costs of the cell sides (``cost_h`` (M, N - 1)
     between columns, ``cost_v`` (M - 1, N) between rows): ``steps`` Jacobi rounds, each cell
     taking the least of itself and its four neighbours plus the side's cost from the previous
-    round, stopping early once a round changes nothing (the paths' minimum is then reached).
-    Each round works on the box around the cells the round before changed (no other cell
-    can change), with the same sums and minima.
+    round (west, east, north, south, in that order), stopping early once a round changes
+    nothing (the paths' minimum is then reached).
+
+    The first round visits every cell; each later round only the neighbours of the cells the
+    round before changed (:func:`_min_plus_cells`): a cell none of whose neighbours changed
+    would take the same minimum of the same sums again, so the result is that of full rounds
+    bit for bit (a few thousand cells move after the first round of a 4097² grading tile,
+    where the box around them held millions).
 
     A cell's result depends only on ``v`` within ``steps`` sides of it, and each path's sum is
     formed in the same order whatever the window, so a tile whose window holds that margin
@@ -1228,30 +1240,55 @@ def _min_plus(v: np.ndarray, cost_h: np.ndarray, cost_v: np.ndarray,
     """
     u = v.copy()
     m, n = u.shape
-    r0, r1, c0, c1 = 0, m, 0, n                # the box of cells a round may change
-    for _ in range(steps):
-        sub = u[r0:r1, c0:c1]
-        new = sub.copy()
-        a, b = max(c0, 1), min(c1, n - 1)      # cells with a west / an east neighbour
-        np.minimum(new[:, a - c0:], u[r0:r1, a - 1:c1 - 1] + cost_h[r0:r1, a - 1:c1 - 1],
-                   out=new[:, a - c0:])
-        np.minimum(new[:, :b - c0], u[r0:r1, c0 + 1:b + 1] + cost_h[r0:r1, c0:b],
-                   out=new[:, :b - c0])
-        a, b = max(r0, 1), min(r1, m - 1)      # with a north / a south neighbour
-        np.minimum(new[a - r0:], u[a - 1:r1 - 1, c0:c1] + cost_v[a - 1:r1 - 1, c0:c1],
-                   out=new[a - r0:])
-        np.minimum(new[:b - r0], u[r0 + 1:b + 1, c0:c1] + cost_v[r0:b, c0:c1],
-                   out=new[:b - r0])
-        moved = new != sub
-        if not moved.any():
+    if steps < 1 or u.size == 0:
+        return u
+    new = u.copy()
+    np.minimum(new[:, 1:], u[:, :-1] + cost_h, out=new[:, 1:])
+    np.minimum(new[:, :-1], u[:, 1:] + cost_h, out=new[:, :-1])
+    np.minimum(new[1:], u[:-1] + cost_v, out=new[1:])
+    np.minimum(new[:-1], u[1:] + cost_v, out=new[:-1])
+    moved = np.flatnonzero(new != u)
+    if len(moved):              # (a round that changes nothing is not written, as before)
+        u = new
+    del new
+    for _ in range(steps - 1):
+        if len(moved) == 0:
             break
-        u[r0:r1, c0:c1] = new
-        # (a cell changes only next to one that changed in the round before)
-        rr = np.flatnonzero(moved.any(axis=1))
-        cc = np.flatnonzero(moved.any(axis=0))
-        r0, r1 = max(r0 + int(rr[0]) - 1, 0), min(r0 + int(rr[-1]) + 2, m)
-        c0, c1 = max(c0 + int(cc[0]) - 1, 0), min(c0 + int(cc[-1]) + 2, n)
+        moved = _min_plus_cells(u, cost_h, cost_v, moved)
     return u
+
+
+def _min_plus_cells(u: np.ndarray, cost_h: np.ndarray, cost_v: np.ndarray,
+                    moved: np.ndarray) -> np.ndarray:
+    """One round of :func:`_min_plus` on the 4-neighbours of the cells ``moved`` (flat
+    indices, the cells the round before changed), in place; returns the cells it changed.
+
+    The same sums and the same minima, in the same order, as a round over every cell: each
+    visited cell starts from its own value and takes ``numpy.minimum`` with its west, east,
+    north and south neighbour plus the side's cost (computed from the values before the round).
+    """
+    m, n = u.shape
+    uf = u.ravel()
+    r = moved // n
+    c = moved - r * n
+    near = [moved[c > 0] - 1, moved[c < n - 1] + 1, moved[r > 0] - n, moved[r < m - 1] + n]
+    cells = np.unique(np.concatenate(near))
+    r = cells // n
+    c = cells - r * n
+    old = uf[cells]
+    new = old.copy()
+    ch, cv = cost_h.ravel(), cost_v.ravel()
+    # (flat indices of the side to each neighbour in cost_h (M, N - 1) and cost_v (M - 1, N))
+    for ok, nb, side, costs in ((c > 0, cells - 1, cells - r - 1, ch),
+                                (c < n - 1, cells + 1, cells - r, ch),
+                                (r > 0, cells - n, cells - n, cv),
+                                (r < m - 1, cells + n, cells, cv)):
+        at = np.flatnonzero(ok)
+        new[at] = np.minimum(new[at], uf[nb[at]] + costs[side[at]])
+    changed = new != old
+    if changed.any():
+        uf[cells] = new
+    return cells[changed]
 
 
 def terrain_step(d_graded: np.ndarray, d_terrain: np.ndarray, outside: np.ndarray,

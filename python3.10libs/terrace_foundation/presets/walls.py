@@ -67,44 +67,85 @@ def _merge(pieces: np.ndarray, tol: float) -> list[np.ndarray]:
 
     End points closer than ``tol`` (snapped to a ``tol`` grid) count as the same point.
     Polylines start at points where the chain ends or branches; closed loops come last.
+    (:func:`_merge_many` with one group.)
     """
-    if len(pieces) == 0:
-        return []
-    keys = np.round(pieces / tol).astype(np.int64)
-    nodes: dict[tuple[int, int], list[int]] = {}
-    for k, (p, q) in enumerate(keys):
-        nodes.setdefault((int(p[0]), int(p[1])), []).append(k)
-        nodes.setdefault((int(q[0]), int(q[1])), []).append(k)
-    used = np.zeros(len(pieces), dtype=bool)
+    return _merge_many(pieces, tol, [0, len(pieces)])[0]
 
-    def walk(start: tuple[int, int], k: int) -> np.ndarray:
-        pts: list = []
-        node = start
+
+def _merge_many(pieces: np.ndarray, tol: float, cut) -> list[list[np.ndarray]]:
+    """:func:`_merge` of each group ``pieces[cut[g]:cut[g + 1]]`` (groups never join), in one
+    pass.
+
+    Notes
+    -----
+    The points (group, snapped end) are numbered in the order they first appear (segment by
+    segment, start before end) and each point lists its segments in that order, all with
+    numpy; the walk then follows integers only. Points with other than two segment ends start
+    the polylines (in their order, each unused segment of theirs in order), a polyline goes
+    on through points with two and stops at the others; the segments left over form loops,
+    each started at the start of its first unused segment; a group's polylines are listed in
+    the order they were walked. Each polyline is its first segment's near end, then every
+    segment's far end. The points of all polylines are gathered at once.
+    """
+    cut = np.asarray(cut, dtype=np.int64)
+    out: list[list[np.ndarray]] = [[] for _ in range(len(cut) - 1)]
+    pieces = np.asarray(pieces)
+    s = len(pieces)
+    if s == 0:
+        return out
+    group = np.repeat(np.arange(len(cut) - 1), np.diff(cut))
+    keys = np.round(pieces / tol).astype(np.int64).reshape(2 * s, 2)
+    keys = np.column_stack([np.repeat(group, 2), keys])
+    _, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    end_node = rank[inv.ravel()]                     # point of each end, 2 k (start), 2 k + 1
+    by_node = np.argsort(end_node, kind="stable")    # ends grouped by point, in order
+    bounds = np.searchsorted(end_node[by_node], np.arange(len(first) + 1)).tolist()
+    seg_at = (by_node // 2).tolist()
+    degree = np.diff(bounds)
+    start_of = end_node[0::2].tolist()
+    end_of = end_node[1::2].tolist()
+    two = (degree == 2).tolist()
+    used = bytearray(s)
+    ks: list[int] = []                               # the segments of every polyline, walked
+    fwd: list[bool] = []
+    heads: list[int] = []                            # where each polyline starts in ks
+
+    def walk(node: int, k: int) -> None:
+        heads.append(len(ks))
         while True:
-            used[k] = True
-            a = (int(keys[k, 0, 0]), int(keys[k, 0, 1]))
-            p, q = (pieces[k, 0], pieces[k, 1]) if a == node else (pieces[k, 1], pieces[k, 0])
-            if not pts:
-                pts.append(p)
-            pts.append(q)
-            far = keys[k, 1] if a == node else keys[k, 0]
-            node = (int(far[0]), int(far[1]))
-            nxt = [j for j in nodes[node] if not used[j]]
-            if len(nodes[node]) != 2 or not nxt:
-                return np.array(pts)
-            k = nxt[0]
+            used[k] = 1
+            f = start_of[k] == node
+            ks.append(k)
+            fwd.append(f)
+            node = end_of[k] if f else start_of[k]
+            if not two[node]:
+                return
+            b = bounds[node]
+            a_, b_ = seg_at[b], seg_at[b + 1]
+            if not used[a_]:
+                k = a_
+            elif not used[b_]:
+                k = b_
+            else:
+                return
 
-    lines = []
-    for node, ks in nodes.items():
-        if len(ks) != 2:
-            for k in ks:
-                if not used[k]:
-                    lines.append(walk(node, k))
-    for k in range(len(pieces)):
+    for node in np.flatnonzero(degree != 2).tolist():
+        for k in seg_at[bounds[node]:bounds[node + 1]]:
+            if not used[k]:
+                walk(node, k)
+    for k in range(s):
         if not used[k]:
-            start = (int(keys[k, 0, 0]), int(keys[k, 0, 1]))
-            lines.append(walk(start, k))
-    return lines
+            walk(start_of[k], k)
+    kk = np.array(ks, dtype=np.int64)
+    far = np.array(fwd, dtype=np.int64)
+    head = np.array(heads, dtype=np.int64)
+    pts = np.insert(pieces[kk, far], head, pieces[kk[head], 1 - far[head]], axis=0)
+    lines = np.split(pts, head[1:] + np.arange(1, len(head)))
+    for g, line in zip(group[kk[head]].tolist(), lines):
+        out[g].append(line)
+    return out
 
 
 def grid_steps(lot_mask: np.ndarray, origin: tuple[float, float], cell_size: float

@@ -530,6 +530,8 @@ def _chunk_counts(cells: np.ndarray, c0: int) -> np.ndarray:
     chunk ``j`` being global chunk ``(c0 >> _CHUNK_BITS) + j``.
     """
     m, w = cells.shape
+    if w == 0:                                     # a tile's cut can be empty (no column)
+        return np.zeros((m, 0), dtype=np.intp)
     head = min((-c0) % CHUNK, w)                   # columns before the first chunk edge
     whole = (w - head) >> _CHUNK_BITS
     parts = []

@@ -387,6 +387,16 @@ def test_volume_sums_from_chunk_counts_equal_the_sums_of_the_cells(c0, area, spl
         assert g.totals(10).tobytes() == w.totals(10).tobytes()
 
 
+@pytest.mark.parametrize("shape", [(5, 0), (0, 7), (0, 0)])
+def test_volume_sums_of_an_empty_cut(shape):
+    # a tile whose active box only touches its one-cell margin has an empty cut
+    from terrace_foundation.tiling import TileFigures, _add_volumes
+    fig = TileFigures.empty(3)
+    _add_volumes(fig, np.zeros(shape), np.zeros(shape, dtype=np.int32), 10, 70, 1.0, 3)
+    assert fig.counts["changed"] == 0
+    assert all(not acc.parts for acc in fig.sums.values())
+
+
 def test_nearest_label_of_windows_of_one_lot_equals_the_whole_sweep():
     # windows whose lot cells all belong to one lot are not swept: their cells take it
     lm = np.zeros((160, 200), dtype=np.int32)

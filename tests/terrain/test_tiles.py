@@ -397,6 +397,20 @@ def test_volume_sums_of_an_empty_cut(shape):
     assert all(not acc.parts for acc in fig.sums.values())
 
 
+def test_tile_whose_active_box_only_touches_its_margin_gives_the_untiled_result():
+    # lots 12 cells (the blur's reach) east of a tile edge: the west tile's active box is
+    # its one-cell margin only, its cut of the box has no column
+    n = 256
+    y, x = np.mgrid[0:n, 0:n].astype(float)
+    hf = tf.Heightfield(50 + 10 * np.sin(x / 20) * np.cos(y / 30), 1.0, (0.0, float(n)))
+    reg = tf.Region.from_rings(np.array([[140.0, 150.0], [200.0, 150.0], [200.0, 210.0],
+                                         [140.0, 210.0]]), region_id=0)
+    one = tf.generate(hf, [reg], seed=1, tile_size=0, scatter_count=3)
+    tiled = tf.generate(hf, [reg], seed=1, tile_size=128, scatter_count=3)
+    assert one.terrace_heightfield.heights.tobytes() == tiled.terrace_heightfield.heights.tobytes()
+    assert one.report["totals"] == tiled.report["totals"]
+
+
 def test_nearest_label_of_windows_of_one_lot_equals_the_whole_sweep():
     # windows whose lot cells all belong to one lot are not swept: their cells take it
     lm = np.zeros((160, 200), dtype=np.int32)

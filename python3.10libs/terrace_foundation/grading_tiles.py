@@ -702,10 +702,17 @@ def _grading_faces(job, fig, tile, lt, before_e, after_e, lm_e, near_e, band_w_e
     for b0 in range(0, after_t.shape[0], SUM_BAND):
         b1 = min(b0 + SUM_BAND, after_t.shape[0])
         moved = np.abs(after_t[b0:b1] - before_t[b0:b1])
-        own_b, lm_b = owner[b0:b1], lm_t[b0:b1]
-        fig.sums["earth"].add(np.where(own_b > 0, moved, 0.0), own_b, r0 + b0, c0)
-        fig.sums["on_lot"].add(np.where(lm_b > 0, moved, 0.0), lm_b, r0 + b0, c0)
-        fig.sums["earth_total"].add(moved, 0, r0 + b0, c0)
+        # (the cells PartialSums.add would take for each sum, from one list of the moved
+        # cells: the same cells in the same order)
+        rr, cc = np.nonzero(moved)
+        mv = moved[rr, cc]
+        own_b, lm_b = owner[b0:b1][rr, cc], lm_t[b0:b1][rr, cc]
+        rr += r0 + b0
+        cc += c0
+        for name, key in (("earth", own_b), ("on_lot", lm_b)):
+            k = key > 0
+            fig.sums[name].add_cells(mv[k], key[k], rr[k], cc[k])
+        fig.sums["earth_total"].add_cells(mv, 0, rr, cc)
 
 
 #: Rows per band of the grading figures' partial sums (a multiple of

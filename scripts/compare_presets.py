@@ -762,12 +762,17 @@ def run_layouts(case: Case, pictures: str | None = None,
     hf, regions = case.build()
     base = {"preset": "grading", **case.params}
     target = lot_count(hf, regions, {**base, "lot_layout": "voronoi"})
-    contour_size = matched_min_lot_size(hf, regions, {**base, "lot_layout": "contour"}, target)
+    # the contour layout's rows follow the limits (rows rising more than the pad reach are
+    # cut thinner), so each contour variant gets its own matched size
+    sizes: dict[str, float] = {}
     out, results = [], {}
     for label, extra in LAYOUT_VARIANTS:
         params = {**base, **extra}
         if extra["lot_layout"] == "contour":
-            params["min_lot_size"] = contour_size
+            key = repr(sorted(extra.items()))
+            if key not in sizes:
+                sizes[key] = matched_min_lot_size(hf, regions, params, target)
+            params["min_lot_size"] = sizes[key]
         t0 = time.perf_counter()
         res = tf.generate(hf, regions, **params)
         seconds = time.perf_counter() - t0

@@ -33,6 +33,7 @@ from .lots.scatter import region_rng, relax_in_regions, scatter_in_regions
 from .lots.subdivide import LotSet, subdivide_lots
 from .params import TerraceParams
 from .presets import Preset, Run, Terraced, get_preset
+from .presets.limits import pad_reach
 from .region import (
     Region,
     check_on_grid,
@@ -206,7 +207,9 @@ def fracture_regions(regions: Sequence[Region], params: TerraceParams,
         extra = np.ceil(np.log2(np.maximum(counts, 1))).astype(np.int64)
         lots = subdivide_lots(lots, params.min_lot_size, params.lot_iterations + extra,
                               params.irregularity, rngs, "contour", terrain,
-                              flat_relief=params.max_step)
+                              flat_relief=params.max_step,
+                              row_relief=pad_reach(params.max_wall_height,
+                                                   params.max_embankment_height))
         done(FRACTURE_STEPS)
         return lots.compact()
     pts, pt_group = scatter_in_regions(edges, bounds, counts, rngs, draw=live)

@@ -119,14 +119,19 @@ def test_obj_y_up_mapping_and_groups(tmp_path):
     assert (mesh.face_normals[:, 1] > 0.999).all()                   # facing up (+Y)
 
 
+@pytest.mark.parametrize("far", [False, True])
 @pytest.mark.parametrize("batch_lines", [500_000, 1, 9, 20])
-def test_obj_bulk_text_is_per_lot_text(tmp_path, monkeypatch, batch_lines):
+def test_obj_bulk_text_is_per_lot_text(tmp_path, monkeypatch, batch_lines, far):
     """The bulk OBJ writer writes what a plain loop over the lots writes, whatever the batches
-    of lots it formats at a time (one lot per batch, batches ending mid-way through lots)."""
+    of lots it formats at a time (one lot per batch, batches ending mid-way through lots), and
+    with a coordinate beyond the byte tables' range (``far``: Python formats that batch)."""
     from terrace_foundation.io.writers import slices
 
     monkeypatch.setattr(slices, "OBJ_BATCH_LINES", batch_lines)
-    lots = [square_lot(1, 100, 200, 10, 3.0), two_part_lot(), square_lot(12, 0, 0, 1, -1.0)]
+    lots = [square_lot(1, 100, 200, 10, 3.0), two_part_lot(), square_lot(12, 0, 0, 1, -1.0),
+            square_lot(13, 0.0078125, -2.5e-7, 0.5, -0.0)]
+    if far:
+        lots.append(square_lot(20, 3e14, 0, 1, 2.0))
     [path] = write_slices_obj(lots, tmp_path / "s.obj", header=["CRS: EPSG:2056"])
     want = ["# Terrace Foundation terrace slices\n",
             "# Y-up: v = (x east, height, -y north); north is -Z; faces CCW seen from +Y\n",

@@ -13,10 +13,12 @@ shapely = needs("shapely")
 import terrace_foundation as tf
 from terrace_foundation.lots.contour import (
     CONTOUR_ASPECT,
+    ROW_RELIEF,
+    contour_cut_normals,
     lot_structure,
     row_aspect,
 )
-from terrace_foundation.lots.subdivide import LotSet
+from terrace_foundation.lots.subdivide import LotSet, lot_frames
 
 
 def _plane(deg: float = 25.0, size: int = 160, cell: float = 2.0) -> tf.Heightfield:
@@ -340,3 +342,69 @@ def test_gentle_slope_rows_where_lots_would_rise_more_than_max_step():
     walls = {k: v.report["totals"]["wall_face_area"] for k, v in
              (("rows", rows), ("voronoi", vor))}
     assert walls["rows"] < 0.5 * walls["voronoi"], walls
+
+
+# --- rows on a cliff: a row too deep for one terrace is no needle ----------------------------
+
+def _lot_of(pieces: list) -> LotSet:
+    """One lot made of convex quads (the lot's outline is not convex: count 0)."""
+    p = np.array(pieces, dtype=np.float64)
+    return LotSet(p[:1].copy(), np.array([0]), p, np.full(len(p), 4), np.zeros(len(p), int))
+
+
+def _cut(lot: LotSet, degrees: float, row_relief: float = ROW_RELIEF):
+    """``contour_cut_normals`` of a one-lot set on a plane rising north at ``degrees``."""
+    area, centroid, axis, length = lot_frames(lot)
+    s = np.tan(np.radians(degrees))
+    normal, _, along = contour_cut_normals(lot, np.array([0]), area, centroid, axis, length,
+                                           lambda x, y: s * y, row_relief=row_relief)
+    return normal[0], bool(along[0]), axis[0], area[0] / length[0]
+
+
+def test_a_row_on_a_cliff_gets_thinner_a_needle_shorter():
+    # a V-shaped row (two 150 m arms 20 m thick, rising 70 m to the tips): its long axis
+    # (x) follows the contours of a plane rising north, its mean width is 20 m, it is 15
+    # times longer than wide (a needle by the 2 * CONTOUR_ASPECT rule) and its bounding
+    # depth (90 m) is more than a quarter of its run (300 m)
+    vee = _lot_of([[[-150.0, 70.0], [0.0, 0.0], [0.0, 20.0], [-150.0, 90.0]],
+                   [[0.0, 0.0], [150.0, 70.0], [150.0, 90.0], [0.0, 20.0]]])
+    # on a 55 degree cliff its ground rises 28.6 m across its width, more than a wall and
+    # two embankments (16 m): cut along the contour (normal north), so it gets thinner
+    normal, along, axis, width = _cut(vee, 55.0)
+    assert width == pytest.approx(20.0) and abs(axis[0]) == pytest.approx(1.0)
+    assert along and abs(normal[1]) == pytest.approx(1.0)
+    # without the rule (or on a 5 degree slope: 1.75 m across) it is a needle: cut across
+    # its long axis, shorter
+    for deg, relief in ((55.0, np.inf), (5.0, ROW_RELIEF)):
+        normal, along, axis, _ = _cut(vee, deg, relief)
+        assert not along and normal == pytest.approx(axis)
+    # a straight needle 320 x 24 m turned 15 degrees from the contour rises 83 m from end
+    # to end, more than across its width: no row, so on the cliff it is still cut across
+    # its long axis (a cut along the contour would leave two long wedges)
+    a = np.radians(15.0)
+    u, v = np.array([np.cos(a), np.sin(a)]), np.array([-np.sin(a), np.cos(a)])
+    strip = _lot_of([[-160 * u - 12 * v, 160 * u - 12 * v, 160 * u + 12 * v,
+                      -160 * u + 12 * v]])
+    normal, along, axis, width = _cut(strip, 55.0)
+    assert width == pytest.approx(24.0)
+    assert not along and normal == pytest.approx(axis)
+
+
+def test_the_pipeline_passes_the_pad_reach_as_row_relief(monkeypatch):
+    # the contour layout's row relief is the grading's pad reach, a wall and two
+    # embankments (limits.pad_reach), from the run's parameters
+    from terrace_foundation.lots import subdivide
+
+    seen = []
+    real = subdivide.contour_cut_normals
+
+    def spy(*args, **kw):
+        seen.append(kw["row_relief"])
+        return real(*args, **kw)
+    monkeypatch.setattr(subdivide, "contour_cut_normals", spy)
+    hf = _plane(30.0, 80)
+    reg = tf.Region.from_rings(np.array([[10.0, 10.0], [150.0, 10.0], [150.0, 150.0],
+                                          [10.0, 150.0]]))
+    tf.generate(hf, [reg], preset="grading", lot_layout="contour", min_lot_size=2000.0,
+                max_wall_height=3.0, max_embankment_height=5.0)
+    assert seen and set(seen) == {13.0}

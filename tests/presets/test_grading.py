@@ -398,11 +398,12 @@ def test_wall_conflicts_flags_the_lots_of_walls_above_the_limit():
     assert np.flatnonzero(got).tolist() == [3, 4, 5, 7, 8]
 
 
-def test_coarse_grid_is_graded_fine_and_read_back_at_its_cell_centres():
+def test_coarse_grid_is_graded_fine_and_read_back_at_its_cell_centres(monkeypatch):
     """A 30 degree plane on 25 m cells (coarser than the 6 m at which a 4 m wall can be told
     from an embankment): graded on 5 m cells, the walls within max_wall_height, the terrace
     heightfield on the input grid: the input bit for bit where the grading left a cell, the
-    same lots as a run that grades the input grid (limits out of reach: no resampling)."""
+    same lots as a run that grades the input grid (no resampling: factor 1)."""
+    from terrace_foundation.presets import grading
     from terrace_foundation.presets.grading import FINE_CELLS_MAX, fine_factor
 
     r, c = np.mgrid[0:72, 0:72].astype(np.float64)
@@ -411,8 +412,11 @@ def test_coarse_grid_is_graded_fine_and_read_back_at_its_cell_centres():
     town = town_outline(hf, 0.5, 0.5, 500, 400, hole=False)
     assert fine_factor(25.0, MAX_SLOPE, 4.0) == 5 and FINE_CELLS_MAX >= 72 * 72 * 25
     res = tf.generate(hf, [town], preset="grading", seed=2, min_lot_size=6000.0)
-    coarse = tf.generate(hf, [town], preset="grading", seed=2, min_lot_size=6000.0,
-                         max_wall_height=1e6)
+    # the same parameters graded on the input grid (the contour layout's rows follow the
+    # limits, so the limits stay as they are and only the resampling is left out)
+    monkeypatch.setattr(grading, "fine_factor", lambda *a: 1)
+    coarse = tf.generate(hf, [town], preset="grading", seed=2, min_lot_size=6000.0)
+    monkeypatch.undo()
     after = res.terrace_heightfield.heights
     assert after.shape == hf.shape and res.report["totals"]["graded_cell_size"] == 5.0
     np.testing.assert_array_equal(res.lot_mask, coarse.lot_mask)

@@ -26,7 +26,15 @@ is about ``sqrt((1 - coherence) / 2)`` radians). The lot is cut (:func:`contour_
   gentle slopes of a plain, 1-2 %: a 60 m lot rises 0.6-1.2 m), rows halve the steps between
   lots, below ``max_step`` where they are thin enough. A needle (a lot more than ``2 *
   aspect`` times longer than wide, left where cuts met at a sharp angle) is cut across its
-  long axis too, so that it gets shorter rather than thinner.
+  long axis too, so that it gets shorter rather than thinner, unless it is a row too deep
+  for one terrace: its long axis follows the contour (it rises less from end to end than
+  across its width) and its ground still rises more than ``row_relief`` across its width
+  (slope times mean width; the pipeline passes the grading's pad reach, a wall and two
+  embankments, 16 m with the defaults). Such a row is cut like any other lot, along the
+  contour while it is deep, so a row on a cliff gets thinner, not shorter. Without that
+  exception the curved rows on the Harder's 45-65 degree face at Interlaken counted as
+  needles once they were 50-65 m deep and were cut across into compact lots rising 60-110
+  m (docs/quality.md, "Rows on the face").
 
 Cuts run through the whole lot (all its pieces), so the first cuts through a town are long
 terrace edges along its contours: no straight seam crosses the town (the straight rows before
@@ -45,7 +53,7 @@ import numpy as np
 from ..geometry import polygon_halfplanes
 
 __all__ = ["lot_structure", "contour_cut_normals", "contour_curves", "CONTOUR_ASPECT",
-           "FLAT_RELIEF"]
+           "FLAT_RELIEF", "ROW_RELIEF"]
 
 #: a lot stops being cut along the contour once it is this many times longer than deep
 CONTOUR_ASPECT = 4.0
@@ -53,6 +61,10 @@ CONTOUR_ASPECT = 4.0
 #: Voronoi layout (the default of ``flat_relief``: the grading's default ``max_step``, the
 #: largest step between pads that is no wall; the pipeline passes the run's ``max_step``)
 FLAT_RELIEF = 0.5
+#: a needle whose ground rises more than this across its width (world units) is still cut
+#: along the contour (the default of ``row_relief``: the grading's default pad reach,
+#: ``max_wall_height + 2 max_embankment_height``; the pipeline passes the run's)
+ROW_RELIEF = 16.0
 #: samples per side of the grid over each lot's bounding box for :func:`lot_structure`
 SAMPLES = 7
 #: segments of a curved cut per depth of the lot along it
@@ -187,7 +199,8 @@ def _extent(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarray,
 def contour_cut_normals(lots, which: np.ndarray, area: np.ndarray, centroid: np.ndarray,
                         axis: np.ndarray, length: np.ndarray, terrain: Terrain,
                         aspect: float = CONTOUR_ASPECT,
-                        flat_relief: float = FLAT_RELIEF
+                        flat_relief: float = FLAT_RELIEF,
+                        row_relief: float = ROW_RELIEF
                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Unit normals of the cuts of lots ``which`` and the lots' extents along them.
 
@@ -205,6 +218,12 @@ def contour_cut_normals(lots, which: np.ndarray, area: np.ndarray, centroid: np.
     flat_relief : float
         A lot whose ground rises less than this across it (slope times depth, world units)
         gets the Voronoi layout's cut, across its major axis.
+    row_relief : float
+        A lot more than ``2 * aspect`` times longer than wide (a needle) is cut across its
+        long axis unless it is a row (its long axis rises less from end to end than across
+        its mean width, ``area / length``) whose ground rises more than this across its
+        mean width (world units): then it is still too deep for one terrace and is cut
+        like any other lot.
 
     Returns
     -------
@@ -230,9 +249,14 @@ def contour_cut_normals(lots, which: np.ndarray, area: np.ndarray, centroid: np.
     extent = np.where(cut_along_contour, depth, run)
     compact = slope * depth < flat_relief
     # a lot already far thinner than a row should be (a needle left by cuts that met at a
-    # sharp angle) is cut across its own long axis instead, so it does not get thinner
+    # sharp angle) is cut across its own long axis instead, so it does not get thinner;
+    # not a row on a cliff: a needle whose long axis follows the contour (it rises less
+    # from end to end than across its width) and whose ground still rises more than
+    # row_relief across its width is too deep for one terrace, and gets thinner
     width = area[which] / np.maximum(length[which], 1e-300)
-    compact |= length[which] > 2.0 * aspect * width
+    row = np.abs((axis[which] * down).sum(axis=1)) * length[which] < width
+    deep_row = row & (slope * width > row_relief)
+    compact |= (length[which] > 2.0 * aspect * width) & ~deep_row
     normal[compact] = axis[which][compact]
     extent[compact] = length[which][compact]
     return normal, extent, cut_along_contour & ~compact

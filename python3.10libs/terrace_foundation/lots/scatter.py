@@ -50,39 +50,79 @@ def scatter_in_regions(edges, bounds: np.ndarray, counts: np.ndarray, rngs,
     counts = np.asarray(counts, dtype=np.int64)
     g_n = len(counts)
     bounds = np.asarray(bounds, dtype=np.float64).reshape(g_n, 4)
-    xmin, ymin, xmax, ymax = bounds.T
+    lo, span = bounds[:, :2], bounds[:, 2:] - bounds[:, :2]
+    share = _bounds_share(edges, bounds)
     batch = np.maximum(64, 2 * counts)
     got = np.zeros(g_n, dtype=np.int64)
     active = np.ones(g_n, dtype=bool) if draw is None else np.asarray(draw, dtype=bool).copy()
-    xs, ys, gs = [], [], []
+    found: list[tuple[np.ndarray, np.ndarray]] = []     # (points, region) inside, per test
     for _ in range(12):
         act = np.nonzero(active)[0]
         if len(act) == 0:
             break
-        # the random draws are per region (each region's own stream); the rest is batched
-        u = np.concatenate([rngs[g].random((int(batch[g]), 2)) for g in act])
-        grp = np.repeat(act, batch[act])
-        x = xmin[grp] + u[:, 0] * (xmax - xmin)[grp]
-        y = ymin[grp] + u[:, 1] * (ymax - ymin)[grp]
-        keep = points_in_groups(x, y, grp, a, b, e_start, e_count)
-        xs.append(x[keep])
-        ys.append(y[keep])
-        gs.append(grp[keep])
-        got += np.bincount(grp[keep], minlength=g_n)
+        # the random draws are per region (each region's own stream), as points in its
+        # bounds: lo + u * span, the same bits as on whole arrays
+        draws = []
+        for g in act:
+            u = rngs[g].random((int(batch[g]), 2))
+            u *= span[g]
+            u += lo[g]
+            draws.append(u)
+        # only the first need[k] points inside region act[k] are kept in the end: test each
+        # region's draws in order up to about need / share of them (with a margin), the
+        # rest only where those held fewer than need (every point among the first need
+        # inside is found; no untested one is among them)
+        need = counts[act] - got[act]
+        look = np.minimum(batch[act], np.ceil(need / share[act] * 1.1).astype(np.int64) + 16)
+        inside = np.zeros(len(act), dtype=np.int64)
+        for part in ("head", "tail"):
+            if part == "head":
+                sel = np.arange(len(act))
+                pts = np.concatenate([d[:k] for d, k in zip(draws, look.tolist())])
+                n_sel = look
+            else:
+                sel = np.flatnonzero((inside < need) & (look < batch[act]))
+                if not len(sel):
+                    break
+                pts = np.concatenate([draws[k][int(look[k]):] for k in sel.tolist()])
+                n_sel = batch[act[sel]] - look[sel]
+            grp = np.repeat(act[sel], n_sel)
+            keep = points_in_groups(pts[:, 0], pts[:, 1], grp, a, b, e_start, e_count)
+            found.append((pts[keep], grp[keep]))
+            inside[sel] += np.bincount(np.repeat(np.arange(len(sel)), n_sel), keep,
+                                       minlength=len(sel)).astype(np.int64)
+        got[act] += inside
         active &= got < counts
         batch = np.where(active, np.minimum(4 * batch, 1_000_000), batch)
-    if not gs:
+    if not found:
         return np.zeros((0, 2)), np.zeros(0, dtype=np.intp)
-    x, y, grp = np.concatenate(xs), np.concatenate(ys), np.concatenate(gs)
-    if len(gs) == 1:                   # one round: region by region already
+    pts = np.concatenate([p for p, _ in found])
+    grp = np.concatenate([g for _, g in found])
+    if len(found) == 1:                # one round, no second look: region by region already
         order = np.arange(len(grp))
     else:
-        order = np.argsort(grp, kind="stable")             # region by region, rounds in order
+        order = np.argsort(grp, kind="stable")     # region by region, in the order drawn
     grp = grp[order]
     first = np.searchsorted(grp, np.arange(g_n))
     rank = np.arange(len(grp)) - first[grp]
-    keep = order[rank < counts[grp]]
-    return np.column_stack([x[keep], y[keep]]), grp[rank < counts[grp]].astype(np.intp)
+    take = rank < counts[grp]
+    return pts[order[take]], grp[take].astype(np.intp)
+
+
+def _bounds_share(edges, bounds: np.ndarray) -> np.ndarray:
+    """Each region's area over its bounds' area (its share of the points drawn in them),
+    ``(G,)``, from the shoelace sum of its edges (outer ring counter-clockwise, holes
+    clockwise); an estimate only: it sets how many draws are tested first, not which are
+    kept.
+    """
+    a, b, start, count = edges
+    g_n = len(count)
+    cross = a[:, 0] * b[:, 1] - b[:, 0] * a[:, 1]
+    area = np.abs(np.bincount(np.repeat(np.arange(g_n), count), cross, minlength=g_n)) / 2.0
+    box = (bounds[:, 2] - bounds[:, 0]) * (bounds[:, 3] - bounds[:, 1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(box > 0, area / box, 1.0)
+    return np.clip(np.nan_to_num(share, nan=1.0), 1e-3, 1.0)
 
 
 def _uniform_in(region: Region, count: int, rng: np.random.Generator,

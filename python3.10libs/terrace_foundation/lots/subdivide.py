@@ -21,7 +21,7 @@ from ..geometry import (
     polygon_moments,
     widen_polygons,
 )
-from .contour import FLAT_RELIEF, contour_curves, contour_cut_normals
+from .contour import FLAT_RELIEF, ROW_RELIEF, contour_curves, contour_cut_normals
 
 __all__ = ["LotSet", "Cuts", "subdivide_lots", "lot_frames"]
 
@@ -380,7 +380,8 @@ def subdivide_lots(lots: LotSet, min_lot_size: float, iterations: int | np.ndarr
                    irregularity: float,
                    rng: np.random.Generator | Sequence[np.random.Generator],
                    layout: str = "voronoi",
-                   terrain=None, flat_relief: float = FLAT_RELIEF) -> LotSet:
+                   terrain=None, flat_relief: float = FLAT_RELIEF,
+                   row_relief: float = ROW_RELIEF) -> LotSet:
     """Split lots larger than ``min_lot_size`` until none is or ``iterations`` levels ran.
 
     Parameters
@@ -404,6 +405,9 @@ def subdivide_lots(lots: LotSet, min_lot_size: float, iterations: int | np.ndarr
     flat_relief : float
         ``contour``: a lot rising less than this across it is cut compact (the pipeline
         passes ``max_step``; :func:`terrace_foundation.lots.contour.contour_cut_normals`).
+    row_relief : float
+        ``contour``: a long thin lot whose ground rises more than this across its width is
+        still cut along the contour (the pipeline passes the grading's pad reach).
 
     Returns
     -------
@@ -430,7 +434,8 @@ def subdivide_lots(lots: LotSet, min_lot_size: float, iterations: int | np.ndarr
         if layout == "contour":
             normal, extent, along = contour_cut_normals(lots, big, area, centroid, axis,
                                                         length, terrain,
-                                                        flat_relief=flat_relief)
+                                                        flat_relief=flat_relief,
+                                                        row_relief=row_relief)
             point = centroid[big] + (0.3 * irregularity * u[:, 0] * extent)[:, None] * normal
             offset = (normal * point).sum(axis=1)
             cuts = contour_curves(lots, big, normal, offset, point, extent, along, terrain)

@@ -197,10 +197,56 @@ def write_regions_geojson(regions, path: str | os.PathLike, crs: str | None = No
 OBJ_BATCH_LINES = 500_000
 
 
-def _obj_text(lots: Sequence[Lot], nv: np.ndarray, nt: np.ndarray, offset: np.ndarray) -> str:
+def _obj_text(lots: Sequence[Lot], nv: np.ndarray, nt: np.ndarray, offset: np.ndarray) -> bytes:
     """The OBJ lines of ``lots`` (``nv`` vertices and ``nt`` faces each, first vertex number
-    ``offset``), formatted in bulk (the same text np.savetxt writes row by row) and put in file
-    order by index: per lot its ``o`` and ``g`` lines, its vertices, its faces.
+    ``offset``) in file order: per lot its ``o`` and ``g`` lines, its vertices, its faces.
+
+    The numbers are formatted in bulk as byte tables (:mod:`.._numtext`: the characters of
+    ``'%.6f'`` and ``'%d'``, exactly); a batch holding a number that is not finite or of
+    magnitude ``1e14`` or more is formatted by Python instead (:func:`_obj_text_python`).
+    """
+    from .._numtext import (
+        const_field,
+        fixed_field,
+        fixed_parts,
+        int_field,
+        interleave_rows,
+        row_table,
+    )
+
+    verts = [np.asarray(lot.vertices, dtype=np.float64).reshape(-1, 3) for lot in lots]
+    tris = [np.asarray(lot.triangles, dtype=np.int64).reshape(-1, 3) for lot in lots]
+    v = np.concatenate(verts) if verts else np.zeros((0, 3))
+    t = (np.concatenate(tris) if tris else np.zeros((0, 3), dtype=np.int64)) + \
+        np.repeat(offset, nt)[:, None]
+    ids = np.array([int(lot.lot_id) for lot in lots], dtype=np.int64)
+    # Y-up: x, h', -y
+    xyz = [fixed_parts(v[:, 0], 6), fixed_parts(v[:, 2], 6), fixed_parts(-v[:, 1], 6)]
+    if not all(ok.all() for *_, ok in xyz):
+        return _obj_text_python(lots, nv, nt, offset).encode("ascii")
+    n_v, n_t, n = len(v), len(t), len(lots)
+    v_rows = row_table([const_field("v ", n_v), fixed_field(*xyz[0][:3], 6),
+                        const_field(" ", n_v), fixed_field(*xyz[1][:3], 6),
+                        const_field(" ", n_v), fixed_field(*xyz[2][:3], 6),
+                        const_field("\n", n_v)])
+    f_rows = row_table([const_field("f ", n_t), int_field(t[:, 0]), const_field(" ", n_t),
+                        int_field(t[:, 1]), const_field(" ", n_t), int_field(t[:, 2]),
+                        const_field("\n", n_t)])
+    o_rows = row_table([const_field("o lot_", n), int_field(ids), const_field("\ng lot_", n),
+                        int_field(ids), const_field("\n", n)])
+    size = 1 + nv + nt                                   # rows per lot (o and g: one row)
+    block = np.cumsum(size) - size
+    v_first = np.cumsum(nv) - nv
+    t_first = np.cumsum(nt) - nt
+    return interleave_rows(
+        [o_rows, v_rows, f_rows],
+        [block, np.repeat(block + 1 - v_first, nv) + np.arange(n_v),
+         np.repeat(block + 1 + nv - t_first, nt) + np.arange(n_t)], int(size.sum()))
+
+
+def _obj_text_python(lots: Sequence[Lot], nv: np.ndarray, nt: np.ndarray, offset: np.ndarray) -> str:
+    """:func:`_obj_text` formatted by Python (``%`` of one template, the text np.savetxt
+    writes row by row), put in file order by index.
     """
     verts = [np.asarray(lot.vertices, dtype=np.float64).reshape(-1, 3) for lot in lots]
     tris = [np.asarray(lot.triangles, dtype=np.int64).reshape(-1, 3) for lot in lots]
@@ -252,8 +298,8 @@ def write_slices_obj(lots: Iterable[Lot], path: str | os.PathLike,
     head = ["# Terrace Foundation terrace slices\n",
             "# Y-up: v = (x east, height, -y north); north is -Z; faces CCW seen from +Y\n"]
     head += [f"# {line}\n" for line in header]
-    with open(path, "w", encoding="ascii", newline="\n") as f:
-        f.write("".join(head))
+    with open(path, "wb") as f:
+        f.write("".join(head).encode("ascii"))
         for a, b in zip(bounds[:-1], bounds[1:]):
             if b > a:
                 f.write(_obj_text(lots[a:b], nv[a:b], nt[a:b], offset[a:b]))

@@ -67,6 +67,10 @@ assert 1 << _CHUNK_BITS == CHUNK
 #: Rows of a tile whose changed cells are summed at a time (the report's volumes).
 VOLUME_ROWS = 256
 
+#: The least growth of a slope's tangent that can make it steeper by
+#: ``CREATED_SLOPE_MARGIN`` degrees (d degrees / d tangent <= 180 / pi), with 0.1 % of slack.
+_MARGIN_TANGENT = np.radians(CREATED_SLOPE_MARGIN) * 0.999
+
 #: Slopes up to this many degrees count as buildable (as :func:`report.lot_extras`).
 BUILDABLE_DEG = 5.0
 
@@ -520,10 +524,109 @@ def _groups_split(keys: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> bool:
     return bool((code[1:] == code[:-1]).any())
 
 
+def _chunk_counts(cells: np.ndarray, c0: int) -> np.ndarray:
+    """Cells of ``cells`` (bool, ``(M, N)``, columns from global column ``c0``) per row and
+    column chunk (:data:`CHUNK` columns anchored on the global grid): ``(M, chunks)``, the
+    chunk ``j`` being global chunk ``(c0 >> _CHUNK_BITS) + j``.
+    """
+    m, w = cells.shape
+    if w == 0:                                     # a tile's cut can be empty (no column)
+        return np.zeros((m, 0), dtype=np.intp)
+    head = min((-c0) % CHUNK, w)                   # columns before the first chunk edge
+    whole = (w - head) >> _CHUNK_BITS
+    parts = []
+    if head:
+        parts.append(np.count_nonzero(cells[:, :head], axis=1)[:, None])
+    if whole:
+        mid = cells[:, head:head + (whole << _CHUNK_BITS)].reshape(m, whole, CHUNK)
+        parts.append(np.count_nonzero(mid, axis=2))
+    if head + (whole << _CHUNK_BITS) < w:
+        parts.append(np.count_nonzero(cells[:, head + (whole << _CHUNK_BITS):], axis=1)[:, None])
+    return np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
+
+
+def _chunk_groups(cells: np.ndarray, r0: int, c0: int) -> tuple[np.ndarray, np.ndarray,
+                                                                    np.ndarray]:
+    """The ``(row, chunk)`` groups of the cells of ``cells`` listed row by row (as
+    ``cells``-masked arrays list them): start of each group in that listing, its global row
+    and its global chunk (groups without cells left out).
+    """
+    cnt = _chunk_counts(cells, c0).ravel()
+    nz = np.flatnonzero(cnt)
+    starts = (np.cumsum(cnt) - cnt)[nz]
+    nch = len(cnt) // cells.shape[0] if cells.shape[0] else 1
+    rows, chunks = np.divmod(nz, nch)
+    return starts, rows + r0, chunks + (c0 >> _CHUNK_BITS)
+
+
 def _add_volumes(fig: "TileFigures", d: np.ndarray, mask: np.ndarray, r0: int, c0: int,
                  area: float, n: int) -> None:
     """The cut and fill partial sums of the changed cells of ``d`` (after less before; rows
     from global row ``r0``, columns from ``c0``), per lot and in total, into ``fig``.
+
+    The cells are listed row by row (boolean masks); each ``(row, chunk)`` group (and
+    ``(lot, row, chunk)`` group) is found from the counts of cells per row and chunk, with
+    no row and column index per cell; the sums are ``add.reduceat`` of the same values over
+    the same groups as :func:`_add_volumes_sorted`, which takes over when a lot's cells of
+    one row and chunk are interrupted by another lot's.
+    """
+    changed = d != 0
+    lots = mask > 0
+    on = np.logical_and(changed, lots, out=lots)        # changed lot cells
+    key = mask[on]
+    # (lot, row, chunk) groups: a new (row, chunk) or a new lot along the listing
+    g_start, g_row, g_chunk = _chunk_groups(on, r0, c0)
+    new = np.zeros(len(key), dtype=bool)
+    new[g_start] = True
+    if len(key) > 1:
+        new[1:] |= key[1:] != key[:-1]
+    starts = np.flatnonzero(new)
+    del new
+    group = np.searchsorted(g_start, starts, side="right") - 1     # its (row, chunk) group
+    k_st = key[starts].astype(np.int64)
+    if len(starts) > 1:
+        code = group.astype(np.int64) * (int(k_st.max()) + 1) + k_st
+        code.sort()
+        split = bool((code[1:] == code[:-1]).any())
+        del code
+    else:
+        split = False
+    if split:
+        _add_volumes_sorted(fig, d, mask, r0, c0, area, n)
+        return
+    dl = d[on]
+    del on
+    filled = np.maximum(dl, 0.0)
+    if area != 1.0:                     # x * 1.0 is x: no pass on 1-unit cells
+        filled *= area
+    np.negative(dl, out=dl)
+    dug = np.maximum(dl, 0.0)
+    if area != 1.0:
+        dug *= area
+    del dl
+    head = np.column_stack([k_st, g_row[group], g_chunk[group]]).astype(np.float64)
+    for acc, v in ((fig.sums["fill"], filled), (fig.sums["cut"], dug)):
+        if len(starts):
+            acc.parts.append(np.column_stack([head, np.add.reduceat(v, starts)]))
+    del filled, dug, head, key, starts, group, k_st
+    # totals: every changed cell, per (row, chunk)
+    dc = d[changed]
+    t_start, t_row, t_chunk = _chunk_groups(changed, r0, c0)
+    del changed
+    head = np.column_stack([np.zeros(len(t_start), dtype=np.int64), t_row, t_chunk]
+                           ).astype(np.float64)
+    for acc, v in ((fig.sums["cut_total"], np.maximum(-dc, 0.0)),
+                   (fig.sums["fill_total"], np.maximum(dc, 0.0)),
+                   (fig.sums["net_total"], dc)):
+        if len(dc):
+            acc.parts.append(np.column_stack([head, np.add.reduceat(v, t_start)]))
+    fig.counts["changed"] += int(len(dc))
+
+
+def _add_volumes_sorted(fig: "TileFigures", d: np.ndarray, mask: np.ndarray, r0: int, c0: int,
+                 area: float, n: int) -> None:
+    """:func:`_add_volumes` with a row and column per cell: a lot's cells of one row and
+    chunk interrupted by another lot's are sorted by lot (row-major within a lot).
     """
     changed = d != 0
     dc = d[changed]
@@ -743,7 +846,14 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     # conversion is monotone): only those cells are converted
     touched = np.logical_and(changed, near, out=changed)
     del near
-    touched &= sa > sb
+    # and only where the tangent grew enough for the degrees to grow by the margin: arctan's
+    # slope is at most 180 / pi degrees per unit of tangent, so a cell whose tangent grew by
+    # less than radians(margin) cannot gain the margin (0.1 % of slack covers the roundings
+    # of the conversion, ~1e-14 degrees); the rest are converted and compared as before
+    if CREATED_SLOPE_MARGIN > 0:
+        touched &= np.subtract(sa, sb) >= _MARGIN_TANGENT
+    else:
+        touched &= sa > sb
     deg_after = _deg(sa[touched])
     made = deg_after > _deg(sb[touched]) + CREATED_SLOPE_MARGIN
     if made.any():

@@ -271,9 +271,14 @@ def test_slopes_near_some_cells_equal_the_whole_grid_there(shape, rows):
     for cs in (1.0, 2.5):
         got = slope_tangent_near(h, near, cs, rows=rows)
         assert got[near].tobytes() == slope_tangent(h, cs)[near].tobytes()
+        whole = slope_tangent(h, cs)
         for r0 in range(0, shape[0], rows):         # bands without a wanted cell: zeros
             if not near[r0:r0 + rows].any():
                 assert not got[r0:r0 + rows].any()
+                continue
+            cols = np.flatnonzero(near[r0:r0 + rows].any(axis=0))   # the band's stretch
+            span = (slice(r0, r0 + rows), slice(cols[0], cols[-1] + 1))
+            assert got[span].tobytes() == whole[span].tobytes()
 
 
 def test_edge_tangents_at_some_cells_equal_the_whole_grid():
@@ -355,6 +360,69 @@ def test_lot_sums_of_a_lot_cut_in_two_by_another_in_one_chunk_row():
     acc = PartialSums()
     _add_sums([acc], [v[order]], keys[order], rows[order], cols[order])
     np.testing.assert_allclose(acc.totals(3), [0, 0.1 + 0.2 + 0.7 + 1.1, 0.3 + 1.3 + 1.7])
+
+
+@pytest.mark.parametrize("c0,area,split", [(0, 1.0, False), (37, 4.0, False), (5, 1.0, True),
+                                            (2 * CHUNK + 63, 0.25, True)])
+def test_volume_sums_from_chunk_counts_equal_the_sums_of_the_cells(c0, area, split):
+    # the groups found from counts per row and chunk give the parts (and so the totals)
+    # that the cells with their rows and columns give, bit for bit; a lot cut in two in a
+    # chunk row takes the sorted path
+    from terrace_foundation.tiling import TileFigures, _add_volumes, _add_volumes_sorted
+    rng = np.random.default_rng(21 + c0)
+    mask = np.repeat(np.repeat(rng.integers(0, 9, size=(9, 6)), 7, axis=0), 29, axis=1)
+    mask = mask[:, :150].astype(np.int32)
+    if not split:      # no lot twice in a row of a chunk: columns of one lot per chunk
+        mask = np.repeat(rng.integers(0, 9, size=(63, 1)), 150, axis=1).astype(np.int32)
+        mask[:, rng.random(150) < 0.2] = 0
+    d = rng.normal(size=mask.shape) * (rng.random(mask.shape) < 0.8)
+    d[rng.random(mask.shape) < 0.1] = -0.0
+    got, want = TileFigures.empty(9), TileFigures.empty(9)
+    _add_volumes(got, d, mask, 1000, c0, area, 9)
+    _add_volumes_sorted(want, d, mask, 1000, c0, area, 9)
+    assert got.counts == want.counts
+    for k in want.sums:
+        g, w = got.sums[k], want.sums[k]
+        assert np.concatenate(g.parts).tobytes() == np.concatenate(w.parts).tobytes(), k
+        assert g.totals(10).tobytes() == w.totals(10).tobytes()
+
+
+@pytest.mark.parametrize("shape", [(5, 0), (0, 7), (0, 0)])
+def test_volume_sums_of_an_empty_cut(shape):
+    # a tile whose active box only touches its one-cell margin has an empty cut
+    from terrace_foundation.tiling import TileFigures, _add_volumes
+    fig = TileFigures.empty(3)
+    _add_volumes(fig, np.zeros(shape), np.zeros(shape, dtype=np.int32), 10, 70, 1.0, 3)
+    assert fig.counts["changed"] == 0
+    assert all(not acc.parts for acc in fig.sums.values())
+
+
+def test_tile_whose_active_box_only_touches_its_margin_gives_the_untiled_result():
+    # lots 12 cells (the blur's reach) east of a tile edge: the west tile's active box is
+    # its one-cell margin only, its cut of the box has no column
+    n = 256
+    y, x = np.mgrid[0:n, 0:n].astype(float)
+    hf = tf.Heightfield(50 + 10 * np.sin(x / 20) * np.cos(y / 30), 1.0, (0.0, float(n)))
+    reg = tf.Region.from_rings(np.array([[140.0, 150.0], [200.0, 150.0], [200.0, 210.0],
+                                         [140.0, 210.0]]), region_id=0)
+    one = tf.generate(hf, [reg], seed=1, tile_size=0, scatter_count=3)
+    tiled = tf.generate(hf, [reg], seed=1, tile_size=128, scatter_count=3)
+    assert one.terrace_heightfield.heights.tobytes() == tiled.terrace_heightfield.heights.tobytes()
+    assert one.report["totals"] == tiled.report["totals"]
+
+
+def test_nearest_label_of_windows_of_one_lot_equals_the_whole_sweep():
+    # windows whose lot cells all belong to one lot are not swept: their cells take it
+    lm = np.zeros((160, 200), dtype=np.int32)
+    lm[20:70, 20:90] = 3
+    lm[20:70, 90:140] = 5
+    lm[100:150, 30:60] = 7
+    lm[100:150, 120:180] = 2
+    _, full_l = cone_envelope(np.where(lm > 0, 0.0, -np.inf), lm, 1.0, 1.0, col_offset=9)
+    rows, cols = np.nonzero(box_dilate(lm > 0, 6) & (lm == 0))
+    for block in (8, 16, 40):
+        got = nearest_label(lm, rows, cols, 1.0, 12, col_offset=9, block=block)
+        assert got.tobytes() == full_l[rows, cols].tobytes()
 
 
 def test_take_gathers_what_take_along_axis_gathers_from_views():

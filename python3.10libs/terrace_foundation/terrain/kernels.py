@@ -94,17 +94,51 @@ def slope_tangent_near(heights: np.ndarray, near: np.ndarray, cell_size: float,
         The slope tangent at least at every cell of ``near``; 0 where not computed.
     """
     m, n = heights.shape
+    h = np.asarray(heights, dtype=np.float64)
     out = np.zeros((m, n))
     for r0 in range(0, m, rows):
         r1 = min(r0 + rows, m)
         cols = np.flatnonzero(near[r0:r1].any(axis=0))
         if len(cols) == 0:
             continue
-        c0, c1 = int(cols[0]), int(cols[-1]) + 1
-        a0, a1, b0, b1 = max(r0 - 1, 0), min(r1 + 1, m), max(c0 - 1, 0), min(c1 + 1, n)
-        t = slope_tangent(heights[a0:a1, b0:b1], cell_size)
-        out[r0:r1, c0:c1] = t[r0 - a0:r1 - a0, c0 - b0:c1 - b0]
+        _slope_into(h, r0, r1, int(cols[0]), int(cols[-1]) + 1, cell_size, out)
     return out
+
+
+def _slope_into(h: np.ndarray, r0: int, r1: int, c0: int, c1: int, cell_size: float,
+                out: np.ndarray) -> None:
+    """:func:`slope_tangent` of all of ``h`` at rows ``r0:r1`` and columns ``c0:c1``, written
+    into ``out`` there: central differences inside ``h``, one-sided on its edges (the same
+    expressions, so the same bits), with no array of the rest of ``h``.
+    """
+    m, n = h.shape
+    rr, cc = slice(r0, r1), slice(c0, c1)
+    gx = np.empty((r1 - r0, c1 - c0)) if n >= 2 else np.zeros((r1 - r0, c1 - c0))
+    gy = np.empty((r1 - r0, c1 - c0)) if m >= 2 else np.zeros((r1 - r0, c1 - c0))
+    if n >= 2:
+        i0, i1 = max(c0, 1), min(c1, n - 1)          # columns with two neighbours
+        if i1 > i0:
+            g = gx[:, i0 - c0:i1 - c0]
+            np.subtract(h[rr, i0 + 1:i1 + 1], h[rr, i0 - 1:i1 - 1], out=g)
+            g *= 0.5
+        if c0 == 0:
+            np.subtract(h[rr, 1], h[rr, 0], out=gx[:, 0])
+        if c1 == n:
+            np.subtract(h[rr, n - 1], h[rr, n - 2], out=gx[:, -1])
+    if m >= 2:
+        i0, i1 = max(r0, 1), min(r1, m - 1)
+        if i1 > i0:
+            g = gy[i0 - r0:i1 - r0]
+            np.subtract(h[i0 + 1:i1 + 1, cc], h[i0 - 1:i1 - 1, cc], out=g)
+            g *= 0.5
+        if r0 == 0:
+            np.subtract(h[1, cc], h[0, cc], out=gy[0])
+        if r1 == m:
+            np.subtract(h[m - 1, cc], h[m - 2, cc], out=gy[-1])
+    t = out[rr, cc]
+    np.hypot(gx, gy, out=t)
+    if cell_size != 1.0:                 # as slope_tangent
+        t *= 1.0 / cell_size
 
 
 def neighbour_pairs(shape: tuple[int, int], diagonals: bool = True):
@@ -326,10 +360,29 @@ def nearest_label(lot_mask: np.ndarray, rows: np.ndarray, cols: np.ndarray, cell
     nbc = (n + block - 1) // block
     key = (rows // block) * nbc + cols // block
     blocks, which = np.unique(key, return_inverse=True)
+    which = which.reshape(-1)
     a = np.clip((blocks // nbc) * block - halo, 0, m - w)      # window corners, in the array
     c = np.clip((blocks % nbc) * block - halo, 0, n - w)
     k = np.arange(w)
     lab = lot_mask[(a[:, None] + k)[:, :, None], (c[:, None] + k)[:, None, :]]
+    # a window whose lot cells are all of one lot gives that lot to every cell its cones
+    # reach (a label is only ever copied from a lot cell), and every wanted cell is reached
+    # (its nearest lot lies within the halo): such windows are not swept
+    top_lab = lab.max(axis=(1, 2))
+    low_lab = np.where(lab > 0, lab, top_lab[:, None, None]).min(axis=(1, 2))
+    out = top_lab[which]
+    swept = np.flatnonzero(low_lab != top_lab)
+    if len(swept) == 0:
+        return out
+    if len(swept) < len(blocks):
+        lab, a, c = lab[swept], a[swept], c[swept]
+        pick = np.flatnonzero(low_lab[which] != top_lab[which])
+        at = np.full(len(blocks), -1, dtype=np.intp)
+        at[swept] = np.arange(len(swept))
+        sub_which, sub_rows, sub_cols = at[which[pick]], rows[pick], cols[pick]
+    else:
+        pick = None
+        sub_which, sub_rows, sub_cols = which, rows, cols
     v = np.where(lab > 0, 0.0, -np.inf)
     lab[v < 0] = 0
     wa = 1.0 * cell_size / OCTAGON_STRETCH
@@ -339,18 +392,76 @@ def nearest_label(lot_mask: np.ndarray, rows: np.ndarray, cols: np.ndarray, cell
     seeded = np.asarray(np.isfinite(v).any(axis=2))                      # (fields, w)
     first = np.argmax(seeded, axis=1)
     last = w - 1 - np.argmax(seeded[:, ::-1], axis=1)
-    _sweep(v, lab, range(int(first.min()), w), wa, wd, ramp, back)
+    _sweep_fields(v, lab, range(int(first.min()), w), wa, wd, ramp, back)
     top = int(last.max())
     keep = [(f, int(last[f]) + 1) for f in np.nonzero(last < top)[0]]
     saved = [(v[f, r:].copy(), lab[f, r:].copy()) for f, r in keep]
     # rows above every wanted cell are not read: the up sweep stops at the first wanted row
     # (a row's up sweep reads the rows below it only)
-    lowest = int((rows - a[which]).min())
-    _sweep(v, lab, range(top, lowest - 1, -1), wa, wd, ramp, back)
+    lowest = int((sub_rows - a[sub_which]).min())
+    _sweep_fields(v, lab, range(top, lowest - 1, -1), wa, wd, ramp, back)
     for (f, r), (sv, sl) in zip(keep, saved):
         v[f, r:] = sv
         lab[f, r:] = sl
-    return lab[which, rows - a[which], cols - c[which]]
+    got = lab[sub_which, sub_rows - a[sub_which], sub_cols - c[sub_which]]
+    if pick is None:
+        return got
+    out[pick] = got
+    return out
+
+
+def _sweep_fields(v: np.ndarray, lab: np.ndarray, rows: range, wa: float, wd: float,
+                  ramp: np.ndarray, back: np.ndarray) -> None:
+    """:func:`_sweep` with labels over fields ``(F, W, N)`` (C-contiguous ``v`` and ``lab``):
+    the same operations on the same values, so the same values and labels bit for bit; the
+    row cones' labels are gathered from ``lab``'s memory by flat index (no strided views
+    made per row).
+    """
+    f, wr, n = v.shape
+    flat = lab.reshape(-1)
+    assert np.shares_memory(flat, lab), "the labels are gathered from their own memory"
+    base = (np.arange(f, dtype=np.intp) * (wr * n))[:, None]
+    idx = np.arange(n, dtype=np.intp)
+    end = np.intp(n - 1)
+    rb = back[:, ::-1]
+    prev = None
+    for r in rows:
+        cur = v[:, r, :]
+        cl = lab[:, r, :]
+        if prev is not None:
+            pv = v[:, prev, :]
+            pl = lab[:, prev, :]
+            cand = pv - wa
+            diag_l = pv[:, :-1] - wd
+            diag_r = pv[:, 1:] - wd
+            for sl_cur, val, sl_src in ((slice(None), cand, slice(None)),
+                                        (slice(1, None), diag_l, slice(None, -1)),
+                                        (slice(None, -1), diag_r, slice(1, None))):
+                c = cur[:, sl_cur]
+                better = val > c
+                np.copyto(c, val, where=better)
+                np.copyto(cl[:, sl_cur], pl[:, sl_src], where=better)
+        # _row_cones of the row, labels included (the same expressions)
+        vr = cur + ramp
+        fwd = np.maximum.accumulate(vr, axis=-1)
+        fwd -= ramp
+        vb = cur + back
+        bwd = np.maximum.accumulate(vb[:, ::-1], axis=-1)
+        bwd -= rb
+        bwd = bwd[:, ::-1]
+        row_at = base + r * n
+        pos = np.where(vr >= fwd + ramp, idx, 0)
+        np.maximum.accumulate(pos, axis=-1, out=pos)
+        pos += row_at
+        lf = flat[pos]
+        posb = np.where(vb >= (bwd + back), idx, end)
+        posb = np.minimum.accumulate(posb[:, ::-1], axis=-1)[:, ::-1]
+        posb = posb + row_at
+        lb = flat[posb]
+        np.copyto(lf, lb, where=bwd > fwd)
+        cl[...] = lf
+        np.maximum(fwd, bwd, out=cur)
+        prev = r
 
 
 def cell_sides(r: np.ndarray, c: np.ndarray, between_rows: bool,

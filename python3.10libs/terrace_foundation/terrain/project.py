@@ -190,7 +190,7 @@ def _spans(co: _Coefficients, tri: np.ndarray, row0: np.ndarray, row1: np.ndarra
     slow_t = [np.repeat(tri[sl], ns)]
     slow_row = [np.repeat(row0[sl], ns) + (np.arange(int(ns.sum())) - np.repeat(np.cumsum(ns) - ns, ns))]
     # the other triangles: by number of rows (most first), a row offset at a time
-    order = np.argsort(-nrow, kind="stable")
+    order = _longest_first(nrow)
     cnt = np.bincount(nrow, minlength=1)
     with_rows = len(nrow) - np.cumsum(cnt)               # triangles with more than j rows
     pl0, ql0, pl1, ql1 = (v[order] for v in (pl[0], ql[0], pl[1], ql[1]))
@@ -219,6 +219,17 @@ def _spans(co: _Coefficients, tri: np.ndarray, row0: np.ndarray, row1: np.ndarra
             slow_row.append(row[unc])
     return (_cat(out_t), _cat(out_r), _cat(out_lo), _cat(out_hi), _cat(slow_t),
             _cat(slow_row))
+
+
+def _longest_first(k: np.ndarray) -> np.ndarray:
+    """``np.argsort(-k, kind="stable")`` for counts ``k >= 0``: the same permutation (a
+    stable sort's order is unique), sorted as 16-bit keys ``max(k) - k`` when they fit
+    (numpy sorts those stably by radix sort, in linear time; int64 keys go to timsort).
+    """
+    top = int(k.max()) if len(k) else 0
+    if top < 1 << 16:
+        return np.argsort((top - k).astype(np.uint16), kind="stable")
+    return np.argsort(-k, kind="stable")
 
 
 def _cat(parts: list[np.ndarray]) -> np.ndarray:
@@ -271,7 +282,7 @@ def _span_cells(co: _Coefficients, t, row, lo, hi, wr0: int, wc0: int, width: in
     if len(k) == 0:
         e = np.zeros(0, dtype=np.int64)
         return [(e, e, np.zeros(0))]
-    order = np.argsort(-k, kind="stable")
+    order = _longest_first(k)
     t, row, lo, k = t[order], row[order], lo[order], k[order]
     running = len(k) - np.cumsum(np.bincount(k))       # spans longer than each offset
     va, vk = co.va[t], co.vk[t]

@@ -547,12 +547,17 @@ def _footprints(regs: list[Region], lot_set: LotSet, shift: np.ndarray, warn: Wa
     # a lot with a piece narrower than a thousand ulps of the world coordinates (a slab
     # 9e-14 wide at x = 44 + 1000) is traced in world coordinates, where the outline is
     # written: traced in the grid's frame, it collapsed on the way out and the outline
-    # crossed itself or came out empty (issue 15); every other lot in the grid's frame
+    # crossed itself or came out empty (issue 15); every other lot in the grid's frame.
+    # Narrow across its box, or across any direction: a convex piece's width is at most
+    # twice its area over its longest extent (a diagonal sliver 8e-11 wide at LV95, ulp
+    # 4.7e-10, came out a triangle of three collinear points, issue 15, long run)
     world = lot_set.pieces + shift
     ulp = float(np.spacing(float(np.abs(world).max()) if len(world) else 1.0))
     in_world = np.zeros(n_lots, dtype=bool)
     if len(world):
-        narrow = (np.ptp(lot_set.pieces, axis=1) < 1024 * ulp).any(axis=1)
+        extent = np.ptp(lot_set.pieces, axis=1)
+        narrow = (extent < 1024 * ulp).any(axis=1) | (
+            np.abs(polygon_area(lot_set.pieces, relative=True)) < 512 * ulp * extent.max(axis=1))
         in_world[lot_set.piece_lot[narrow]] = True
     slack = np.zeros(n_lots)
     for i in np.nonzero(in_world)[0]:
@@ -585,8 +590,11 @@ def _footprints(regs: list[Region], lot_set: LotSet, shift: np.ndarray, warn: Wa
             in_world[i] = True
             continue
         ra, rb = regs[int(lot_region[i])].edges()
+        if in_world[i]:
+            outlines[i] = lot_footprint(ra + shift, rb + shift, lot_set.outline[i] + shift,
+                                        int(lot_set.outline_count[i]))
+            continue
         outlines[i] = lot_footprint(ra, rb, lot_set.outline[i], int(lot_set.outline_count[i]))
-        in_world[i] = False
     outlines = [polys if w else [[ring + shift for ring in poly] for poly in polys]
                 for polys, w in zip(outlines, in_world)]
     # two vertices closer than the world coordinates' spacing are one point there: a ring

@@ -122,6 +122,25 @@ def test_a_remainder_left_off_the_grid_has_no_lots_and_is_not_called_outside():
         Polygon(first).intersection(grid).area, rel=1e-9)
 
 
+def test_a_remainder_with_every_corner_on_the_grid_edges_keeps_its_lots():
+    """The grid's square, after four earlier triangles took its corners: what the overlap rule
+    leaves is a diamond with its corners on the middles of the grid's four edges. Its
+    vertices are all on the grid's edges and none of its edges crosses one, and the check
+    that drops remainders left off the grid (region.meets_box) dropped it with its 50 square
+    units (issue 15: found by the long run on main 6ab847f, edge_cases seed 1, as a later
+    region's remainder one ulp about the grid's corner)."""
+    hf = Heightfield(np.full((10, 10), 5.0), 1.0, (0.0, 10.0))
+    corners = [[[0, 0], [5, 0], [0, 5]], [[10, 0], [10, 5], [5, 0]], [[10, 10], [5, 10], [10, 5]],
+               [[0, 10], [0, 5], [5, 10]]]
+    regs = [Region.from_rings(np.array(c, float), region_id=k) for k, c in enumerate(corners)]
+    regs.append(Region.from_rings(sq(0, 0, 10), region_id=4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = generate(hf, regs, min_lot_size=4.0)
+    per_region = np.bincount([lot.region_id for lot in res.lots], [lot.area for lot in res.lots])
+    assert per_region == pytest.approx([12.5, 12.5, 12.5, 12.5, 50.0], rel=1e-12)
+
+
 def test_fracture_region_gives_no_lots_off_the_grid():
     from terrace_foundation.params import TerraceParams
     from terrace_foundation.pipeline import fracture_region

@@ -56,6 +56,8 @@ def lot_footprint(ra: np.ndarray, rb: np.ndarray, outline: np.ndarray, count: in
     cn, co = polygon_halfplanes(c[None], np.array([count]))
     cn, co = cn[0], co[0]
     live = np.any(cn != 0, axis=1)
+    if not live.any():
+        return []          # an outline of one point (a cell narrower than its coordinates' spacing)
     cn, co = cn[live], co[live]
     ca = c[live]
     cb = roll_next(c)[live]

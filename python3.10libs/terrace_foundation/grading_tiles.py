@@ -77,7 +77,7 @@ from .presets.limits import (
 from .presets.walls import grid_step_sides
 from .report import _grouped, edge_tangents_at, inner_cells
 from .terrain.edt import distance_transform
-from .terrain.kernels import cone_envelope, slope_tangent
+from .terrain.kernels import nearest_label, slope_tangent
 from .terrain.tiles import CHUNK, PartialSums, Window, grow, plan_tiles
 from .tiling import (
     BUILDABLE_DEG,
@@ -588,24 +588,15 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
     emb_band_e = band_w_e & ~wing_w_e
     emb_band = emb_band_e[ts]
     if emb_band.any():
-        rows = np.nonzero(emb_band.any(axis=1))[0]
-        cols = np.nonzero(emb_band.any(axis=0))[0]
-        bx = (rows[0] + tile[0], rows[-1] + 1 + tile[0], cols[0] + tile[2], cols[-1] + 1 + tile[2])
-        cw = grow(bx, halos["attribution"], shape)
-        cw = (max(cw[0], win[0]), min(cw[1], win[1]), max(cw[2], win[2]), min(cw[3], win[3]))
-        lm_c = lm[cw[0] - win[0]:cw[1] - win[0], cw[2] - win[2]:cw[3] - win[2]]
-        _, near_oct = cone_envelope(np.where(lm_c > 0, 0.0, -np.inf), lm_c, 1.0, cs,
-                                    col_offset=cw[2])
-        assert near_oct is not None
-        near_t = np.zeros(emb_band.shape, dtype=near_oct.dtype)
-        ov = (max(cw[0], tile[0]), min(cw[1], tile[1]), max(cw[2], tile[2]), min(cw[3], tile[3]))
-        near_t[ov[0] - tile[0]:ov[1] - tile[0], ov[2] - tile[2]:ov[3] - tile[2]] = \
-            near_oct[ov[0] - cw[0]:ov[1] - cw[0], ov[2] - cw[2]:ov[3] - cw[2]]
-        # (the steepest slope at the band cells only: edge_tangents_at, bit for bit)
+        # the nearest lot (octagonal cones, kernels.nearest_label: swept in blocks around
+        # the band cells only, the labels of the window's cone_envelope bit for bit) and the
+        # steepest slope (report.edge_tangents_at, bit for bit) at the band cells
         er, ec = np.nonzero(emb_band)
+        near_b = nearest_label(lm, er + (tile[0] - win[0]), ec + (tile[2] - win[2]), cs,
+                               halos["attribution"], col_offset=win[2], block=48)
         es_b = np.degrees(np.arctan(edge_tangents_at(after_e, emb_band_e | lots_e,
                                                      er + lt[0], ec + lt[2], cs)))
-        ge = _grouped(near_t[emb_band], {"e": es_b}, job.n_lots)
+        ge = _grouped(near_b, {"e": es_b}, job.n_lots)
         fig.lot_max["embankment"] = ge["e_max"]
     outside = ~(band_w | lots_in)
     if outside.any():
@@ -702,10 +693,17 @@ def _grading_faces(job, fig, tile, lt, before_e, after_e, lm_e, near_e, band_w_e
     for b0 in range(0, after_t.shape[0], SUM_BAND):
         b1 = min(b0 + SUM_BAND, after_t.shape[0])
         moved = np.abs(after_t[b0:b1] - before_t[b0:b1])
-        own_b, lm_b = owner[b0:b1], lm_t[b0:b1]
-        fig.sums["earth"].add(np.where(own_b > 0, moved, 0.0), own_b, r0 + b0, c0)
-        fig.sums["on_lot"].add(np.where(lm_b > 0, moved, 0.0), lm_b, r0 + b0, c0)
-        fig.sums["earth_total"].add(moved, 0, r0 + b0, c0)
+        # (the cells PartialSums.add would take for each sum, from one list of the moved
+        # cells: the same cells in the same order)
+        rr, cc = np.nonzero(moved)
+        mv = moved[rr, cc]
+        own_b, lm_b = owner[b0:b1][rr, cc], lm_t[b0:b1][rr, cc]
+        rr += r0 + b0
+        cc += c0
+        for name, key in (("earth", own_b), ("on_lot", lm_b)):
+            k = key > 0
+            fig.sums[name].add_cells(mv[k], key[k], rr[k], cc[k])
+        fig.sums["earth_total"].add_cells(mv, 0, rr, cc)
 
 
 #: Rows per band of the grading figures' partial sums (a multiple of

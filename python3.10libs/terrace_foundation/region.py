@@ -783,6 +783,12 @@ def close_needles(region: "Region", ulps: float = 4.0) -> tuple["Region", str | 
                 tip[1:] = False
             if len(ring) - int(tip.sum()) < 3:
                 break
+            # a ring that is all needle (a triangle one ulp wide at its base: the corner
+            # beside the ulp-long edge looks like a tip too) would be left with no area, its
+            # points on one line: it stays as it is, a lot too thin for an outline
+            # (pipeline._footprints says so), not a degenerate region (issue 15)
+            if not ring_area(ring[~tip]) * ring_area(ring) > 0:
+                break
             where.extend(ring[tip])
             ring = ring[~tip]
         rings.append(ring)

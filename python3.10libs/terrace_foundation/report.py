@@ -440,8 +440,10 @@ def lot_rows(lots, stats: dict[str, np.ndarray], extra: dict[str, np.ndarray],
 
 def _num_column(values: "np.ndarray | Sequence[float]") -> list:
     """:func:`_num` of each value, in bulk: floats rounded to 6 decimals, NaN as None."""
+    from ._numtext import rounded
+
     a = np.asarray(values, dtype=np.float64).reshape(-1)
-    out = list(map(round, a.tolist(), [6] * len(a)))
+    out = rounded(a, 6).tolist()                  # round(v, 6) of each, in bulk
     nan = np.isnan(a)
     if nan.any():
         obj = np.array(out + [None], dtype=object)[:-1]

@@ -677,6 +677,39 @@ def test_close_needles_keeps_a_narrow_but_representable_spike():
     assert out.area == pytest.approx(thin.area, abs=1e-12)
 
 
+def test_close_needles_leaves_a_region_that_is_all_needle_as_it_is():
+    """A triangle at LV95 one ulp wide at its base (4.7e-10) and 1.5 high, with a vertex on
+    its long side: the corner beside the ulp-long base edge looks like a needle's tip too,
+    and removing it left three points on one line (zero area): generate crashed with an
+    IndexError in the convex decomposition (issue 15, long run). Nothing is removed from a
+    ring that would be left with no area."""
+    from terrace_foundation.region import close_needles
+    region = Region.from_rings(_NEEDLE_LV95)
+    out, note = close_needles(region)
+    assert (out, note) == (region, None)
+    assert out.area > 0
+
+
+_NEEDLE_LV95 = np.array([[2600000.0, 1200000.0], [2600000.0000000005, 1200000.0],
+                         [2600000.0, 1200001.5], [2600000.0, 1200000.75]])
+
+
+def test_region_one_ulp_wide_at_lv95_is_terraced():
+    """Found by the long run on main 1876332 with i15b's b0645bf (edge_cases, seed 5101, after
+    1238 passing examples): the needle of test_close_needles_leaves_a_region_that_is_all_needle
+    _as_it_is on the grid's south-west corner. It was an IndexError in
+    fracture.decompose_regions (not the package's own error); now one lot of its exact area,
+    too thin for an outline in world coordinates (said). Replay: @reproduce_failure('6.155.2',
+    b'AXicc2R2ZHZkAEImMAmCjI4sIFKDAQqACpjgHIQokpj9ByxiD+AqQUZCDQcAGGgJVg==') on
+    test_lots_partition_regions_meeting_the_grid_edges_and_one_another."""
+    hf = _slope(3, 3, 0.5, (2600000.0, 1200001.5))
+    test_lots_partition_regions_meeting_the_grid_edges_and_one_another.hypothesis.inner_test(
+        (hf, [(_NEEDLE_LV95, [])], dict(_SMALL)))
+    regions, res = _run(hf, [(_NEEDLE_LV95, [])], dict(_SMALL))
+    assert res is not None
+    assert sum(lot.area for lot in res.lots) == pytest.approx(regions[0].area, rel=1e-9)
+
+
 def test_slit_of_a_later_region_narrower_than_the_side_probe():
     """Found by the long run (the '3 % short' case on the 0.5-cell grid): region 1 has a slit
     from its vertex (1.2527, 0.75) to a tip at x = 0.686, 2.3e-10 wide at its mouth, and loses
@@ -1313,3 +1346,26 @@ def test_triangle_corner_an_ulp_inside_the_east_edge_under_a_later_triangle():
             (np.array([[0.0, 0.0]] * 5 + [[1.59375, 0.0], [1.5, 1.5]]), [])]
     test_lots_partition_regions_meeting_the_grid_edges_and_one_another.hypothesis.inner_test(
         (hf, regs, dict(_SMALL)))
+
+
+@pytest.mark.xfail(strict=True, reason="issue 15: open case of the long run on main 1876332 with "
+                   "b0645bf (edge_cases, seed 5202): a ring crossing itself within 5e-324 of a "
+                   "vertex is accepted (not fixed)")
+def test_ring_crossing_itself_at_denormal_scale_is_refused_or_repaired():
+    """Open: the triangle (0, 0), (0.75, 0), (0, 1.5) with an extra vertex (4.9e-324, 1.5)
+    beside its apex. The edge from there back to (0, 0) crosses the edge (0.75, 0) -> (0, 1.5)
+    within 1e-323 of the apex: the ring is a bow-tie (shapely: invalid), but
+    Region.from_rings accepts it (segments_cross's floating-point orientations come out 0 in
+    such a crossing, at 1e-200 as at 5e-324). The lots sum to its shoelace area 0.5625, the
+    oracle (shapely on an invalid polygon) to 1.6875; two regions with it also break GEOS
+    (TopologyException). Fix: exact orientation where the float one is within its rounding,
+    refusing the ring in one line (or repairing it). Replay: @reproduce_failure('6.155.2',
+    b'AXicc2R2ZHZkQIGMjqyOTBr2DxjAQIMBCkByKBx0LqOG/QfsXGYGiLlQbQDFzwwg') on
+    test_lots_partition_regions_meeting_the_grid_edges_and_one_another (seed 5202 also found
+    b'AXicc2R2ZHZkQIFMjqwgWoMBCiDCqFxGDfsP2Llg05Bk4UJoxqHrf4CkASgAcw0AimER3Q==' and
+    b'AXicc2R2ZHZkQIGMjqyOTBoMUABn4BCz/4BHHUwSZCqCwwwRgFkIALonCyc=', the same ring)."""
+    hf = _slope(3, 3, 0.5, (0.0, 1.5))
+    ring = np.array([[0.0, 0.0], [0.0, 0.0], [0.75, 0.0], [0.0, 1.5], [5e-324, 1.5]])
+    assert not Polygon(ring).is_valid          # the oracle: a bow-tie
+    test_lots_partition_regions_meeting_the_grid_edges_and_one_another.hypothesis.inner_test(
+        (hf, [(ring, [])], dict(_SMALL)))

@@ -1,17 +1,19 @@
-"""Numbers as text in bulk (io._numtext) against Python's own formatting, the oracle."""
+"""Numbers as text in bulk (_numtext) against Python's own formatting, the oracle."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from terrace_foundation.io._numtext import (
+from terrace_foundation._numtext import (
     const_field,
     fixed_field,
     fixed_parts,
+    float_texts,
     int_field,
     interleave_rows,
     join_rows,
+    rounded,
     rounded_repr_field,
     row_table,
 )
@@ -82,3 +84,23 @@ def test_interleave_puts_rows_in_place():
 def test_digits_out_of_range():
     with pytest.raises(ValueError, match="digits"):
         fixed_parts(np.zeros(2), 0)
+
+
+@pytest.mark.parametrize("digits", [1, 3, 6])
+def test_rounded_is_round(digits):
+    v = values(4)
+    got = rounded(v, digits)
+    want = np.array([round(x, digits) for x in v.tolist()])
+    # bit for bit (the sign of zero too), NaN where Python gives NaN
+    same = (got.view(np.int64) == want.view(np.int64)) | (np.isnan(got) & np.isnan(want))
+    assert same.all(), v[~same][:5]
+
+
+def test_float_texts_is_repr():
+    """repr of each float: the report's rounded figures in bulk, any other float (more
+    decimals, exponent notation, huge) through Python."""
+    v = values(5)
+    mixed = np.concatenate([rounded(v, 6), v, [1e-5, 1e22, -0.0, 0.1 + 0.2]])
+    mixed = mixed[np.isfinite(mixed)]
+    assert float_texts(mixed) == [repr(x) for x in mixed.tolist()]
+    assert float_texts(np.zeros(0)) == []

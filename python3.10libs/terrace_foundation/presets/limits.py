@@ -879,19 +879,23 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
         d0 = np.maximum(dist0 - cell_size, 0.0)
         rim0 = ~cov & (d0 > width - cell_size) & (d0 <= width)
         flat0 = nr0[rim0] * lm.shape[1] + nc0[rim0]
-        hi0 = np.full(lm.size, -np.inf)
-        lo0 = np.full(lm.size, np.inf)
-        np.maximum.at(hi0, flat0, h[rim0])
-        np.minimum.at(lo0, flat0, h[rim0])
+        # (at the lot cells nearest to a rim cell only: elsewhere no rim bounds the cell, and
+        # the shares stay as they are)
+        at0, inv0 = np.unique(flat0, return_inverse=True)
+        hi0 = np.full(len(at0), -np.inf)
+        lo0 = np.full(len(at0), np.inf)
+        np.maximum.at(hi0, inv0.ravel(), h[rim0])
+        np.minimum.at(lo0, inv0.ravel(), h[rim0])
         reach_out = max_wall + max_emb
-        cut_o = (g.ravel() - (lo0 + reach_out)).reshape(lm.shape)
-        fill_o = ((hi0 - reach_out) - g.ravel()).reshape(lm.shape)
+        g_at, cov_at = g.ravel()[at0], cov.ravel()[at0]
+        cut_o = g_at - (lo0 + reach_out)
+        fill_o = (hi0 - reach_out) - g_at
         # (one embankment inside the lot at most: beyond that the pad moves, plan_pads)
-        e_down = np.maximum(e_down, np.where(cov & np.isfinite(cut_o),
-                                             np.clip(cut_o, 0.0, max_emb), 0.0))
-        e_up = np.maximum(e_up, np.where(cov & np.isfinite(fill_o),
-                                         np.clip(fill_o, 0.0, max_emb), 0.0))
-        del d0, rim0, flat0, hi0, lo0, cut_o, fill_o
+        for e_, over in ((e_down, cut_o), (e_up, fill_o)):
+            ef = e_.ravel()
+            ef[at0] = np.maximum(ef[at0], np.where(cov_at & np.isfinite(over),
+                                                   np.clip(over, 0.0, max_emb), 0.0))
+        del d0, rim0, flat0, at0, inv0, hi0, lo0, g_at, cov_at, cut_o, fill_o
     # tier walls one cell's rise lower: a tier wall plus the embankment's rise over the cell
     # side stays within the wall limit
     tier_wall = max(max_wall - t * cell_size, 0.0)

@@ -123,10 +123,13 @@ def _encode_column(col: list, level: int) -> list[str]:
         a = np.array([v for v in col if v is not None], dtype=np.float64)
         if not np.isfinite(a).all():
             raise _Slow
-        rep = float.__repr__
+        from ..._numtext import float_texts
+
         if type(None) not in kinds:
-            return list(map(rep, col))
-        return ["null" if v is None else rep(v) for v in col]
+            return float_texts(a)                 # repr of each, in bulk
+        texts = np.array(float_texts(a) + ["null"], dtype=object)
+        at = np.cumsum([v is not None for v in col]) - 1
+        return texts[np.where([v is None for v in col], len(a), at)].tolist()
     if kinds <= {int}:
         return list(map(int.__repr__, col))
     empty = _EMPTY

@@ -205,7 +205,7 @@ def _obj_text(lots: Sequence[Lot], nv: np.ndarray, nt: np.ndarray, offset: np.nd
     ``'%.6f'`` and ``'%d'``, exactly); a batch holding a number that is not finite or of
     magnitude ``1e14`` or more is formatted by Python instead (:func:`_obj_text_python`).
     """
-    from .._numtext import (
+    from ..._numtext import (
         const_field,
         fixed_field,
         fixed_parts,

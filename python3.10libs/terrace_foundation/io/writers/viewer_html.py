@@ -79,9 +79,10 @@ def _num(v, digits: int = 3):
 
 def _nums(values, digits: int = 3) -> list:
     """:func:`_num` of each value (None stays None), in bulk."""
+    from ..._numtext import rounded
+
     a = np.array(values, dtype=np.float64).reshape(-1)       # None -> NaN
-    out = np.array(list(map(round, a.tolist(), [digits] * len(a))) + [None],
-                   dtype=object)[:-1]
+    out = np.array(rounded(a, digits).tolist() + [None], dtype=object)[:-1]
     out[~np.isfinite(a)] = None
     return out.tolist()
 

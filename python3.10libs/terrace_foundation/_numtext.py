@@ -22,7 +22,8 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["Field", "fixed_parts", "fixed_field", "int_field", "const_field", "row_table",
-           "join_rows", "interleave_rows", "rounded_repr_field", "FIXED_LIMIT"]
+           "join_rows", "interleave_rows", "rounded_repr_field", "rounded", "float_texts",
+           "FIXED_LIMIT"]
 
 #: Largest magnitude formatted here (beyond it, and for NaN and inf, the callers use Python).
 FIXED_LIMIT = 1e14
@@ -273,3 +274,42 @@ def rounded_repr_field(values: np.ndarray, digits: int = 6
     ok &= whole < 10 ** (15 - digits)
     ok &= (whole > 0) | (frac == 0) | (frac >= 10 ** max(digits - 4, 0))
     return fixed_field(neg, whole, frac, digits, strip=True), ok
+
+
+def rounded(values: np.ndarray, digits: int) -> np.ndarray:
+    """``round(v, digits)`` of each value (Python's: the double nearest the decimal
+    ``'%.{digits}f' % v``), in bulk.
+
+    The decimal is ``(whole * 10**digits + frac) / 10**digits`` of :func:`fixed_parts`: both
+    integers are exact doubles below ``2**53``, and the one division rounds to the nearest
+    double (a decimal of at most 53 significant bits is never half-way between two), with
+    the sign of ``v`` (``round(-1e-9, 6)`` is ``-0.0``). Values beyond (not finite, or a
+    numerator of ``2**53`` or more) go through Python's ``round``.
+
+    Returns
+    -------
+    (N,) ndarray of float64
+    """
+    a = np.asarray(values, dtype=np.float64).reshape(-1)
+    neg, whole, frac, ok = fixed_parts(a, digits)
+    ok &= whole < (2 ** 53) // 10 ** digits
+    out = np.copysign((whole * 10 ** digits + frac).astype(np.float64) / float(10 ** digits), a)
+    slow = np.flatnonzero(~ok)
+    if len(slow):
+        out[slow] = [round(v, digits) for v in a[slow].tolist()]
+    return out
+
+
+def float_texts(values: np.ndarray, digits: int = 6) -> list[str]:
+    """``repr`` of each float, in bulk where a value has at most ``digits`` decimals (is its
+    own ``round(v, digits)``): the report's rounded figures. Others get Python's ``repr``.
+    """
+    a = np.asarray(values, dtype=np.float64).reshape(-1)
+    if not len(a):
+        return []
+    fields, ok = rounded_repr_field(a, digits)
+    ok &= rounded(a, digits).view(np.int64) == a.view(np.int64)
+    texts = join_rows([*fields, const_field("\n", len(a))]).decode("ascii").split("\n")[:-1]
+    for i in np.flatnonzero(~ok).tolist():
+        texts[i] = float.__repr__(float(a[i]))
+    return texts

@@ -1348,24 +1348,21 @@ def test_triangle_corner_an_ulp_inside_the_east_edge_under_a_later_triangle():
         (hf, regs, dict(_SMALL)))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: open case of the long run on main 1876332 with "
-                   "b0645bf (edge_cases, seed 5202): a ring crossing itself within 5e-324 of a "
-                   "vertex is accepted (not fixed)")
-def test_ring_crossing_itself_at_denormal_scale_is_refused_or_repaired():
-    """Open: the triangle (0, 0), (0.75, 0), (0, 1.5) with an extra vertex (4.9e-324, 1.5)
-    beside its apex. The edge from there back to (0, 0) crosses the edge (0.75, 0) -> (0, 1.5)
-    within 1e-323 of the apex: the ring is a bow-tie (shapely: invalid), but
-    Region.from_rings accepts it (segments_cross's floating-point orientations come out 0 in
-    such a crossing, at 1e-200 as at 5e-324). The lots sum to its shoelace area 0.5625, the
-    oracle (shapely on an invalid polygon) to 1.6875; two regions with it also break GEOS
-    (TopologyException). Fix: exact orientation where the float one is within its rounding,
-    refusing the ring in one line (or repairing it). Replay: @reproduce_failure('6.155.2',
-    b'AXicc2R2ZHZkQIGMjqyOTBr2DxjAQIMBCkByKBx0LqOG/QfsXGYGiLlQbQDFzwwg') on
-    test_lots_partition_regions_meeting_the_grid_edges_and_one_another (seed 5202 also found
+def test_ring_crossing_itself_at_denormal_scale_is_refused():
+    """Found by the long run on main 1876332 with b0645bf (edge_cases, seed 5202, after 1310
+    passing examples): the triangle (0, 0), (0.75, 0), (0, 1.5) with an extra vertex
+    (4.9e-324, 1.5) beside its apex. The edge from there back to (0, 0) crosses the edge
+    (0.75, 0) -> (0, 1.5) within 1e-323 of the apex: the ring is a bow-tie (shapely: invalid),
+    but Region.from_rings accepted it (segments_cross's floating-point orientations came out
+    exactly 0 there, at 1e-200 as at 5e-324): the lots summed to its shoelace area 0.5625,
+    the oracle (shapely on an invalid polygon) to 1.6875, and two regions with it broke GEOS.
+    Orientations are now exact in sign (region.orient), and the ring is refused in one line.
+    Replays (test_lots_partition_regions_meeting_the_grid_edges_and_one_another):
+    @reproduce_failure('6.155.2', b'AXicc2R2ZHZkQIGMjqyOTBr2DxjAQIMBCkByKBx0LqOG/QfsXGYGiLlQbQDFzwwg'),
     b'AXicc2R2ZHZkQIFMjqwgWoMBCiDCqFxGDfsP2Llg05Bk4UJoxqHrf4CkASgAcw0AimER3Q==' and
-    b'AXicc2R2ZHZkQIGMjqyOTBoMUABn4BCz/4BHHUwSZCqCwwwRgFkIALonCyc=', the same ring)."""
-    hf = _slope(3, 3, 0.5, (0.0, 1.5))
-    ring = np.array([[0.0, 0.0], [0.0, 0.0], [0.75, 0.0], [0.0, 1.5], [5e-324, 1.5]])
-    assert not Polygon(ring).is_valid          # the oracle: a bow-tie
-    test_lots_partition_regions_meeting_the_grid_edges_and_one_another.hypothesis.inner_test(
-        (hf, [(ring, [])], dict(_SMALL)))
+    b'AXicc2R2ZHZkQIGMjqyOTBoMUABn4BCz/4BHHUwSZCqCwwwRgFkIALonCyc=' (the same ring)."""
+    for tiny in (5e-324, 1e-200):
+        ring = np.array([[0.0, 0.0], [0.0, 0.0], [0.75, 0.0], [0.0, 1.5], [tiny, 1.5]])
+        assert not Polygon(ring).is_valid          # the oracle: a bow-tie
+        with pytest.raises(TerraceError, match="intersects itself"):
+            Region.from_rings(ring)

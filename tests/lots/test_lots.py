@@ -186,6 +186,36 @@ def test_bad_polygons(ring, problem):
         tf.Region.from_rings(ring, source="city.geojson")
 
 
+@pytest.mark.parametrize("tiny", [5e-324, 1e-300, 1e-200, 1e-17])
+def test_orientation_sign_is_exact_where_floats_round_it_away(tiny):
+    """The apex (0, 1.5) of the edge (0.75, 0) -> (0, 1.5) and a point ``tiny`` right of it:
+    in floating point the orientation of that point came out exactly 0 (the product with
+    ``tiny`` is lost beside 1.125 - 1.125, or underflows), so the crossing of the edges
+    (0.75, 0) -> (0, 1.5) and (tiny, 1.5) -> (0, 0) was missed and a bow-tie ring passed as
+    valid (issue 15, long run). The sign is exact; shapely calls that ring invalid too."""
+    from terrace_foundation.region import orient, segments_cross
+
+    a0, a1 = np.array([0.75, 0.0]), np.array([0.0, 1.5])
+    b0, b1 = np.array([tiny, 1.5]), np.array([0.0, 0.0])
+    assert orient(a0, a1, b0) < 0 < orient(a0, a1, np.array([-tiny, 1.5]))
+    assert orient(a0, a1, np.array([0.375, 0.75])) == 0
+    assert bool(segments_cross(a0, a1, b0, b1))
+    ring = [[0, 0], [0.75, 0], [0, 1.5], [tiny, 1.5]]
+    assert not Polygon(ring).is_valid
+    with pytest.raises(tf.TerraceInputError, match="intersects itself"):
+        tf.Region.from_rings(ring)
+
+
+def test_orientation_keeps_floats_where_they_are_clear():
+    """Clear cases keep their floating-point value; a point on an end of the segment is 0."""
+    from terrace_foundation.region import orient
+
+    p = np.array([[0.0, 0.0], [1.0, 2.0]])
+    q = np.array([[1.0, 0.0], [3.0, 2.0]])
+    r = np.array([[0.5, 2.0], [3.0, 2.0]])
+    assert orient(p, q, r).tolist() == [2.0, 0.0]
+
+
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("ring, holes", [
     ([[100, 100], [500, 100], [500, 400], [100, 400]], []),

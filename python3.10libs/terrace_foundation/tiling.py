@@ -596,13 +596,7 @@ def _add_volumes(fig: "TileFigures", d: np.ndarray, mask: np.ndarray, r0: int, c
         return
     dl = d[on]
     del on
-    filled = np.maximum(dl, 0.0)
-    if area != 1.0:                     # x * 1.0 is x: no pass on 1-unit cells
-        filled *= area
-    np.negative(dl, out=dl)
-    dug = np.maximum(dl, 0.0)
-    if area != 1.0:
-        dug *= area
+    filled, dug = _fill_cut(dl, area)
     del dl
     head = np.column_stack([k_st, g_row[group], g_chunk[group]]).astype(np.float64)
     for acc, v in ((fig.sums["fill"], filled), (fig.sums["cut"], dug)):
@@ -621,6 +615,20 @@ def _add_volumes(fig: "TileFigures", d: np.ndarray, mask: np.ndarray, r0: int, c
         if len(dc):
             acc.parts.append(np.column_stack([head, np.add.reduceat(v, t_start)]))
     fig.counts["changed"] += int(len(dc))
+
+
+def _fill_cut(dl: np.ndarray, area: float) -> tuple[np.ndarray, np.ndarray]:
+    """Fill and cut volumes of height changes ``dl`` (m) on cells of ``area`` (m²), both
+    >= 0; ``dl`` is negated in place (the caller's copy, no longer needed).
+    """
+    filled = np.maximum(dl, 0.0)
+    if area != 1.0:                     # x * 1.0 is x: no pass on 1-unit cells
+        filled *= area
+    np.negative(dl, out=dl)
+    dug = np.maximum(dl, 0.0)
+    if area != 1.0:
+        dug *= area
+    return filled, dug
 
 
 def _add_volumes_sorted(fig: "TileFigures", d: np.ndarray, mask: np.ndarray, r0: int, c0: int,
@@ -645,13 +653,7 @@ def _add_volumes_sorted(fig: "TileFigures", d: np.ndarray, mask: np.ndarray, r0:
         order = label_order(key, n)
         key, dl, rr_l, cc_l = key[order], dl[order], rr_l[order], cc_l[order]
         del order
-    filled = np.maximum(dl, 0.0)
-    if area != 1.0:                     # x * 1.0 is x: no pass on 1-unit cells
-        filled *= area
-    np.negative(dl, out=dl)
-    dug = np.maximum(dl, 0.0)
-    if area != 1.0:
-        dug *= area
+    filled, dug = _fill_cut(dl, area)
     _add_sums([fig.sums["fill"], fig.sums["cut"]], [filled, dug], key, rr_l, cc_l)
     del filled, dug, dl, rr_l, cc_l, key
     _add_sums([fig.sums["cut_total"], fig.sums["fill_total"], fig.sums["net_total"]],

@@ -274,3 +274,15 @@ def assert_lots_partition_region(hf: Heightfield, region: Region, lots) -> None:
     overlap = sum(shapes[i].intersection(shapes[j]).area for i, j in zip(left[pairs], right[pairs]))
     assert overlap < 1e-9 * whole.area
     assert shapely.union_all(shapes).symmetric_difference(whole).area < 1e-9 * whole.area
+
+
+def neighbour_pairs(shape: tuple[int, int]):
+    """Every 8-neighbour pair of cells of a grid of ``shape`` once (offsets (0, 1), (1, 0),
+    (1, 1), (1, -1)): yields ``(dr, dc, dist, r, c, r2, c2)``, ``dist`` in cells
+    (``sqrt(2)`` on the diagonals), the index arrays of the pairs inside the grid."""
+    m, n = shape
+    for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
+        r, c = np.mgrid[0:m, 0:n]
+        r2, c2 = r + dr, c + dc
+        ok = (r2 < m) & (c2 >= 0) & (c2 < n)
+        yield dr, dc, float(np.hypot(dr, dc)), r[ok], c[ok], r2[ok], c2[ok]

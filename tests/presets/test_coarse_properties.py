@@ -31,7 +31,7 @@ import pytest
 
 import terrace_foundation as tf
 from terrace_foundation.demo import demo_heightfield, town_outline
-from terrace_testkit import real_dem
+from terrace_testkit import neighbour_pairs, real_dem
 
 WALL, EMB, SLOPE, STEP = 4.0, 6.0, 33.7, 0.5
 T = np.tan(np.radians(SLOPE))
@@ -115,12 +115,8 @@ def _pairs_made_steeper(after, before, lots, cell, off_face):
     m, n = after.shape
     checked = made = 0
     worst = 0.0
-    for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
-        dist = cell * np.hypot(dr, dc)
-        r, c = np.mgrid[0:m, 0:n]
-        r2, c2 = r + dr, c + dc
-        ok = (r2 < m) & (c2 >= 0) & (c2 < n)
-        r, c, r2, c2 = r[ok], c[ok], r2[ok], c2[ok]
+    for dr, dc, steps, r, c, r2, c2 in neighbour_pairs((m, n)):
+        dist = cell * steps
         sel = (band[r, c] | band[r2, c2]) & ~(lots[r, c] & lots[r2, c2]) & \
             off_face(r, c, r2, c2, dr, dc)
         da = np.abs(after[r, c] - after[r2, c2])[sel]

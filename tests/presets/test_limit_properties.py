@@ -17,7 +17,7 @@ import pytest
 import terrace_foundation as tf
 from terrace_foundation.demo import town_outline
 from terrace_foundation.presets.limits import OUTSIDE_TIERS, SPLIT_STEP_ROUNDS, cap_steps
-from terrace_testkit import needs, real_dem
+from terrace_testkit import needs, neighbour_pairs, real_dem
 
 WALL, EMB, SLOPE, STEP = 4.0, 6.0, 33.7, 0.5
 TOL = 1e-6
@@ -130,12 +130,8 @@ def test_every_embankment_pair_within_max_slope(graded):
         face |= np.abs(after - nb) > rise
     band = (after != before) & ~lots
     checked = steeper = natural = 0
-    for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
-        dist = cell * np.hypot(dr, dc)
-        r, c = np.mgrid[0:m, 0:n]
-        r2, c2 = r + dr, c + dc
-        ok = (r2 < m) & (c2 >= 0) & (c2 < n)
-        r, c, r2, c2 = r[ok], c[ok], r2[ok], c2[ok]
+    for dr, dc, steps, r, c, r2, c2 in neighbour_pairs((m, n)):
+        dist = cell * steps
         sel = (band[r, c] | band[r2, c2]) & ~face[r, c] & ~face[r2, c2] & \
             ~(lots[r, c] & lots[r2, c2])
         da = np.abs(after[r, c] - after[r2, c2])[sel]

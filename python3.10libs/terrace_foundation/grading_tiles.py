@@ -112,6 +112,11 @@ class GradingJob:
     #: the largest height a lot takes at its edge cutting down and filling up, over the map
     #: (:func:`~terrace_foundation.presets.limits.grade_limited`'s ``cone_heights``)
     cone_heights: tuple[float, float] | None = None
+    #: the map's lot mask while a serial run in memory fills it (:func:`run_grading_tiles`):
+    #: each survey writes its tile's lot cells into it and each grade reads its window from
+    #: it, so the lots are rasterised once per tile (the rasterisation of a cell does not
+    #: depend on the window: the same ids); None otherwise (each pass rasterises its window)
+    lot_mask: np.ndarray | None = field(default=None, repr=False)
     lot_box: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -301,6 +306,8 @@ def survey_tile(job: GradingJob, tile: Window, source) -> Survey:
     if not (lm > 0).any():
         out.seconds = time.perf_counter() - t0
         return out
+    if job.lot_mask is not None and lm[ts].any():
+        job.lot_mask[tile[0]:tile[1], tile[2]:tile[3]] = lm[ts]
     h = source.read(win)
     m_t, h_t = lm[ts], h[ts]
     sel = m_t > 0
@@ -504,7 +511,10 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
     fig.cells = (tile[1] - tile[0]) * (tile[3] - tile[2])
     halos = job.halos()
     win = grow(tile, halos["grade"], shape)
-    lm = _mask(job, win)
+    # (the surveys of every tile wrote the map's lot mask: the window's ids are the same as
+    # rasterising it here)
+    lm = _mask(job, win) if job.lot_mask is None else \
+        np.array(job.lot_mask[win[0]:win[1], win[2]:win[3]])
     if not (lm > 0).any():
         before = source.read(tile)
         sink.write(tile, before, np.zeros(before.shape, dtype=np.int32))
@@ -810,7 +820,8 @@ def _show(progress, done: int, total: int, cells: int, seconds: float, label: st
 
 def run_grading_tiles(job: GradingJob, source, sink, tile_size: int | None, plan_args: tuple,
                       progress=None, scheduler=None, store=None, only=None,
-                      step: str = "tile") -> tuple[GradingFigures, dict] | None:
+                      step: str = "tile", lot_mask: np.ndarray | None = None
+                      ) -> tuple[GradingFigures, dict] | None:
     """Both passes over every tile: survey, :func:`plan_pads`, grade; serially, or each pass as
     Dask tasks with ``scheduler`` (as :func:`terrace_foundation.tiling.run_tiles`).
 
@@ -830,8 +841,25 @@ def run_grading_tiles(job: GradingJob, source, sink, tile_size: int | None, plan
         Take the stored plan (or plan from stored or computed surveys), every stored tile
         (computing any missing one), and combine: byte-identical to a run without a store.
 
+    ``lot_mask`` (the in-memory result's lot mask, zeros, the map's shape): a serial run
+    without a store has each survey write its tile's lot cells into it and each grade read
+    its window from it (:attr:`GradingJob.lot_mask`), instead of rasterising the lots again;
+    the same ids, so the same result.
+
     Returns the combined figures and :func:`plan_pads`' dict; None for a work item.
     """
+    share = scheduler is None and store is None and only is None and step == "tile"
+    job.lot_mask = lot_mask if share else None
+    try:
+        return _run_grading_tiles(job, source, sink, tile_size, plan_args, progress,
+                                  scheduler, store, only, step)
+    finally:
+        job.lot_mask = None
+
+
+def _run_grading_tiles(job: GradingJob, source, sink, tile_size: int | None, plan_args: tuple,
+                       progress, scheduler, store, only, step: str
+                       ) -> tuple[GradingFigures, dict] | None:
     from .errors import TerraceInputError
 
     tiles = plan_tiles(job.shape, tile_size)

@@ -70,6 +70,30 @@ def test_grading_tiled_equals_untiled_bit_for_bit(params):
             assert whole.report["totals"]["capped_cells"] > 0
 
 
+def test_grading_passes_sharing_the_lot_mask_equal_each_rasterising_its_own(monkeypatch):
+    """A serial run in memory rasterises the lots once per tile (the survey writes the
+    map's lot mask, the grade reads its window from it): the same bits as each pass
+    rasterising its own window."""
+    from terrace_foundation import grading_tiles as gt
+    hf = wavy_terrain(230, 210)
+    regions = wavy_towns(hf)
+    seen = []
+    real_mask, real_run = gt._mask, gt.run_grading_tiles
+    monkeypatch.setattr(gt, "_mask", lambda job, win: seen.append(win) or real_mask(job, win))
+    shared = tf.generate(hf, regions, preset="grading", tile_size=64, seed=2)
+    tiles = len(plan_tiles(hf.shape, 64))
+    assert len(seen) == tiles                      # the surveys only
+    monkeypatch.setattr(gt, "run_grading_tiles",
+                        lambda *a, **k: real_run(*a, **{**k, "lot_mask": None}))
+    seen.clear()
+    each = tf.generate(hf, regions, preset="grading", tile_size=64, seed=2)
+    assert len(seen) > tiles                       # survey and grade rasterise
+    assert shared.lot_mask.max() > 10
+    assert_same_result(shared, each)
+    assert [(w.report_row(), [line.tobytes() for line in w.lines]) for w in shared.walls] \
+        == [(w.report_row(), [line.tobytes() for line in w.lines]) for w in each.walls]
+
+
 def test_cap_steps_is_local_to_its_reach():
     """cap_steps on a window grown by its reach around a tile gives the whole field's result
     on the tile bit for bit (the tiled grading relies on it)."""

@@ -295,7 +295,7 @@ class GradingPreset(Preset):
         terrace, lot_mask, sink = open_sink(hf.shape, opt)
         done = run_grading_tiles(job, source, sink, opt.get("tile_size"), plan_args,
                                  progress=opt.get("tile_progress"), scheduler=scheduler,
-                                 store=opt.get("tile_store"))
+                                 store=opt.get("tile_store"), lot_mask=lot_mask)
         assert done is not None
         figs, plan = done
         sink.close()

@@ -39,7 +39,11 @@ Halo of each pass, in cells (``w = max_embankment_height / tan(max_slope)``, the
   ``S = ceil(E / (t c)) + 2 ceil(w / c) + 4`` cells. Every tile walks the cones of the map's
   largest ``E`` (:attr:`GradingJob.cone_heights`, from the plan), so a tile's window does
   not change which cones it walks;
-* band attribution to the nearest lot (octagonal distance): ``ceil(sqrt(2) B) + 3``;
+* band attribution to the nearest lot (octagonal distance): ``ceil(sqrt(2) B) + 3``; the
+  report's attribution of the embankment cells (``Band.EMBANKMENT``: changed cells within
+  ``w`` of the lots' edge cells, so within ``w + c`` of a lot cell, Euclidean; the
+  octagonal nearest lies within 1.0824 times that) sweeps ``ceil(sqrt(2) (w / c + 1)) + 3``
+  around them (:func:`~terrace_foundation.terrain.kernels.nearest_label`);
 * slopes, wings, pad edges and cell sides: 1.
 
 The grading window around a tile is ``1 + B + S + 2`` or the attribution halo, the larger.
@@ -78,7 +82,7 @@ from .presets.walls import grid_step_sides
 from .report import _grouped, edge_tangents_at, inner_cells
 from .terrain.edt import distance_transform
 from .terrain.kernels import nearest_label, slope_tangent
-from .terrain.tiles import CHUNK, PartialSums, Window, grow, plan_tiles
+from .terrain.tiles import CHUNK, PartialSums, Window, grow, heap_kept, plan_tiles
 from .tiling import (
     BUILDABLE_DEG,
     CREATED_SLOPE_LIMIT,
@@ -207,6 +211,7 @@ def grading_halos(cell_size: float, width: float, step_reach: int) -> dict[str, 
     attribution = int(math.ceil(math.sqrt(2.0) * band)) + 3
     return {"survey": int(math.ceil(width / cs)) + 4, "band": band,
             "steps": step_reach, "attribution": attribution,
+            "embankment": int(math.ceil(math.sqrt(2.0) * (width / cs + 1.0))) + 3,
             "grade": max(1 + band + step_reach + 2, attribution + 1)}
 
 
@@ -603,7 +608,7 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
         # steepest slope (report.edge_tangents_at, bit for bit) at the band cells
         er, ec = np.nonzero(emb_band)
         near_b = nearest_label(lm, er + (tile[0] - win[0]), ec + (tile[2] - win[2]), cs,
-                               halos["attribution"], col_offset=win[2], block=48)
+                               halos["embankment"], col_offset=win[2], block=48)
         es_b = np.degrees(np.arctan(edge_tangents_at(after_e, emb_band_e | lots_e,
                                                      er + lt[0], ec + lt[2], cs)))
         ge = _grouped(near_b, {"e": es_b}, job.n_lots)
@@ -851,8 +856,11 @@ def run_grading_tiles(job: GradingJob, source, sink, tile_size: int | None, plan
     share = scheduler is None and store is None and only is None and step == "tile"
     job.lot_mask = lot_mask if share else None
     try:
-        return _run_grading_tiles(job, source, sink, tile_size, plan_args, progress,
-                                  scheduler, store, only, step)
+        # (freed window arrays kept for the next ones in a process of this tool's, as the
+        # reference preset's tiles: terrain.tiles.heap_kept)
+        with heap_kept():
+            return _run_grading_tiles(job, source, sink, tile_size, plan_args, progress,
+                                      scheduler, store, only, step)
     finally:
         job.lot_mask = None
 

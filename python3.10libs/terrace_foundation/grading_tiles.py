@@ -80,7 +80,7 @@ from .presets.limits import (
 )
 from .presets.walls import grid_step_sides
 from .report import _grouped, edge_tangents_at, inner_cells
-from .terrain.edt import distance_transform
+from .terrain.edt import distance_transform, distance_within
 from .terrain.kernels import nearest_label, slope_tangent
 from .terrain.tiles import CHUNK, PartialSums, Window, grow, heap_kept, plan_tiles
 from .tiling import (
@@ -272,8 +272,9 @@ def _mask(job: GradingJob, win: Window) -> np.ndarray:
 
 def _lot_distance(lots: np.ndarray, cs: float, reach: float):
     """:func:`~terrace_foundation.terrain.edt.distance_transform` of ``lots`` where it is at
-    most ``reach`` (``inf`` and index 0 farther out): computed on the box around the lots
-    grown by more than ``reach``, which holds every lot cell, so the numbers are the same.
+    most ``reach`` (above ``reach`` farther out, ``inf`` and index 0 beyond the box):
+    :func:`~terrace_foundation.terrain.edt.distance_within` on the box around the lots grown
+    by more than ``reach``, which holds every lot cell, so the numbers are the same.
     """
     m, n = lots.shape
     rr = np.flatnonzero(lots.any(axis=1))
@@ -284,11 +285,11 @@ def _lot_distance(lots: np.ndarray, cs: float, reach: float):
     r0, r1 = max(int(rr[0]) - k, 0), min(int(rr[-1]) + 1 + k, m)
     c0, c1 = max(int(cc[0]) - k, 0), min(int(cc[-1]) + 1 + k, n)
     if (r1 - r0) * (c1 - c0) == m * n:
-        return distance_transform(lots, cs)
+        return distance_within(lots, cs, reach)
     dist = np.full((m, n), np.inf)
     nr = np.zeros((m, n), dtype=np.int64)
     nc = np.zeros((m, n), dtype=np.int64)
-    d, (sr, sc) = distance_transform(lots[r0:r1, c0:c1], cs)
+    d, (sr, sc) = distance_within(lots[r0:r1, c0:c1], cs, reach)
     dist[r0:r1, c0:c1] = d
     nr[r0:r1, c0:c1] = sr + r0
     nc[r0:r1, c0:c1] = sc + c0

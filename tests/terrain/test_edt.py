@@ -9,7 +9,7 @@ from terrace_testkit import needs
 
 ndimage = needs("scipy.ndimage")
 
-from terrace_foundation.terrain.edt import distance_transform, envelope_1d
+from terrace_foundation.terrain.edt import distance_transform, distance_within, envelope_1d
 
 
 @pytest.mark.parametrize("shape, share, seed", [
@@ -72,3 +72,25 @@ def test_envelope_paths_agree_bit_for_bit():
     cols = np.nonzero(np.isfinite(f[0]))[0]
     a, b = _envelope_columns(f, cols), _envelope_lines(f)
     assert a[0].tobytes() == b[0].tobytes() and (a[1] == b[1]).all()
+
+
+@pytest.mark.parametrize("shape, share, reach, cell, seed", [
+    ((23, 31), 0.05, 3.0, 1.0, 20), ((60, 47), 0.01, 18.0, 1.0, 21), ((40, 17), 0.3, 2.5, 1.5, 22),
+    ((1, 25), 0.1, 7.0, 2.0, 23), ((25, 1), 0.1, 7.0, 0.3, 24), ((50, 50), 0.0, 5.0, 1.0, 25),
+    ((70, 80), 0.002, 45.0, 1.0, 26), ((30, 30), 0.5, 0.5, 1.0, 27)])
+def test_distance_within_a_reach_is_the_transform_bit_for_bit(shape, share, reach, cell, seed):
+    # the same distance and nearest feature (ties included: the smallest (squared distance,
+    # column, row), the callers' outputs depend on it) wherever the nearest lies within
+    # reach, a distance above reach elsewhere; 45 cells is beyond WITHIN_CELLS (the envelope)
+    rng = np.random.default_rng(seed)
+    feat = rng.random(shape) < share
+    if share:
+        feat[shape[0] // 2, shape[1] // 3] = True
+    dist, (r, c) = distance_transform(feat, cell)
+    got, (gr, gc) = distance_within(feat, cell, reach)
+    near = dist <= reach
+    assert gr.dtype == r.dtype and gc.dtype == c.dtype
+    assert got[near].tobytes() == dist[near].tobytes()
+    assert (gr[near] == r[near]).all() and (gc[near] == c[near]).all()
+    assert (got[~near] > reach).all()
+    assert (gr[np.isinf(got)] == 0).all() and (gc[np.isinf(got)] == 0).all()

@@ -59,7 +59,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..report import _num
-from ..terrain.edt import distance_transform
+from ..terrain.edt import distance_transform, distance_within
 from ..terrain.kernels import cell_sides
 from ..wall import Wall
 from . import Band
@@ -392,9 +392,10 @@ def local_cones(seed: np.ndarray, fall, radius: float, cell_size: float,
     k = int(np.floor(radius / cell_size + 1e-9))
     if k > MAX_CONE_CELLS:
         # a reach of many cells (limits far out of reach): each cell takes its nearest seed
-        # (exact distance, Felzenszwalb-Huttenlocher), not the envelope of all seeds
-        dt, (nr, nc) = distance_transform(np.isfinite(s), cell_size) if nearest is None \
-            else nearest
+        # (exact distance within the radius, edt.distance_within), not the envelope of all
+        # seeds
+        dt, (nr, nc) = distance_within(np.isfinite(s), cell_size, radius) \
+            if nearest is None else nearest
         # (only the cells within reach: the same numbers, cell by cell)
         at = np.flatnonzero(dt <= radius + 1e-9 * cell_size)
         src = nr.ravel()[at] * n + nc.ravel()[at]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["distance_transform", "envelope_1d"]
+__all__ = ["distance_transform", "distance_within", "envelope_1d"]
 
 
 def envelope_1d(f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -304,3 +304,100 @@ def distance_transform(features: np.ndarray, cell_size: float = 1.0
     np.sqrt(d2, out=d2)
     d2 *= cell_size
     return d2, (r_idx, col.astype(index, copy=False))
+
+
+#: Largest reach (cells) for which :func:`distance_within` takes the nearest column by
+#: trying every column within reach (its cost grows with the reach; the general transform's
+#: does not, and is cheaper beyond about this many cells).
+WITHIN_CELLS = 40
+
+
+def distance_within(features: np.ndarray, cell_size: float, reach: float
+                    ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """:func:`distance_transform` where the nearest feature lies within ``reach``: there the
+    same distance and the same nearest feature, bit for bit (ties to the smaller column,
+    then the nearer row); elsewhere a distance above ``reach`` (the exact one, or ``inf``
+    with index 0 beyond ``K`` cells).
+
+    The column pass is :func:`distance_transform`'s. The row pass takes, for every cell,
+    the smallest ``(squared distance, column)`` over the ``2 K + 1`` columns within
+    ``K = ceil(reach / cell_size) + 1`` of it, packed in one integer so that one minimum
+    per column offset decides both, in bands of rows that stay in cache: about three
+    times faster than the envelope of parabolas for ``K`` of 10-20 (the survey's rim, the
+    step cones inside the lots); beyond :data:`WITHIN_CELLS` cells it is that envelope.
+
+    Parameters
+    ----------
+    features : (M, N) ndarray of bool
+    cell_size : float
+    reach : float
+        World units.
+
+    Returns
+    -------
+    As :func:`distance_transform`.
+    """
+    feat = np.asarray(features, dtype=bool)
+    m, n = feat.shape
+    k = int(np.ceil(reach / cell_size)) + 1
+    index = np.int32 if m * n < 2 ** 31 else np.int64
+    if k > WITHIN_CELLS or not np.isfinite(reach):
+        return distance_transform(feat, cell_size)
+    if not feat.any():
+        zero = np.zeros((m, n), dtype=index)
+        return np.full((m, n), np.inf), (zero, zero.copy())
+    # column pass (as distance_transform): nearest feature row in each column, a tie to the
+    # row above; its distance clipped to k + 1 (no nearer cell comes from farther rows)
+    far = np.int32(2 ** 30)
+    rows = np.arange(m, dtype=np.int32)[:, None]
+    above = np.where(feat, rows, -far)
+    np.maximum.accumulate(above, axis=0, out=above)
+    below = np.where(feat, rows, far)
+    np.minimum.accumulate(below[::-1], axis=0, out=below[::-1])
+    da = rows - above
+    db = below - rows
+    near_row = np.where(db < da, below, above)
+    del above, below
+    np.minimum(da, db, out=da)
+    del db
+    # row pass: key = (squared distance << s) + offset index, the minimum over the offsets
+    # -k..k (ascending: the smaller column wins a tie); a clipped column distance gives at
+    # least (k + 1)^2, so a key whose squared distance is at most k^2 is exact
+    s = (2 * k + 1).bit_length()
+    np.minimum(da, k + 1, out=da)
+    da *= da
+    pad = np.full((m, n + 2 * k), (2 * (k + 1) ** 2 + 1) << s, dtype=np.int32)
+    np.left_shift(da, s, out=pad[:, k:k + n])
+    del da
+    key = np.empty((m, n), dtype=np.int32)
+    band = WITHIN_BAND
+    tmp = np.empty((min(band, m), n), dtype=np.int32)
+    for r0 in range(0, m, band):
+        r1 = min(r0 + band, m)
+        kb, pb, tb = key[r0:r1], pad[r0:r1], tmp[:r1 - r0]
+        kb[...] = pad[r0:r1, 0:n]
+        kb += (k * k << s)
+        for j in range(1, 2 * k + 1):
+            dq = j - k
+            np.add(pb[:, j:j + n], (dq * dq << s) + j, out=tb)
+            np.minimum(kb, tb, out=kb)
+    del pad, tmp
+    d2 = np.right_shift(key, s)
+    ok = d2 <= k * k
+    col = np.bitwise_and(key, (1 << s) - 1)
+    del key
+    col += np.arange(-k, n - k, dtype=np.int32)
+    col[~ok] = 0
+    r_idx = np.take_along_axis(near_row, col, axis=1)
+    del near_row
+    r_idx[~ok] = 0
+    dist = d2.astype(np.float64)
+    del d2
+    np.sqrt(dist, out=dist)
+    dist *= cell_size
+    dist[~ok] = np.inf
+    return dist, (r_idx.astype(index, copy=False), col.astype(index, copy=False))
+
+
+#: Rows per band of :func:`distance_within`'s row pass.
+WITHIN_BAND = 32

@@ -543,8 +543,9 @@ def _footprints(regs: list[Region], lot_set: LotSet, shift: np.ndarray, warn: Wa
     lot_region = lot_set.lot_region
     assert lot_region is not None, "fracture_regions labels every lot with its region"
     # each lot's outline is the union of its pieces: exact, and its area is the lot's
+    # in world coordinates (each ring moved by shift as it is cut from the traced points)
     outlines, got = lot_outlines(lot_set.pieces, lot_set.piece_count, lot_set.piece_lot,
-                                 n_lots)
+                                 n_lots, shift)
     count(n_lots // 2)
     # a lot with a piece narrower than a thousand ulps of the world coordinates (a slab
     # 9e-14 wide at x = 44 + 1000) is traced in world coordinates, where the outline is
@@ -596,9 +597,8 @@ def _footprints(regs: list[Region], lot_set: LotSet, shift: np.ndarray, warn: Wa
             outlines[i] = lot_footprint(ra + shift, rb + shift, lot_set.outline[i] + shift,
                                         int(lot_set.outline_count[i]))
             continue
-        outlines[i] = lot_footprint(ra, rb, lot_set.outline[i], int(lot_set.outline_count[i]))
-    outlines = [polys if w else [[ring + shift for ring in poly] for poly in polys]
-                for polys, w in zip(outlines, in_world)]
+        outlines[i] = [[ring + shift for ring in poly] for poly in lot_footprint(
+            ra, rb, lot_set.outline[i], int(lot_set.outline_count[i]))]
     # two vertices closer than the world coordinates' spacing are one point there: a ring
     # that now passes a point twice is chained again, in world coordinates (issue 15)
     pinched = pinched_outlines(outlines)

@@ -150,19 +150,23 @@ def region_difference(keep: Region, lose: list[Region]) -> list[Region]:
     probe = mid + eps[:, None] * side
 
     def covers(k: int) -> np.ndarray:
-        """Whether region ``k`` lies on the result's side of each piece not its own: tested
-        at the piece's midpoint, and just beside it only where the midpoint is on region
-        ``k``'s boundary (a probe beside every piece stepped across a slit or needle of
-        another region narrower than the step and took the wrong side).
+        """Whether region ``k`` lies on the result's side of each piece: tested at the
+        piece's midpoint, and just beside it where the midpoint is on region ``k``'s
+        boundary (a probe beside every piece stepped across a slit or needle of another
+        region narrower than the step and took the wrong side). Its own pieces are tested
+        beside them too: a probe crossing a slit of its own region narrower than the step
+        lands in it (the piece is then no boundary of the result); unchecked, one edge of
+        a slit 1.5e-15 wide lying on the kept region's edge stayed and the other went, and
+        the result gained the triangle between the slit and that edge (issue 15, long run).
         """
         ka, kb = regs[k].edges()
         res = points_in_edges(mid[:, 0], mid[:, 1], ka, kb)
-        on = _near_edges(mid, ka, kb, 1e-12 * scale)
+        on = _near_edges(mid, ka, kb, 1e-12 * scale) | (so == k)
         if on.any():
             res[on] = points_in_edges(probe[on, 0], probe[on, 1], ka, kb)
-        return res & (so != k)
+        return res
 
-    in_keep = np.where(so == 0, True, covers(0))
+    in_keep = covers(0)
     in_lose = np.zeros(len(so), dtype=bool)
     for k in range(1, len(regs)):
         in_lose |= covers(k)

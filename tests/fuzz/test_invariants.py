@@ -1363,6 +1363,38 @@ def test_later_sliver_along_an_earlier_regions_slit_loses_all_of_the_overlap():
         (hf, [(_SLIT_ON_THE_EDGE, []), (sliver, [])], params))
 
 
+def test_corner_beside_a_vertex_six_ulps_along_the_grid_edge_survives_a_hole_on_the_edge():
+    """Found by the long run on main 8a40a92 (edge_cases, seed 7005, after 436 passing): a
+    triangle covering the grid's lower-left half, its corner (0.5, 0) on the grid's corner
+    and a vertex 5.6e-16 from it along the south edge, under an earlier triangle with a
+    corner on the west edge (a hole touching the shell there). The overlap rule lost the
+    5.6e-16 piece between the corner and that vertex (its rounded key, one point, is its
+    own reverse, so it looked kept both ways), and of the two vertices, both near the line
+    through their neighbours, the corner went: the west edge leaned 5.6e-16 into the grid and
+    the lot at the hole's corner came out with nested shells (shapely). Now the piece stays
+    and of two neighbouring vertices near the line the nearer goes first (here the one on
+    it exactly), the other judged again."""
+    from terrace_foundation.lots.footprint import _collinear_keep
+    from terrace_foundation.lots.overlap import region_difference
+
+    hf = _slope(9, 3, 0.5, (0.5, 4.5))
+    earlier = np.array([[0.5, 2.25], [0.75, 2.5], [0.75, 2.0]])
+    later = np.array([[0.5, 0.0]] * 4 + [[0.5000000000000006, 0.0], [2.0, 0.0], [0.5, 4.5]])
+    test_lots_partition_regions_meeting_the_grid_edges_and_one_another.hypothesis.inner_test(
+        (hf, [(earlier, []), (later, [])], dict(_SMALL)))
+    # the overlap rule keeps the corner, in the grid's frame as the pipeline runs it
+    shift = np.array([0.5, 4.5])
+    keep = Region.from_rings(later[3:] - shift)
+    (part,) = region_difference(keep, [Region.from_rings(earlier - shift)])
+    assert [0.0, -4.5] in part.exterior.tolist()
+    oracle = Polygon(later[3:] - shift).difference(Polygon(earlier - shift))
+    assert part.area == pytest.approx(oracle.area, rel=1e-15)
+    # the vertex on the line goes, not the corner beside it (5.6e-16 off the line)
+    ring = np.array([[0.0, -4.5], [5.551115123125783e-16, -4.5], [1.5, -4.5], [0.0, 0.0]])
+    assert _collinear_keep(ring, np.zeros(4, dtype=np.intp)).tolist() == [True, False, True,
+                                                                           True]
+
+
 def test_triangle_corner_an_ulp_inside_the_east_edge_under_a_later_triangle():
     """Found by the long run on main 6ed621f (edge_cases, seed 404; old: it fails on
     9bf6b08 too): a triangle whose corner (1.4999999999999998, 0.75) lies one ulp inside the

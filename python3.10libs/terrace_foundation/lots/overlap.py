@@ -185,6 +185,14 @@ def region_difference(keep: Region, lose: list[Region]) -> list[Region]:
         return []
     # an edge shared by two regions is found twice: keep it once
     key = np.round(seg.reshape(len(seg), 4) / (1e-12 * scale)).astype(np.int64)
+    # pieces shorter than the key's step have a key that is its own reverse: they are judged
+    # on their exact ends below (as keys, one looked kept both ways and went: the 5.6e-16
+    # between a region's corner and its next vertex on the grid's edge, and the ring then
+    # cut that corner off; issue 15, long run)
+    point = (key[:, :2] == key[:, 2:]).all(axis=1)
+    tiny = seg[point]
+    if len(tiny):
+        seg, key = seg[~point], key[~point]
     _, first = np.unique(key, axis=0, return_index=True)
     first = np.sort(first)
     seg, key = seg[first], key[first]
@@ -194,6 +202,11 @@ def region_difference(keep: Region, lose: list[Region]) -> list[Region]:
     both = np.concatenate([key, key[:, [2, 3, 0, 1]]])
     _, inv, cnt = np.unique(both, axis=0, return_inverse=True, return_counts=True)
     seg = seg[cnt[inv.ravel()[:len(key)]] == 1]
+    if len(tiny):
+        flat = np.unique(tiny.reshape(len(tiny), 4), axis=0)
+        ends = np.concatenate([flat, flat[:, [2, 3, 0, 1]]])
+        _, inv, cnt = np.unique(ends, axis=0, return_inverse=True, return_counts=True)
+        seg = np.concatenate([seg, flat[cnt[inv.ravel()[:len(flat)]] == 1].reshape(-1, 2, 2)])
     if len(seg) == 0:
         return []
     polys = chain_rings(seg)[0]

@@ -1395,6 +1395,28 @@ def test_corner_beside_a_vertex_six_ulps_along_the_grid_edge_survives_a_hole_on_
                                                                            True]
 
 
+def test_hole_outside_its_shell_touching_it_at_a_vertex_is_refused():
+    """Found by the long run on main 8a40a92 (edge_cases, seed 7007, after 1481 passing):
+    a thin triangle with a hole whose first vertex is the triangle's corner (1.5, 0) and
+    which lies wholly outside it. Only that vertex, on the outer ring, was tested, and the
+    hole was taken for inside: a region shapely calls invalid (the oracle raised "side
+    location conflict"). Now a point of the hole off the ring decides; a hole inside,
+    touching at the same corner, is still accepted."""
+    shell = np.array([[1.5, 0.0], [1.59375, 0.0], [0.0, 1.5], [0.0, 1.5], [0.0, 1.5]])
+    outside = np.array([[1.5, 0.0], [1.25, -0.025], [1.25, 0.025]])
+    assert not Polygon(shell, [outside]).is_valid
+    with pytest.raises(TerraceError, match="hole 1 is not inside the outer ring"):
+        Region.from_rings(shell, [outside])
+    inside = np.array([[1.5, 0.0], [1.2, 0.31], [1.2, 0.305]])
+    assert Region.from_rings(shell, [inside]).area == pytest.approx(
+        Polygon(shell, [inside]).area, rel=1e-12)
+    hf = _slope(3, 3, 0.5, (0.0, 1.5))
+    regs = [(shell, [outside]), (np.zeros((3, 2)), []),
+            (np.array([[0.0, 0.0], [1.5, 0.0], [0.0, 1.5]]), [])]
+    test_lots_partition_regions_meeting_the_grid_edges_and_one_another.hypothesis.inner_test(
+        (hf, regs, dict(_SMALL)))
+
+
 def test_triangle_corner_an_ulp_inside_the_east_edge_under_a_later_triangle():
     """Found by the long run on main 6ed621f (edge_cases, seed 404; old: it fails on
     9bf6b08 too): a triangle whose corner (1.4999999999999998, 0.75) lies one ulp inside the

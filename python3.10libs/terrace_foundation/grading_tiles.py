@@ -112,6 +112,12 @@ class GradingJob:
     #: the largest height a lot takes at its edge cutting down and filling up, over the map
     #: (:func:`~terrace_foundation.presets.limits.grade_limited`'s ``cone_heights``)
     cone_heights: tuple[float, float] | None = None
+    #: the cap's longest path, world units (None: :func:`~terrace_foundation.presets.limits.cap_margin`'s
+    #: 80 m; the resampled window of a coarse grid: ``grading.FINE_CAP_REACH``)
+    cap_reach: float | None = None
+    #: rounds of split_steps after the cap (None: SPLIT_STEP_ROUNDS; the resampled window of
+    #: a coarse grid: ``grading.FINE_CAP_ROUNDS``)
+    cap_rounds: int | None = None
     lot_box: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -151,7 +157,8 @@ class GradingJob:
 
     def halos(self) -> dict[str, int]:
         """Halo of each pass in cells (see the module docstring)."""
-        return grading_halos(self.cell_size, self.width, self.step_reach)
+        return grading_halos(self.cell_size, self.width, self.step_reach, self.cap_reach,
+                             self.cap_rounds)
 
 
 def cone_heights(pad: np.ndarray, pairs: np.ndarray, rim_min: np.ndarray, rim_max: np.ndarray,
@@ -191,14 +198,19 @@ def cone_heights(pad: np.ndarray, pairs: np.ndarray, rim_min: np.ndarray, rim_ma
     return down, up
 
 
-def grading_halos(cell_size: float, width: float, step_reach: int) -> dict[str, int]:
+def grading_halos(cell_size: float, width: float, step_reach: int,
+                  cap_reach: float | None = None, cap_rounds: int | None = None
+                  ) -> dict[str, int]:
     """Halo of each pass in cells for a band ``width`` (world units, max_embankment_height /
-    tan(max_slope)) and the steps' reach in cells (:func:`step_reach_cells`).
+    tan(max_slope)), the steps' reach in cells (:func:`step_reach_cells`) and the cap's
+    longest path (world units, :attr:`GradingJob.cap_reach`) and the rounds of split_steps
+    after it (:attr:`GradingJob.cap_rounds`).
     """
     cs = cell_size
     # (the band's tiers reach OUTSIDE_TIERS band widths; split_steps two cells a round
     # more; the cap, cap_margin cells more; split_steps again after the cap)
-    band = int(math.ceil(OUTSIDE_TIERS * width / cs)) + 2 + 4 * SPLIT_STEP_ROUNDS + cap_margin(cs)
+    band = int(math.ceil(OUTSIDE_TIERS * width / cs)) + 2 + 2 * SPLIT_STEP_ROUNDS + \
+        2 * max(SPLIT_STEP_ROUNDS, cap_rounds or 0) + cap_margin(cs, cap_reach)
     attribution = int(math.ceil(math.sqrt(2.0) * band)) + 3
     return {"survey": int(math.ceil(width / cs)) + 4, "band": band,
             "steps": step_reach, "attribution": attribution,
@@ -514,7 +526,8 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
     graded, band, _, info = grade_limited(hw, lm, job.pad, cs, job.max_slope, job.max_wall,
                                           job.max_emb, job.boundary, walls=job.walls,
                                           col_offset=win[2], max_step=job.max_step,
-                                          cone_heights=job.cone_heights)
+                                          cone_heights=job.cone_heights,
+                                          cap_reach=job.cap_reach, cap_rounds=job.cap_rounds)
     # E: the tile plus one cell (the stencils' neighbours); everything below is on E
     ext = grow(tile, 1, shape)
     es = (slice(ext[0] - win[0], ext[1] - win[0]), slice(ext[2] - win[2], ext[3] - win[2]))
@@ -736,6 +749,8 @@ def plan_fingerprint(job: GradingJob, base: str) -> str:
     assert job.pad is not None and job.walls is not None, "plan_pads first"
     d = hashlib.sha256(base.encode())
     d.update(repr((int(job.step_reach), job.cone_heights)).encode())
+    if job.cap_reach is not None or job.cap_rounds is not None:
+        d.update(repr((job.cap_reach, job.cap_rounds)).encode())
     for a in (job.pad, *job.walls):
         d.update(np.ascontiguousarray(a).tobytes())
     return d.hexdigest()

@@ -227,7 +227,9 @@ class GradingPreset(Preset):
                               mesh.triangle_lot + 1, 0.0, 0, run.n_lots,
                               triangles=mesh.triangles)
         return GradingJob(raster, p.max_slope, p.max_wall_height, p.max_embankment_height,
-                          p.max_step, p.boundary, p.pad_rule)
+                          p.max_step, p.boundary, p.pad_rule,
+                          cap_reach=run.options.get("cap_reach"),
+                          cap_rounds=run.options.get("cap_rounds"))
 
     def tile_window_cells(self, shape, tile_size, params, cell_size) -> int:
         """Cells of the largest grading window (tile plus the grade pass's halo), for the
@@ -382,6 +384,21 @@ class GradingPreset(Preset):
 #: window is graded on the input grid, with the coarse grid's warning (:func:`coarse_grid_note`).
 FINE_CELLS_MAX = 16_000_000
 
+#: The cap's longest path on the resampled window of a coarse grid, world units (80 m on
+#: other grids, :func:`~terrace_foundation.presets.limits.cap_margin`). Measured on the golden
+#: ``inter_grad_mean`` run (Interlaken 25 m, 3 towns, graded on 5 m; main ``4bd6446``, one run
+#: each, a loaded machine): 80 / 160 / 320 / 640 m left 125 / 59 / 12 / 4 walls above 4 m
+#: (tallest 58.3 / 32.7 / 21.9 / 7.5 m) for an earthwork ratio of 1.32 / 1.46 / 1.49 / 1.49
+#: and 4.5 / - / 6.8 / 9.7 s: around lots in conflict the step must be shared out farther
+#: than 80 m. On a 2 m grid the same reach would be 320 cells of halo a side (the cap
+#: runs on every tile), so it is kept to the coarse grids' windows, which are small.
+FINE_CAP_REACH = 640.0
+#: Rounds of :func:`~terrace_foundation.presets.limits.split_steps` after the cap on that
+#: window (4 on other grids): the cap's longer paths leave more diagonal pairs to move. On
+#: ``inter_grad_mean`` 4 rounds left 225 fine pairs made steeper than max_slope (17 with the
+#: 80 m cap), 8 left 22, 32 left 2 at 33.70 deg (the 80 m cap with 16 rounds: 0).
+FINE_CAP_ROUNDS = 32
+
 
 def fine_factor(cell_size: float, max_slope: float, max_wall: float) -> int:
     """How many times finer (odd, 1 for a grid fine enough) a coarse grid is graded.
@@ -471,7 +488,7 @@ class FineGrid:
         p = self.run.params
         fine = self.run.heightfield
         bound = p.max_wall_height / float(np.tan(np.radians(p.max_slope)))
-        over = [w for w in walls if w.height > p.max_wall_height * (1 + 1e-9) + 1e-9]
+        over = [w for w in walls if w.height > p.max_wall_height + WALL_TOL]
         flagged = conflict if by_walls is None else conflict | by_walls
         at = sum(1 for w in over if flagged[w.lot_a] or flagged[w.lot_b])
         more = 0 if by_walls is None else int((by_walls & ~conflict).sum())
@@ -509,7 +526,8 @@ def fine_grid(run: Run) -> "FineGrid | str | None":
         why = "farm cooks and runs written to sinks only grade the input grid"
     fine_cell = hf.cell_size / k
     width = p.max_embankment_height / float(np.tan(np.radians(p.max_slope)))
-    reach = grading_halos(fine_cell, width, 0)["band"] * fine_cell
+    reach = grading_halos(fine_cell, width, 0, FINE_CAP_REACH, FINE_CAP_ROUNDS)["band"] * \
+        fine_cell
     margin = int(math.ceil(reach / hf.cell_size)) + 1
     v = run.mesh.vertices
     rows, cols = hf.shape
@@ -532,7 +550,9 @@ def fine_grid(run: Run) -> "FineGrid | str | None":
                    run.mesh.triangle_lot)
     sub = replace(run, heightfield=fine, local=fine.with_origin((0.0, 0.0)),
                   shift=run.shift + offset, mesh=mesh,
-                  regions=[r.translated(-offset) for r in run.regions])
+                  regions=[r.translated(-offset) for r in run.regions],
+                  options={**opt, "cap_reach": FINE_CAP_REACH,
+                           "cap_rounds": FINE_CAP_ROUNDS})
     return FineGrid(sub, k, (r0, r1, c0, c1), hf.cell_size)
 
 
@@ -566,6 +586,12 @@ def coarse_grid_note(cell_size: float, max_slope: float, max_wall: float,
             + (f" (not resampled here: {why})" if why else ""))
 
 
+#: Walls within this of ``max_wall_height`` are within it (world units): the cap's rounding
+#: allowance (:func:`~terrace_foundation.presets.limits.cap_steps`' ``tol``; the warning
+#: counted a 4.00000001 m wall on Interlaken at 25 m above the limit).
+WALL_TOL = 1e-6
+
+
 def wall_conflicts(walls: Sequence[Wall], n: int, max_wall: float, boundary: str
                    ) -> np.ndarray:
     """The lots (bool, by lot id, length ``n``) at a wall still above ``max_wall`` after
@@ -575,14 +601,15 @@ def wall_conflicts(walls: Sequence[Wall], n: int, max_wall: float, boundary: str
     limit on them there).
 
     Why: the cap shares a step out over paths of at most
-    :func:`~terrace_foundation.presets.limits.cap_margin` cell sides (80 m); around a lot in
+    :func:`~terrace_foundation.presets.limits.cap_margin` cell sides (80 m; :data:`FINE_CAP_REACH`
+    on a coarse grid's window, which removed most of them); around a lot in
     conflict a step that needs a longer path stays above the limit, and on Interlaken at
     25 m graded on 5 m cells (seed 2) it stayed on 9 walls of lots next to the conflicting
     ones (5.3-6.0 m; every step above the limit lies within 20 fine cells of a conflicting
     lot's cells), which the warning counted as off the flagged lots.
     """
     out = np.zeros(n, dtype=bool)
-    lim = max_wall * (1 + 1e-9) + 1e-9
+    lim = max_wall + WALL_TOL
     for w in walls:
         if w.height > lim and not (boundary == "wall" and w.on == "outline"):
             out[w.lot_a] = out[w.lot_b] = True

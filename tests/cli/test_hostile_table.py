@@ -312,6 +312,18 @@ def d9_geojson_with_a_byte_order_mark(tmp, npy, regions, out):
     return _gen(npy, path, out)
 
 
+def d9_overlapping_obj_curves(tmp, npy, regions, out):
+    # two closed OBJ curves (Y up) crossing each other: nest_rings raised a traceback
+    sq = [[1100.0, 2100.0], [1300.0, 2100.0], [1300.0, 2300.0], [1100.0, 2300.0]]
+    lines = []
+    for k, ring in enumerate((sq, [[x + 100, y + 50] for x, y in sq])):
+        lines += [f"v {x} 0 {-y}" for x, y in ring]
+        lines.append("f " + " ".join(str(4 * k + i) for i in range(1, 5)))
+    path = tmp / "curves.obj"
+    path.write_text("\n".join(lines) + "\n")
+    return _gen(npy, path, out)
+
+
 def _webp_geotiff(tmp: Path, lossless: bool = True) -> Path:
     """A 3-band WEBP-compressed GeoTIFF (GDAL's WEBP codec takes only RGB or RGBA bytes)."""
     rasterio = pytest.importorskip("rasterio")
@@ -460,6 +472,7 @@ ROWS = [
     (4, d4_overlapping_multipolygon_parts, "warning", "later regions lose the overlap"),
     (14, d14_island_named_at_national_grid, "warning", "at (2634200.25, 1172150.5)"),
     (14, d14_spike_named_at_national_grid, "warning", "spike point at (2634150.5, 1172250)"),
+    (9, d9_overlapping_obj_curves, "warning", "later regions lose the overlap"),
 ]
 
 
@@ -581,6 +594,7 @@ CHECKS = {
     "d6_hole_touching_the_shell": _outlines_are_the_lots(40_000.0 - 5_000.0),
     "d6_edge_vertical_to_an_ulp": _outlines_are_the_lots(20_000.0 + 100.0 * np.spacing(1200.0)),
     "d7_hole_partly_outside_the_shell": _outlines_are_the_lots(40_000.0 - 5_000.0),
+    "d9_overlapping_obj_curves": _outlines_are_the_lots(40_000.0 + 40_000.0 - 15_000.0),
     "d8_many_small_polygons": _one_lot_per_plot,
     "d12_jpeg_compressed_input": _float32_with_our_options,
     "d12_webp_compressed_input": _float32_with_our_options,

@@ -605,8 +605,8 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
         # the band cells only, the labels of the window's cone_envelope bit for bit) and the
         # steepest slope (report.edge_tangents_at, bit for bit) at the band cells
         er, ec = np.nonzero(emb_band)
-        near_b = nearest_label(lm, er + (tile[0] - win[0]), ec + (tile[2] - win[2]), cs,
-                               halos["attribution"], col_offset=win[2], block=48)
+        near_b = _nearest_lots(lm, er + (tile[0] - win[0]), ec + (tile[2] - win[2]), cs,
+                               halos["attribution"], win[2], info.get("lot_distance"))
         es_b = np.degrees(np.arctan(edge_tangents_at(after_e, emb_band_e | lots_e,
                                                      er + lt[0], ec + lt[2], cs)))
         ge = _grouped(near_b, {"e": es_b}, job.n_lots)
@@ -641,6 +641,40 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
             fig.pair_steps.append((pairs, best))
     fig.seconds = time.perf_counter() - t_start
     return fig
+
+
+def _nearest_lots(lm: np.ndarray, rows: np.ndarray, cols: np.ndarray, cs: float, halo: int,
+                  col_offset: int, lot_distance) -> np.ndarray:
+    """:func:`~terrace_foundation.terrain.kernels.nearest_label` at the band cells
+    ``(rows, cols)`` of a tile's window ``lm``, in groups by how far their nearest lot lies.
+
+    ``halo`` (the attribution halo of :func:`grading_halos`) bounds it from the band's reach
+    ``B`` (``ceil(sqrt(2) B) + 3``); ``lot_distance`` (:func:`grade_limited`'s window and its
+    distances to the lots, world units) gives each cell's own ``B``, so a cell whose nearest
+    lot cell lies within ``R`` cells is swept in blocks with the halo of ``R``. The labels do
+    not depend on the halo once it holds the nearest lots (nearest_label's contract), so they
+    are the same bits; the blocks are swept in windows of ``48 + 2 halo`` cells, and on a
+    coarse grid's fine window, whose cap reaches 128 cells, most band cells lie within a few
+    cells of their lot.
+    """
+    if lot_distance is None or len(rows) == 0:
+        return nearest_label(lm, rows, cols, cs, halo, col_offset=col_offset, block=48)
+    (sr, sc), dist = lot_distance
+    reach = np.ceil(dist[rows - sr.start, cols - sc.start] / cs - 1e-9)
+    need = np.ceil(np.sqrt(2.0) * reach).astype(np.int64) + 3
+    out = np.zeros(len(rows), dtype=lm.dtype)
+    lo = 0
+    for top in (19, 35, 67, halo):      # (R = 11, 22, 45 cells, the rest)
+        top = min(top, halo)
+        pick = np.flatnonzero((need > lo) & (need <= top)) if top < halo else \
+            np.flatnonzero(need > lo)
+        if len(pick):
+            out[pick] = nearest_label(lm, rows[pick], cols[pick], cs, top,
+                                      col_offset=col_offset, block=48)
+        lo = top
+        if top == halo:
+            break
+    return out
 
 
 def _grading_faces(job, fig, tile, lt, before_e, after_e, lm_e, near_e, band_w_e, lot_emb_e,

@@ -1054,6 +1054,9 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     nearest[win] = near
     info["nearest_lot"] = nearest
     info["band_width"] = float(width)
+    # (the distance of the window's cells to the nearest lot cell, world units: how far a
+    # changed cell's nearest lot lies, for the report's attribution halo, grade_tile)
+    info["lot_distance"] = (win, dist)
     return out, band, win, info
 
 

@@ -273,11 +273,12 @@ class GradingPreset(Preset):
         fine = fine_grid(run)
         if isinstance(fine, FineGrid):
             graded = self.terrace(fine.run)
+            if graded is None:          # a farm work item: its fine tiles are in the store
+                return None
             assert isinstance(graded, GradedTerrace) and graded.terrace is not None
             assert graded.lot_mask is not None
             fine.terrace, fine.lot_mask = graded.terrace, graded.lot_mask
-            back, back_mask = fine.sample_back(run.heightfield.heights, graded.terrace,
-                                               graded.lot_mask)
+            back, back_mask = fine.write_back(run.heightfield.heights, run.options)
             return GradedTerrace(back, back_mask, graded.pads, graded.sliced,
                                  graded.figures, graded.reach, graded.plan, fine)
         hf, mesh, opt = run.heightfield, run.mesh, run.options
@@ -406,7 +407,7 @@ def fine_factor(cell_size: float, max_slope: float, max_wall: float) -> int:
     The smallest odd ``k`` with ``cell_size / k`` at most 0.9 ``max_wall / tan(max_slope)``
     (5.4 m with the defaults): there a wall is taller than an embankment's rise over one cell
     side, so the cap holds the wall limit. Odd, so the middle fine cell of each input cell has
-    the input cell's centre (:meth:`FineGrid.sample_back` reads the terrace there).
+    the input cell's centre (:meth:`FineGrid.tile_back` reads the terrace there).
     """
     t = float(np.tan(np.radians(max_slope)))
     if not (np.isfinite(max_wall) and t * cell_size >= max_wall):
@@ -461,21 +462,46 @@ class FineGrid:
     terrace: np.ndarray | None = None
     lot_mask: np.ndarray | None = None
 
-    def sample_back(self, heights: np.ndarray, terrace: np.ndarray, lot_mask: np.ndarray
-                    ) -> tuple[np.ndarray, np.ndarray]:
-        """The terrace heightfield and lot mask on the input grid: the fine ones read at the
-        input cell centres (the middle fine cell of each), the terrain itself where the
+    def tile_back(self, heights: np.ndarray, tile: tuple[int, int, int, int]
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        """The terrace heightfield and lot mask of one tile of the input grid (rows and
+        columns ``r0, r1, c0, c1``): the fine ones (:attr:`terrace`, :attr:`lot_mask`) read at
+        the input cell centres (the middle fine cell of each), the terrain itself where the
         grading left that cell (bit for bit) and outside the window.
         """
+        assert self.terrace is not None and self.lot_mask is not None, "graded first"
+        t0, t1, u0, u1 = tile
         r0, r1, c0, c1 = self.window
-        mid = (self.k - 1) // 2
-        got = terrace[mid::self.k, mid::self.k]
-        terrain = self.run.heightfield.heights[mid::self.k, mid::self.k]
-        out = np.array(heights, dtype=np.float64)
-        out[r0:r1, c0:c1] = np.where(got == terrain, out[r0:r1, c0:c1], got)
+        out = np.array(heights[t0:t1, u0:u1], dtype=np.float64)
         mask = np.zeros(out.shape, dtype=np.int32)
-        mask[r0:r1, c0:c1] = lot_mask[mid::self.k, mid::self.k]
+        a0, a1, b0, b1 = max(t0, r0), min(t1, r1), max(u0, c0), min(u1, c1)
+        if a0 < a1 and b0 < b1:
+            k, mid = self.k, (self.k - 1) // 2
+            fine = (slice((a0 - r0) * k + mid, (a1 - r0) * k, k),
+                    slice((b0 - c0) * k + mid, (b1 - c0) * k, k))
+            got = self.terrace[fine]
+            terrain = self.run.heightfield.heights[fine]
+            at = (slice(a0 - t0, a1 - t0), slice(b0 - u0, b1 - u0))
+            out[at] = np.where(got == terrain, out[at], got)
+            mask[at] = self.lot_mask[fine]
         return out, mask
+
+    def write_back(self, heights: np.ndarray, options: dict[str, Any]
+                   ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The graded window read back onto the input grid (:meth:`tile_back`), tile by tile
+        of the input grid (``options["tile_size"]``) into the run's sinks
+        (:func:`~terrace_foundation.presets.reference.open_sink`): in-memory arrays, returned,
+        unless ``in_memory`` is False (then None, None; a streamed map is read and written a
+        tile at a time, the fine window is held in memory: at most :data:`FINE_CELLS_MAX`
+        cells).
+        """
+        from ..terrain.tiles import plan_tiles
+
+        terrace, lot_mask, sink = open_sink(heights.shape, options)
+        for tile in plan_tiles(heights.shape, options.get("tile_size")):
+            sink.write(tile, *self.tile_back(heights, tile))
+        sink.close()
+        return terrace, lot_mask
 
     def note(self, walls: Sequence[Wall], conflict: np.ndarray,
              by_walls: np.ndarray | None = None) -> str:
@@ -510,8 +536,11 @@ def fine_grid(run: Run) -> "FineGrid | str | None":
 
     The window is the lots' box (their slice meshes) plus the grading's reach at the fine
     cell size (:func:`~terrace_foundation.grading_tiles.grading_halos`' band), in input cells;
-    its terrain is :func:`upsample`'s. Farm cooks and runs whose terrace goes to sinks only
-    grade the input grid, and so does a window above :data:`FINE_CELLS_MAX` cells.
+    its terrain is :func:`upsample`'s. A window above :data:`FINE_CELLS_MAX` cells is not
+    resampled (the input grid is graded, with the reason in the warning). Every route grades
+    the same window: a tiled or streamed run (its sinks get the window read back,
+    :meth:`FineGrid.write_back`) and a farm cook (its work items, tiles of the input grid,
+    share the window's tiles, :func:`_fine_items`) give the one-tile run's result.
     """
     import math
 
@@ -522,8 +551,6 @@ def fine_grid(run: Run) -> "FineGrid | str | None":
     if k == 1 or len(run.mesh.vertices) == 0:
         return None
     why = None
-    if opt.get("tile_store") is not None or not opt.get("in_memory", True):
-        why = "farm cooks and runs written to sinks only grade the input grid"
     fine_cell = hf.cell_size / k
     width = p.max_embankment_height / float(np.tan(np.radians(p.max_slope)))
     reach = grading_halos(fine_cell, width, 0, FINE_CAP_REACH, FINE_CAP_ROUNDS)["band"] * \
@@ -548,12 +575,38 @@ def fine_grid(run: Run) -> "FineGrid | str | None":
     offset = np.array([c0 * hf.cell_size, -r0 * hf.cell_size])
     mesh = LotMesh(run.mesh.vertices - offset, run.mesh.vertex_lot, run.mesh.triangles,
                    run.mesh.triangle_lot)
+    # (the window is graded in memory, in tiles of tile_size fine cells; the run's sinks get
+    # it read back on the input grid, FineGrid.write_back)
+    fine_opt = {**opt, "cap_reach": FINE_CAP_REACH, "cap_rounds": FINE_CAP_ROUNDS,
+                "sinks": (), "in_memory": True,
+                "tile_only": _fine_items(opt.get("tile_only"), hf.shape, fine.shape,
+                                         opt.get("tile_size"))}
     sub = replace(run, heightfield=fine, local=fine.with_origin((0.0, 0.0)),
                   shift=run.shift + offset, mesh=mesh,
-                  regions=[r.translated(-offset) for r in run.regions],
-                  options={**opt, "cap_reach": FINE_CAP_REACH,
-                           "cap_rounds": FINE_CAP_ROUNDS})
+                  regions=[r.translated(-offset) for r in run.regions], options=fine_opt)
     return FineGrid(sub, k, (r0, r1, c0, c1), hf.cell_size)
+
+
+def _fine_items(only: Sequence[int] | None, shape: tuple[int, int],
+                fine_shape: tuple[int, int], tile_size: int | None) -> list[int] | None:
+    """The fine window's tiles a farm work item grades: the items of a farm cook are the
+    tiles of the input grid (``terrace-foundation tiles``, :func:`plan_tiles` of ``shape``),
+    the window is graded in tiles of ``tile_size`` fine cells; item ``i`` of ``n`` takes the
+    window's tiles ``i, i + n, i + 2 n, ...`` (none when the window has fewer tiles), so the
+    items share the window's tiles and their pieces are the tiles of the one-process run.
+    """
+    from ..errors import TerraceInputError
+    from ..terrain.tiles import plan_tiles
+
+    if only is None:
+        return None
+    n = len(plan_tiles(shape, tile_size))
+    bad = [i for i in only if not 0 <= i < n]
+    if bad:
+        raise TerraceInputError(f"tile {bad[0]} does not exist: this map has {n} tiles "
+                                f"(0 to {n - 1})", "--tile")
+    n_fine = len(plan_tiles(fine_shape, tile_size))
+    return [j for i in only for j in range(i, n_fine, n)]
 
 
 def coarse_grid_note(cell_size: float, max_slope: float, max_wall: float,

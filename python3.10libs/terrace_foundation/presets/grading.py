@@ -397,7 +397,7 @@ FINE_CAP_REACH = 640.0
 #: Rounds of :func:`~terrace_foundation.presets.limits.split_steps` after the cap on that
 #: window (4 on other grids): the cap's longer paths leave more diagonal pairs to move. On
 #: ``inter_grad_mean`` 4 rounds left 225 fine pairs made steeper than max_slope (17 with the
-#: 80 m cap), 8 left 22, 32 left 2 at 33.70 deg (the 80 m cap with 16 rounds: 0).
+#: 80 m cap), 8 left 22, 32 left 2 within 0.0001 deg of max_slope (the 80 m cap with 16 rounds: 0).
 FINE_CAP_ROUNDS = 32
 
 

@@ -1368,16 +1368,19 @@ def test_ring_crossing_itself_at_denormal_scale_is_refused():
             Region.from_rings(ring)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: open case of the long run on main dfc31a8 "
-                   "(edge_cases, seed 5202, after 350 passing): the lots sum to 1.125 where "
-                   "area(region ∩ grid) is 1.1250011 (not traced)")
 def test_needle_corner_below_the_grid_under_a_later_triangle():
-    """Open: a region with a corner (1.5e-6, -9.16e-5) just below the grid's south edge and a
-    near-duplicate vertex 5.7e-13 from the origin, under a later triangle sharing that corner.
-    The later region's lots (or the earlier's) miss 1.1e-6 of ground (1e-6 relative against
-    1e-9). Not traced: the overlap rule, the grid clip or the oracle. Replay:
-    @reproduce_failure('6.155.2', b'AXicc2R2ZHZkQIFMjmwgWoMBCkBCGvYfIByEKJIYjAEUs9tw7PuCrW97Nf'
-    b'YLwMVso9bwqh0PkMSqlwEOHCFOYcK0HMaB6wKLM8JcDACIpRmP') on
+    """Found by the long run on main dfc31a8 (edge_cases, seed 5202, after 350 passing): a
+    region with a corner (1.5e-6, -9.16e-5) just below the grid's south edge and a vertex P
+    5.7e-13 beside the origin A, under a later triangle sharing A and that corner. The lots
+    summed to 1.125 where area(region ∩ grid) is 1.1250011249302148 (exact, in fractions:
+    the oracle was right); the later triangle was called "wholly inside" the earlier region.
+    The overlap rule (lots/overlap.region_difference) split both edges into A at P, which
+    lies within its end-point tolerance of them, and judged the bent pieces against the
+    straight edges with a probe closer than the bend: the pieces kept did not close. They
+    are judged against the pieces now
+    (test_difference_where_a_corner_lies_within_the_on_edge_tolerance_of_a_shared_corner).
+    Replay: @reproduce_failure('6.155.2', b'AXicc2R2ZHZkQIFMjmwgWoMBCkBCGvYfIByEKJIYjAEUs9tw7'
+    b'PuCrW97NfYLwMVso9bwqh0PkMSqlwEOHCFOYcK0HMaB6wKLM8JcDACIpRmP') on
     test_lots_partition_regions_meeting_the_grid_edges_and_one_another."""
     hf = _slope(3, 3, 0.5, (0.0, 1.5))
     regs = [(np.array([[0.0, 0.0], [5.685494885690999e-13, 0.0], [1.5e-06, -9.1552734375e-05],
@@ -1385,3 +1388,14 @@ def test_needle_corner_below_the_grid_under_a_later_triangle():
             (np.array([[0.0, 0.0], [1.5e-06, -9.1552734375e-05], [0.0, 1.5]]), [])]
     test_lots_partition_regions_meeting_the_grid_edges_and_one_another.hypothesis.inner_test(
         (hf, regs, dict(_SMALL)))
+    # the oracle, in exact arithmetic: the earlier region on the grid is {0 <= y <= x <= 1.5}
+    # (9/8), the later one adds the triangle (0, 0), Z, (0, 1.5) with Z where its edge from
+    # the needle's corner B to (0, 1.5) crosses y = x
+    from fractions import Fraction
+
+    bx, by, cy = Fraction(1.5e-06), Fraction(-9.1552734375e-05), Fraction(1.5)
+    s = (by - bx) / (-bx - (cy - by))
+    exact = Fraction(9, 8) + cy * (bx - s * bx) / 2
+    _, res = _run(hf, regs, dict(_SMALL))
+    assert float(exact) == pytest.approx(1.1250011249302148, rel=1e-15)
+    assert sum(lot.area for lot in res.lots) == pytest.approx(float(exact), rel=1e-9)

@@ -171,3 +171,28 @@ def test_difference_splits_an_edge_passing_a_corner_closer_than_the_on_edge_tole
     assert out[1].area == pytest.approx(want.area, rel=1e-9)
     assert Polygon(out[1].exterior, out[1].holes).symmetric_difference(want).area <= \
         1e-9 * want.area
+
+
+@pytest.mark.parametrize("y0", [0.0, -1.5])          # world, and the grid's local frame
+def test_difference_where_a_corner_lies_within_the_on_edge_tolerance_of_a_shared_corner(y0):
+    """The earlier region's corner P = (5.7e-13, 0) lies 5.7e-13 beside the corner A = (0, 0)
+    it shares with the later triangle, within the end-point tolerance (3e-12 here) of the
+    triangle's edge from A and of the earlier region's own edge into A: both edges were
+    split (bent) at P, but their pieces were judged against the straight edges with a probe
+    1.5e-14 beside them, on the wrong side of the bend; the pieces kept did not close into a
+    ring and the whole triangle (1.12e-6) was lost, "wholly inside" (issue 15, long run
+    edge_cases seed 5202). The difference is shapely's, up to that bend (5.7e-13 over an
+    edge 1.5 long)."""
+    tip = [1.5e-06, -9.1552734375e-05]               # the needle's corner below A
+    first = np.array([[0.0, 0.0], [5.685494885690999e-13, 0.0], tip, [1.5, 0.0], [1.5, 0.0],
+                      [1.5, 1.5]]) + [0.0, y0]
+    later = np.array([[0.0, 0.0], tip, [0.0, 1.5]]) + [0.0, y0]
+    a, b = Region.from_rings(first, region_id=0), Region.from_rings(later, region_id=1)
+    out, notes = resolve_overlaps([a, b])
+    want = Polygon(later).difference(Polygon(first))
+    assert want.area == pytest.approx(1.1249302e-6, rel=1e-7)
+    assert [r.region_id for r in out] == [0, 1] and "loses" in notes[0]
+    got = Polygon(out[1].exterior, out[1].holes)
+    assert got.is_valid
+    assert got.area == pytest.approx(want.area, abs=1e-12)
+    assert got.symmetric_difference(want).area <= 1e-12

@@ -154,8 +154,15 @@ def region_difference(keep: Region, lose: list[Region]) -> list[Region]:
         at the piece's midpoint, and just beside it only where the midpoint is on region
         ``k``'s boundary (a probe beside every piece stepped across a slit or needle of
         another region narrower than the step and took the wrong side).
+
+        Region ``k`` is its pieces here, not its edges: a split point within the end-point
+        tolerance of an edge bends that edge through it, by up to 2e-12 of the coordinates,
+        far more than the probe's step (1e-14). Against the straight edges a bent piece's
+        probe fell on the wrong side: a corner 5.7e-13 beside a shared corner bent a later
+        triangle's edge and an earlier region's edge onto one another, the pieces kept did
+        not close into a ring and the whole later region was lost (issue 15, long run).
         """
-        ka, kb = regs[k].edges()
+        ka, kb = sa[so == k], sb[so == k]
         res = points_in_edges(mid[:, 0], mid[:, 1], ka, kb)
         on = _near_edges(mid, ka, kb, 1e-12 * scale)
         if on.any():

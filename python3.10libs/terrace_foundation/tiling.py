@@ -733,14 +733,21 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     box = grow(act, 1, shape)                      # stencils' cell around the active box
     box = (max(box[0], ext[0]), min(box[1], ext[1]), max(box[2], ext[2]), min(box[3], ext[3]))
     before_b = hw[_box(win, box)].copy()            # the terrain where anything is measured
+    # the lot cells around the box, once: the blend's difference, the band (the lots that
+    # reach the box lie in the box grown by the reach) and the report read them
+    dil = grow(box, reach, shape)
+    dil = (max(dil[0], win[0]), min(dil[1], win[1]), max(dil[2], win[2]), min(dil[3], win[3]))
+    lots_d = lm[_box(win, dil)] > 0
     # ---- blend: the blurred difference on the active box
     src = grow(act, reach, shape)
     src = (max(src[0], win[0]), min(src[1], win[1]), max(src[2], win[2]), min(src[3], win[3]))
-    # the difference at every lot cell of the window (scattered by the flat index, no rows
-    # and columns), read on the source box only: the blur reads nothing beyond it
+    # the difference at every lot cell of the source box (the blur reads nothing beyond
+    # it): the slice heights scattered by the flat index, less the terrain at the lot
+    # cells (src lies in dil), 0 elsewhere
     diff_w = np.zeros(hw.shape)
-    diff_w.ravel()[fi] = val - hw.ravel()[fi]
+    diff_w.ravel()[fi] = val
     diff = diff_w[_box(win, src)]
+    np.subtract(diff, hw[_box(win, src)], out=diff, where=lots_d[_box(dil, src)])
     del fi, val, lab
     a_in_src = _box(src, act)
     add_blurred(hw[_box(win, act)], diff, job.h, (src[0], src[2]),
@@ -758,14 +765,10 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     cut = (cut[0], max(cut[0], cut[1]), cut[2], max(cut[2], cut[3]))
     t_sl = _box(box, cut)
     r0, c0 = cut[0], cut[2]
-    lots_b = lm_b > 0
-    # band: every cell within the blur's reach of a lot (a square of half-side reach); the
-    # lots that reach the box lie in the box grown by the reach
+    lots_b = lots_d[_box(dil, box)]
+    # band: every cell within the blur's reach of a lot (a square of half-side reach)
     if reach:
-        dil = grow(box, reach, shape)
-        dil = (max(dil[0], win[0]), min(dil[1], win[1]), max(dil[2], win[2]),
-               min(dil[3], win[3]))
-        band_b = box_dilate(lm[_box(win, dil)] > 0, reach)[_box(dil, box)] & ~lots_b
+        band_b = box_dilate(lots_d, reach)[_box(dil, box)] & ~lots_b
     else:
         band_b = np.zeros_like(lots_b)
     clock("band")

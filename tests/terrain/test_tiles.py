@@ -310,6 +310,27 @@ def test_blur_added_block_by_block_equals_the_whole_blur(h, block):
     assert target.tobytes() == want.tobytes()
 
 
+@pytest.mark.parametrize("h,block", [(3.3333333333333335, 40), (1.7, 9), (0.0, 16)])
+def test_blur_of_scattered_cells_is_added_only_within_their_reach(h, block):
+    # single cells and short runs anywhere in the blocks (on block edges, on the window's
+    # and the grid's edges): each block is blurred only around the cells within its
+    # reach, the rest of the block left as it is; the same bits as the whole blur
+    rng = np.random.default_rng(12)
+    for _ in range(6):
+        diff = np.zeros((97, 121))
+        for _ in range(int(rng.integers(1, 6))):
+            r, c = int(rng.integers(0, 97)), int(rng.integers(0, 121))
+            diff[r, c:c + int(rng.integers(1, 4))] = rng.normal()
+        full = (97, 140)
+        ref = box_blur(diff, h, (0, 19), full)
+        base = rng.normal(size=diff.shape)
+        target = base.copy()
+        add_blurred(target, diff, h, (0, 19), (0, 97, 0, 121), full, block)
+        want = base.copy()
+        np.add(want, ref, out=want, where=ref != 0)
+        assert target.tobytes() == want.tobytes()
+
+
 @pytest.mark.parametrize("h", [0.4, 1.0, 1.7, 2.5, 3.3333333333333335])
 def test_blur_of_a_block_equals_the_whole_blur_there(h):
     # passes computed only where the next ones read them: the same bits as the blur of the

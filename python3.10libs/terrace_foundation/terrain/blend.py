@@ -285,13 +285,19 @@ def add_blurred(target: np.ndarray, diff: np.ndarray, h: float, origin: tuple[in
             ec = min(bc + block, c1)
             b0, b1 = max(bc - reach, 0), min(ec + reach, n)
             sub = diff[a0:a1, b0:b1]
-            if not sub.any():
+            live_r = np.flatnonzero(sub.any(axis=1))
+            if len(live_r) == 0:
                 continue
+            # the block's cells within the reach of its difference's box: the blur is
+            # exactly 0 beyond (sums of zeros), so the rest of the block is left as it is
+            live_c = np.flatnonzero(sub[live_r[0]:live_r[-1] + 1].any(axis=0))
+            ur, vr = max(br, a0 + int(live_r[0]) - reach), min(er, a0 + int(live_r[-1]) + reach + 1)
+            uc, vc = max(bc, b0 + int(live_c[0]) - reach), min(ec, b0 + int(live_c[-1]) + reach + 1)
             if h > 0:
-                piece = blur_block(diff, h, origin, full_shape, (br, er), (bc, ec), counts)
+                piece = blur_block(diff, h, origin, full_shape, (ur, vr), (uc, vc), counts)
             else:
-                piece = sub.copy()
-            t = target[br - r0:er - r0, bc - c0:ec - c0]
+                piece = diff[ur:vr, uc:vc].copy()
+            t = target[ur - r0:vr - r0, uc - c0:vc - c0]
             np.add(t, piece, out=t, where=piece != 0)
 
 

@@ -231,7 +231,8 @@ def _assert_partition(hf, regions, res):
         i, j = shapely.STRtree(outlines).query(outlines, predicate="intersects")
         pair = i < j
         snap = float(np.spacing(float(np.abs(grid.bounds).max())))
-        overlap = sum(_overlap(outlines[a], outlines[b], snap) for a, b in zip(i[pair], j[pair]))
+        overlap = sum(_overlap(outlines[a], outlines[b], snap, hf.origin)
+                      for a, b in zip(i[pair], j[pair]))
         assert overlap <= tol                                                   # no overlap
     # inside: a predicate, not an overlay (GEOS 3.14 gave an outline with a vertex 1.4e-17
     # beyond the grid's edge no intersection at all with the ground, found by the long run)
@@ -247,18 +248,24 @@ def _assert_partition(hf, regions, res):
         ground.area, abs=tol + thin_slack)                                      # all of it
 
 
-def _overlap(a, b, snap):
+def _overlap(a, b, snap, origin):
     """Area of ``a ∩ b`` by GEOS, checked: GEOS 3.14's floating overlay gave two outlines
     meeting along an edge (a vertex of one 7.5e-17 beside the other's edge) an intersection
     of the whole second outline one way round and none the other; exactly they overlap by
     3.3e-17 (test_lots_partition_where_a_hole_and_an_earlier_region_meet_on_the_grid_edge).
     Its snap-rounding overlay on the coordinates' spacing is no way out alone (it raised
-    "Ring edge missing" on another pair), so an overlap is the least of the two orders and the
-    snap-rounded one where that runs: a real overlap shows in all three."""
+    "Ring edge missing" on another pair), so an overlap is the least of the two orders, the
+    snap-rounded one where that runs and the overlay in the grid's frame: a real overlap
+    shows in all four. At LV95 both orders gave a lot with two vertices 3e-10 apart beside
+    a sliver 2.3e-9 wide the whole lot (0.055) as overlap and the snap-rounded overlay
+    raised; exactly (fractions) and in the grid's frame it is 1.8e-11
+    (test_lot_beside_a_sliver_along_the_grid_edge_at_lv95_overlaps_it_by_rounding_only)."""
     area = a.intersection(b).area
     if area == 0:
         return 0.0
     areas = [area, b.intersection(a).area]
+    ox, oy = origin
+    areas.append(translate(a, -ox, -oy).intersection(translate(b, -ox, -oy)).area)
     try:
         areas.append(shapely.intersection(a, b, grid_size=snap).area)
     except shapely.errors.GEOSException:
@@ -1399,3 +1406,36 @@ def test_needle_corner_below_the_grid_under_a_later_triangle():
     _, res = _run(hf, regs, dict(_SMALL))
     assert float(exact) == pytest.approx(1.1250011249302148, rel=1e-15)
     assert sum(lot.area for lot in res.lots) == pytest.approx(float(exact), rel=1e-9)
+
+
+def test_lot_beside_a_sliver_along_the_grid_edge_at_lv95_overlaps_it_by_rounding_only():
+    """Found by the long run on main 112dfbd (edge_cases, seed 5202, after 2018 passing; the
+    same on 10bb1b0): two triangles fanning from the grid's corner at LV95, the later one's
+    part left by the overlap rule a sliver 2.3e-9 wide along the grid's west edge. Lot 9 of
+    the earlier region has two vertices 3e-10 apart on that region's edge beside the
+    sliver's lot 74: GEOS 3.14 intersected the two outlines in world coordinates as the
+    whole of lot 9 (0.055) both ways round and its snap-rounded overlay raised "Ring edge
+    missing"; exactly (fractions, Green's theorem over the boundary pieces of each inside
+    the other) they overlap by 1.839e-11, the rounding of the outlines' world coordinates,
+    and GEOS in the grid's frame says the same. The oracle's overlap now also takes that
+    frame's overlay (``_overlap``). Replay: @reproduce_failure('6.155.2', b'AXiccxRxZHNkAEIm'
+    b'MAmCzGARRg37D2qtmjmSvI7sjkwa9rcOz1l17YuAhv1LO40JGS0PgWIMUABnYBUDQhQOCpcRZisD0FIWIIPV'
+    b'EVMRDmNBLpwbs+d/32Kgk3HrsL8XJtEtfHcXA9RwQgYzY3MBWJCBwVlM+jcipABqZSk5') on
+    test_lots_partition_regions_meeting_the_grid_edges_and_one_another."""
+    hf = Heightfield(400.0 + np.add.outer(np.arange(20) * 0.7, np.arange(6) * 0.3) * 0.5,
+                     0.5, (2600000.0, 1200010.0))
+    corner = [2600000.0, 1200000.0]
+    regs = [(np.array([corner, [2600001.2545676236, 1200007.8883770185],
+                       [2600000.0000000023, 1200010.0940433675]]), []),
+            (np.array([corner, [2600000.627283813, 1200008.991210193],
+                       [2600000.0000000005, 1200010.3841852024],
+                       [2600000.0, 1200004.74004875]]), [])]
+    params = dict(_SMALL, seed=1448955, scatter_count=2)
+    test_lots_partition_regions_meeting_the_grid_edges_and_one_another.hypothesis.inner_test(
+        (hf, regs, params))
+    _, res = _run(hf, regs, params)
+    by_id = {lot.lot_id: MultiPolygon([Polygon(p[0], p[1:]) for p in lot.footprint])
+             for lot in res.lots}
+    near = [translate(by_id[k], -hf.origin[0], -hf.origin[1]) for k in (9, 74)]
+    assert res.lots[8].region_id == 0 and res.lots[73].region_id == 1
+    assert near[0].intersection(near[1]).area == pytest.approx(1.839e-11, rel=1e-3)

@@ -17,15 +17,19 @@ from terrace_testkit import assert_same_result, needs, wavy_terrain, wavy_towns
 
 
 def test_dask_local_cluster_gives_the_serial_result():
-    needs("dask")
+    dask = needs("dask")
     distributed = needs("distributed")
     hf = wavy_terrain(200, 190)
     regions = wavy_towns(hf)
     serial = tf.generate(hf, regions, tile_size=64)
     threads = tf.generate(hf, regions, tile_size=64, scheduler="threads")
     assert_same_result(serial, threads)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
+    # Two worker processes starting on a loaded shared machine can take longer than
+    # distributed's default 30 s connect timeout (the full suite went red once at a load of 14
+    # while the test passes alone in under a minute); the results are what the test checks.
+    slow = {"distributed.comm.timeouts.connect": "300s", "distributed.comm.timeouts.tcp": "300s"}
+    with dask.config.set(slow), distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         seen = []
         on_cluster = tf.generate(hf, regions, tile_size=64, scheduler=cluster.scheduler_address,
                                  tile_progress=lambda *a: seen.append(a))

@@ -169,6 +169,11 @@ def browser():
         opts.add_argument(arg)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    # Software rendering on a loaded machine can keep one script (countPickable draws a pick
+    # pass per lot) busy past selenium's default 30 s script timeout; the test's own waits
+    # bound the time, not the driver's.
+    driver.set_script_timeout(300)
+    driver.set_page_load_timeout(300)
     yield driver
     driver.quit()
     for _ in range(50):               # the browser may still be writing its profile as it exits

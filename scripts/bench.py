@@ -568,34 +568,37 @@ RASTER_PASSES = {
                   "grown by the reach, shrinking by k cells a pass: no padded copy), added "
                   "where non-zero (2)"),
     "write": (2, "terrace and lot mask into the sink"),
-    "slopes": (11, "band | lots, 2 zeros, any() per 64-row band (4); then 2 x (2 differences, "
-                   "2 halvings, hypot written into the output) over each band's columns from "
-                   "its first to its last lot or band cell (about 69 % of the box at 4097²: "
-                   "7); the scaling skipped on 1-unit cells"),
-    "lot figures": (13, "lots, difference, contiguous after, labels of the tile (2), runs (2), "
-                        "6 reductions over the runs; counts from the runs' lengths"),
-    "volumes": (5, "changed, lot cells, changed lot cells, counts per row and 64-column "
-                   "chunk of both (2 count_nonzero); then ~10 over the changed cells (values "
-                   "and keys compressed, group starts, cut and fill, add.reduceat): no row or "
-                   "column per cell (the sorted path only when a lot is cut in two in a "
-                   "chunk row)"),
+    "slopes": (11, "band | lots (kept for the embankments and created slopes), 2 zeros, any() "
+                   "per 64-row band (4); then 2 x (2 differences, 2 halvings, hypot written "
+                   "into the output) over each band's columns from its first to its last lot "
+                   "or band cell (about 69 % of the box at 4097²: 7); the scaling skipped on "
+                   "1-unit cells"),
+    "lot figures": (12, "difference, contiguous after, labels of the tile (2), runs (2), "
+                        "6 reductions over the runs; cell counts (and the tile's lot cells) "
+                        "from the runs' lengths"),
+    "volumes": (4, "changed (kept for the created slopes), changed lot cells, counts per row "
+                   "and 64-column chunk of both (2 count_nonzero); then ~10 over the changed "
+                   "cells (values and keys compressed, group starts, cut and fill, "
+                   "add.reduceat): no row or column per cell (the sorted path only when a "
+                   "lot is cut in two in a chunk row)"),
     "band": (17, "dilation of the lot cells by the reach (2 axes x (pad + tree of 5 + 1)), "
                  "& ~lots, count"),
     "pads": (19, "inner cells (3 comparisons and 5 ands: each row of three cells one lot, "
                  "and the middle column), labels, runs, 3 reductions; buildable (3 + count)"),
-    "embankments": (2, "band cells, band | lots; then per band cell: the nearest lot from cone "
-                       "sweeps (~30 operations) over 88² windows around 48² blocks of band "
-                       "cells (windows whose lot cells are one lot not swept: about 10 %), "
-                       "8 neighbours x 6 for the edge slopes"),
-    "created slopes": (9, "band | lots, changed, all(), changed outside (2), touched cells "
-                          "whose tangent grew by radians(margin) or more (4), then ~6 over "
-                          "those cells only (the others cannot gain the margin: no arctan)"),
+    "embankments": (1, "band cells; then per band cell: the nearest lot from cone sweeps (~30 "
+                       "operations) over 88² windows around 48² blocks of band cells (windows "
+                       "whose lot cells are one lot not swept: about 10 %), 8 neighbours x 6 "
+                       "for the edge slopes"),
+    "created slopes": (7, "all(), changed outside (2), touched cells whose tangent grew by "
+                          "radians(margin) or more (4), then ~6 over those cells only (the "
+                          "others cannot gain the margin: no arctan)"),
 }
 #: Passes before issue 11 (every one over the whole window): about 200 as counted then; 235
 #: before this count (the blend's 57 over the whole box, 65 for the band's cone sweeps and 28
 #: for its edge slopes over the band's box, now on live blocks and band cells only); 151 at
 #: commit 9bf6b08 (blend 58, slopes 12 over the whole box, pads 29, created slopes 9); 135 at
-#: main 6ab847f (slopes 12, volumes 4, created slopes 8).
+#: main 6ab847f (slopes 12, volumes 4, created slopes 8); 136 at main 10bb1b0 (blend 53,
+#: band 18, lot figures 13, volumes 5, embankments 2, created slopes 9).
 RASTER_PASSES_BEFORE = 235
 
 

@@ -212,51 +212,82 @@ def _cut_polygons(poly: np.ndarray, count: np.ndarray, s: np.ndarray, valid: np.
 
     Cut points are computed for the crossing edges only (two a convex polygon), each from
     its lexicographically smaller end point, so two polygons sharing an edge get
-    bit-identical points on it.
+    bit-identical points on it (:func:`_cut_slots`, on the coordinates slot by slot).
     """
-    n, k, _ = poly.shape
-    inside = s <= 0.0
-    # each vertex's successor: the next slot, and slot 0 after the last vertex
-    rows = np.arange(n)
+    ox, oy, new_count = _cut_slots(np.ascontiguousarray(poly[..., 0].T),
+                                   np.ascontiguousarray(poly[..., 1].T), count,
+                                   np.ascontiguousarray(s.T), np.ascontiguousarray(valid.T),
+                                   line)
+    return np.stack([ox.T, oy.T], axis=-1), new_count
+
+
+def _cut_slots(x: np.ndarray, y: np.ndarray, count: np.ndarray, s: np.ndarray,
+               valid: np.ndarray, line: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_cut_polygons` on polygons stored slot-major: ``x``, ``y``, ``s`` and ``valid``
+    are ``(K, N)``, row ``j`` slot ``j`` of every polygon (whole-batch operations then run
+    along rows of ``N``, not along each polygon's few slots). Returns the kept parts' ``x``,
+    ``y`` ``(K', N)`` and counts; slots past a polygon's new count hold its first kept vertex
+    or are left as they come (the caller pads them).
+    """
+    k, n = x.shape
+    cols = np.arange(n)
     last = np.maximum(count, 1) - 1
-    s1 = roll_next(s, 1)
-    s1[rows, last] = s[:, 0]
+    # each vertex's successor: the next slot, and slot 0 after the last vertex
+    s1 = roll_next(s, 0)
+    s1[last, cols] = s[0]
     cross = valid & (((s < 0.0) & (s1 > 0.0)) | ((s > 0.0) & (s1 < 0.0)))
-    ci, cj = np.nonzero(cross)
-    cj1 = np.where(cj == last[ci], 0, cj + 1)
-    p0, p1 = poly[ci, cj], poly[ci, cj1]
-    s0, s1 = s[ci, cj], s[ci, cj1]
-    swap = (p0[:, 0] > p1[:, 0]) | ((p0[:, 0] == p1[:, 0]) & (p0[:, 1] > p1[:, 1]))
-    a = np.where(swap[:, None], p1, p0)
-    b = np.where(swap[:, None], p0, p1)
+    # the crossing edges by flat index into the (K, N) arrays: slot cj of polygon ci, and
+    # the edge's end (the next slot, or slot 0)
+    fc = np.flatnonzero(cross)
+    cj = fc // n
+    ci = fc - cj * n
+    fc1 = np.where(cj == last[ci], ci, fc + n)
+    x0, y0, x1, y1 = x.take(fc), y.take(fc), x.take(fc1), y.take(fc1)
+    s0, s1 = s.take(fc), s.take(fc1)
+    # from the lexicographically smaller end point
+    swap = (x0 > x1) | ((x0 == x1) & (y0 > y1))
+    ax, bx = np.where(swap, x1, x0), np.where(swap, x0, x1)
+    ay, by = np.where(swap, y1, y0), np.where(swap, y0, y1)
     sa = np.where(swap, s1, s0)
     sb = np.where(swap, s0, s1)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = sa / (sa - sb)
-    ip = a + t[:, None] * (b - a)
+    ipx = ax + t * (bx - ax)
+    ipy = ay + t * (by - ay)
     if line is not None:
         at = line[ci]
-        ip = np.where(np.isnan(at), ip, at)
-    # kept: vertex j (inside), then the cut point on edge j (crossing), slot after slot
-    keep = np.empty((n, 2 * k), dtype=bool)
-    keep[:, 0::2] = valid & inside
-    keep[:, 1::2] = cross
-    new_count = keep.sum(axis=1)
+        ipx = np.where(np.isnan(at[:, 0]), ipx, at[:, 0])
+        ipy = np.where(np.isnan(at[:, 1]), ipy, at[:, 1])
+    # kept: vertex j (inside), then the cut point on edge j (crossing), slot after slot;
+    # slot j's kept items end at end[j] (a running count over the slots)
+    kept = valid & (s <= 0.0)
+    per_slot = kept.view(np.int8) + cross.view(np.int8)
+    end = np.empty((k, n), dtype=np.intp)
+    if k:
+        end[0] = per_slot[0]
+    for j in range(1, k):
+        np.add(end[j - 1], per_slot[j], out=end[j])
+    new_count = end[-1].copy() if k else np.zeros(n, dtype=np.intp)
     kmax = max(int(new_count.max()) if n else 0, 1)
-    out = np.empty((n, kmax, 2))
-    out[:, 0] = poly[:, 0]
-    # flat indices: the j-th kept candidate of a row goes to its slot j; the cut points
-    # come in the order of np.nonzero(cross), the order they are kept in
-    flat = np.flatnonzero(keep)
-    row = flat // (2 * k)
-    first = np.searchsorted(row, np.arange(n))
-    vals = np.empty((len(flat), 2))
-    is_cut = (flat & 1).astype(bool)
-    vert = flat[~is_cut]
-    vals[~is_cut] = poly.reshape(-1, 2)[vert // (2 * k) * k + (vert % (2 * k)) // 2]
-    vals[is_cut] = ip
-    out.reshape(-1, 2)[row * kmax + (np.arange(len(flat)) - first[row])] = vals
-    return out, new_count
+    ox = np.empty((kmax, n))
+    oy = np.empty((kmax, n))
+    ox[0] = x[0]
+    oy[0] = y[0]
+    fx, fy = ox.reshape(-1), oy.reshape(-1)
+    # flat output index of slot j's last kept item (its cut point, if any)
+    end -= 1
+    end *= n
+    end += cols
+    fv = np.flatnonzero(kept)
+    at_v = end.take(fv)
+    at_v -= cross.reshape(-1).take(fv) * n          # the vertex comes before its cut point
+    fx[at_v] = x.take(fv)
+    fy[at_v] = y.take(fv)
+    at_c = end.take(fc)
+    fx[at_c] = ipx
+    fy[at_c] = ipy
+    return ox, oy, new_count
 
 
 def clip_halfplanes(poly: np.ndarray, count: np.ndarray, normals: np.ndarray,
@@ -265,9 +296,11 @@ def clip_halfplanes(poly: np.ndarray, count: np.ndarray, normals: np.ndarray,
     """Clip each polygon by its own set of half-planes.
 
     The same as :func:`clip_halfplane` once per half-plane, bit for bit (the same cuts in
-    the same order, the result padded to the same width), but in one working array: a
-    step rewrites only the polygons its line cuts or drops, instead of copying and padding
-    every polygon again.
+    the same order, the result padded to the same width), but in one working pair of
+    arrays held slot-major (``(K, N)``: the ``x`` and the ``y`` of slot ``j`` of every
+    polygon in row ``j``, so each step's arithmetic, tests and reductions run along rows of
+    ``N``): a step rewrites only the polygons its line cuts or drops, instead of copying and
+    padding every polygon again.
 
     Parameters
     ----------
@@ -288,54 +321,73 @@ def clip_halfplanes(poly: np.ndarray, count: np.ndarray, normals: np.ndarray,
     if normals.shape[1] == 0 or n == 0 or not (count > 0).any():
         return poly, count
     count = np.asarray(count).copy()
-    # the working array, every slot past a polygon's count its first vertex (as the
+    # the working arrays, every slot past a polygon's count its first vertex (as the
     # convention has it; clip_halfplane pads its output the same way)
     work = pad_polygons(np.array(poly, dtype=np.float64), count)
+    wx, wy = np.ascontiguousarray(work[..., 0].T), np.ascontiguousarray(work[..., 1].T)
+    del work
+    # each half-plane's normal components and offset, contiguous over the polygons
+    nx = np.ascontiguousarray(np.asarray(normals[..., 0], dtype=np.float64).T)
+    ny = np.ascontiguousarray(np.asarray(normals[..., 1], dtype=np.float64).T)
+    off = np.ascontiguousarray(np.asarray(offsets, dtype=np.float64).T)
     width = 1
     for h in range(normals.shape[1]):
         if h and not (count > 0).any():
             break
-        work, count, width = _clip_step(work, count, normals[:, h], offsets[:, h], on_line)
-    return np.ascontiguousarray(work[:, :width]), count
+        wx, wy, count, width = _clip_step(wx, wy, count, nx[h], ny[h], off[h], on_line)
+    return np.stack([wx[:width].T, wy[:width].T], axis=-1), count
 
 
-def _clip_step(work: np.ndarray, count: np.ndarray, normal: np.ndarray, offset: np.ndarray,
-               on_line: bool) -> tuple[np.ndarray, np.ndarray, int]:
-    """One half-plane of :func:`clip_halfplanes`, in place where the polygons fit.
+def _clip_step(wx: np.ndarray, wy: np.ndarray, count: np.ndarray, nx: np.ndarray,
+               ny: np.ndarray, offset: np.ndarray, on_line: bool
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """One half-plane of :func:`clip_halfplanes` on the slot-major working arrays, in place
+    where the polygons fit.
 
-    Returns the working array (a wider one when a cut polygon needs more slots), the counts
+    Returns the working arrays (wider ones when a cut polygon needs more slots), the counts
     and the width :func:`clip_halfplane` would give its output.
     """
-    n, k, _ = work.shape
-    s = work[:, :, 0] * normal[:, None, 0]
-    s += work[:, :, 1] * normal[:, None, 1]
-    s -= offset[:, None]
+    k, n = wx.shape
+    s = wx * nx
+    s += wy * ny
+    s -= offset
     # padded slots repeat vertex 0: any/all over every slot are over the polygon's vertices
     out_side = s > 0.0
     live = count > 0
-    any_out = live & out_side.any(axis=1)
-    any_in = live & ~out_side.all(axis=1)
+    any_out = live & out_side.any(axis=0)
+    any_in = live & ~out_side.all(axis=0)
     cut = np.nonzero(any_out & any_in)[0]
     new_count = np.where(any_out, 0, count)
     if len(cut):
-        line = _axis_line(normal[cut], offset[cut]) if on_line else None
-        valid = np.arange(k)[None, :] < count[cut, None]
-        c_poly, c_count = _cut_polygons(work[cut], count[cut], s[cut], valid, line)
+        line = None
+        if on_line:
+            line = _axis_line(np.column_stack([nx[cut], ny[cut]]), offset[cut])
+        valid = np.arange(k)[:, None] < count[cut]
+        cx, cy, c_count = _cut_slots(wx[:, cut], wy[:, cut], count[cut], s[:, cut], valid,
+                                     line)
         new_count[cut] = c_count
     width = max(int(new_count.max()), 1)
-    if len(cut) and c_poly.shape[1] > k:
-        wider = np.empty((n, c_poly.shape[1], 2))
-        wider[:, :k] = work
-        wider[:, k:] = work[:, :1]
-        work, k = wider, c_poly.shape[1]
-    changed = np.nonzero(any_out)[0]          # cut or dropped: written and padded again
-    if len(cut):
-        work[cut, :c_poly.shape[1]] = c_poly
+    if len(cut) and cx.shape[0] > k:
+        kw = cx.shape[0]
+        wider_x, wider_y = np.empty((kw, n)), np.empty((kw, n))
+        wider_x[:k], wider_y[:k] = wx, wy
+        wider_x[k:], wider_y[k:] = wx[0], wy[0]
+        wx, wy, k = wider_x, wider_y, kw
     new_count = np.where(new_count >= 3, new_count, 0)
-    if len(changed):
-        rows = work[changed]
-        work[changed] = pad_polygons(rows, new_count[changed])
-    return work, new_count, width
+    # cut or dropped polygons are written again, each padded with its first vertex
+    drop = np.nonzero(any_out & ~any_in)[0]
+    if len(drop):
+        wx[:, drop] = wx[0, drop]
+        wy[:, drop] = wy[0, drop]
+    if len(cut):
+        kc = cx.shape[0]
+        unused = np.arange(kc)[:, None] >= new_count[cut]
+        np.copyto(cx, cx[0], where=unused)
+        np.copyto(cy, cy[0], where=unused)
+        wx[:kc, cut], wy[:kc, cut] = cx, cy
+        if kc < k:
+            wx[kc:, cut], wy[kc:, cut] = cx[0], cy[0]
+    return wx, wy, new_count, width
 
 
 def polygon_halfplanes(poly: np.ndarray, count: np.ndarray, shared: bool = False

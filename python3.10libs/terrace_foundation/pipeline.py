@@ -18,7 +18,7 @@ from .budget import check_budget
 from .errors import TerraceInputError, WarningLog
 from .geometry import polygon_area
 from .heightfield import Heightfield, release_pages
-from .lot import Lot
+from .lot import Lot, LotColumns
 from .lots.footprint import (
     lot_footprint,
     lot_outlines,
@@ -433,18 +433,20 @@ def generate(heightfield: Heightfield, regions: Sequence[Region] | Region, *,
         timings[list(timings)[-1]] += time.perf_counter() - tick
         return TerraceResult(None, hf, [], None, p, {}, timings, list(warn), [])
     stage("lots", 0.85)
-    lots = _split_lots(mesh, lots_meta, terrain, terraced, shift)
+    lots, columns = _split_lots(mesh, lots_meta, terrain, terraced, shift)
     walls = preset.walls(run, lots, terraced)
     stage("report", 0.9)
-    report = preset.report(run, lots, walls, terraced)
+    report = preset.report(run, columns, walls, terraced)
     timings["report"] += time.perf_counter() - tick
     if progress is not None:
         progress("done", 1.0)
     terrace = terraced.terrace
     figures = getattr(terraced, "figures", None)
-    return TerraceResult(None if terrace is None else hf.with_heights(terrace), hf, lots,
-                         terraced.lot_mask, p, report, timings, list(warn), walls,
-                         dict(getattr(figures, "steps", {})), getattr(terraced, "graded", None))
+    result = TerraceResult(None if terrace is None else hf.with_heights(terrace), hf, lots,
+                           terraced.lot_mask, p, report, timings, list(warn), walls,
+                           dict(getattr(figures, "steps", {})), getattr(terraced, "graded", None))
+    result._columns = columns             # the writers read the lots as these columns
+    return result
 
 
 def _check_tiles(preset: Preset, tile_store, tile_only, farm_step) -> TileStore | None:
@@ -541,8 +543,9 @@ def _footprints(regs: list[Region], lot_set: LotSet, shift: np.ndarray, warn: Wa
     lot_region = lot_set.lot_region
     assert lot_region is not None, "fracture_regions labels every lot with its region"
     # each lot's outline is the union of its pieces: exact, and its area is the lot's
+    # in world coordinates (each ring moved by shift as it is cut from the traced points)
     outlines, got = lot_outlines(lot_set.pieces, lot_set.piece_count, lot_set.piece_lot,
-                                 n_lots)
+                                 n_lots, shift)
     count(n_lots // 2)
     # a lot with a piece narrower than a thousand ulps of the world coordinates (a slab
     # 9e-14 wide at x = 44 + 1000) is traced in world coordinates, where the outline is
@@ -594,9 +597,8 @@ def _footprints(regs: list[Region], lot_set: LotSet, shift: np.ndarray, warn: Wa
             outlines[i] = lot_footprint(ra + shift, rb + shift, lot_set.outline[i] + shift,
                                         int(lot_set.outline_count[i]))
             continue
-        outlines[i] = lot_footprint(ra, rb, lot_set.outline[i], int(lot_set.outline_count[i]))
-    outlines = [polys if w else [[ring + shift for ring in poly] for poly in polys]
-                for polys, w in zip(outlines, in_world)]
+        outlines[i] = [[ring + shift for ring in poly] for poly in lot_footprint(
+            ra, rb, lot_set.outline[i], int(lot_set.outline_count[i]))]
     # two vertices closer than the world coordinates' spacing are one point there: a ring
     # that now passes a point twice is chained again, in world coordinates (issue 15)
     pinched = pinched_outlines(outlines)
@@ -628,9 +630,11 @@ def _slice_heights(local: Heightfield, mesh, n_lots: int, p: TerraceParams
 
 
 def _split_lots(mesh, lots_meta: list, terrain: np.ndarray, terraced: Terraced,
-                shift: np.ndarray) -> list[Lot]:
+                shift: np.ndarray) -> tuple[list[Lot], LotColumns]:
     """The batched slice mesh split into one :class:`Lot` per lot (vertices and triangles
-    are sorted by lot), with the preset's pads and slice heights, in world coordinates.
+    are sorted by lot), with the preset's pads and slice heights, in world coordinates;
+    and the same lots as columns (:class:`~terrace_foundation.lot.LotColumns`, made from
+    the whole-mesh arrays the lots are views of).
     """
     n_lots = len(lots_meta)
     v_start = np.searchsorted(mesh.vertex_lot, np.arange(n_lots + 1)).tolist()
@@ -639,10 +643,16 @@ def _split_lots(mesh, lots_meta: list, terrain: np.ndarray, terraced: Terraced,
     vertices = np.column_stack([mesh.vertices + shift, terraced.sliced])
     first = np.asarray(v_start[:-1], dtype=np.int64)[mesh.triangle_lot]
     triangles = (mesh.triangles - first[:, None]).astype(np.int64)
-    pads = np.asarray(terraced.pads, dtype=np.float64).tolist()
+    pad_arr = np.asarray(terraced.pads, dtype=np.float64).reshape(-1)[:n_lots]
+    pads = pad_arr.tolist()
     lots = [Lot(lot_id=i + 1, region_id=region_id, footprint=fp, area=area,
                 vertices=vertices[v_start[i]:v_start[i + 1]],
                 terrain=terrain[v_start[i]:v_start[i + 1]],
                 triangles=triangles[t_start[i]:t_start[i + 1]], pad_height=pads[i])
             for i, (region_id, fp, area) in enumerate(lots_meta)]
-    return lots
+    vs, ts = np.asarray(v_start), np.asarray(t_start)
+    columns = LotColumns.from_mesh(
+        lots, np.fromiter((m[0] for m in lots_meta), np.int64, n_lots),
+        np.fromiter((m[2] for m in lots_meta), np.float64, n_lots), pad_arr, np.diff(vs),
+        np.diff(ts), vertices[vs[0]:vs[-1]], triangles[ts[0]:ts[-1]])
+    return lots, columns

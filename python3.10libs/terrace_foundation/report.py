@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 import numpy as np
 
 from .errors import WarningLog
+from .lot import lot_columns
 from .terrain.blend import box_blur
 from .terrain.kernels import cone_envelope, neighbour_pairs, slope_tangent
 from .wall import Wall
@@ -470,7 +471,8 @@ def lot_json_rows(lots, stats: dict[str, np.ndarray], extra: dict[str, np.ndarra
     ----------
     As :func:`lot_rows`.
     """
-    ids = np.array([int(lot.lot_id) for lot in lots], dtype=np.int64)
+    lc = lot_columns(lots)                   # the lots' figures gathered once, or given so
+    ids = lc.lot_id
     cells = np.asarray(stats["cells"])[ids].astype(np.int64)
     buildable = np.asarray(extra["buildable_cells"])[ids].astype(np.int64)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -490,9 +492,8 @@ def lot_json_rows(lots, stats: dict[str, np.ndarray], extra: dict[str, np.ndarra
                 if k is not None:
                     wall_col[k].append(LotWall(int(other), w.length, w.height).to_json())
     cols = [
-        ids.tolist(), [int(lot.region_id) for lot in lots],
-        _num_column([float(lot.area) for lot in lots]),
-        _num_column([float(lot.pad_height) for lot in lots]), cells.tolist(),
+        ids.tolist(), lc.region_id.tolist(), _num_column(lc.area),
+        _num_column(lc.pad_height), cells.tolist(),
         _num_column(np.asarray(stats["cut"])[ids]), _num_column(np.asarray(stats["fill"])[ids]),
         _num_column((np.asarray(stats["before_max"]) - np.asarray(stats["before_min"]))[ids]),
         _num_column((np.asarray(stats["after_max"]) - np.asarray(stats["after_min"]))[ids]),
@@ -562,7 +563,7 @@ def _max_step_at(heights: np.ndarray, cells: np.ndarray) -> float:
 
 
 def window_report(hf: Heightfield, terrace: np.ndarray, lot_mask: np.ndarray, *, window,
-                  lots: list, walls: Sequence[Wall], params: TerraceParams, preset,
+                  lots: Sequence, walls: Sequence[Wall], params: TerraceParams, preset,
                   warn: WarningLog, n_lots: int, band: np.ndarray | None = None,
                   wing: np.ndarray | None = None, reach: tuple[float, int] | None = None,
                   pad_cells: np.ndarray | None = None, more: MoreFigures | None = None
@@ -605,6 +606,7 @@ def window_report(hf: Heightfield, terrace: np.ndarray, lot_mask: np.ndarray, *,
     dict
         The JSON-ready report (:func:`build_report`) with its ``flags``.
     """
+    lc = lot_columns(lots)                   # the lots' figures, gathered once
     # one cell of margin so the slopes at the window's edge see their neighbours
     win = (slice(max(window[0].start - 1, 0), min(window[0].stop + 1, hf.shape[0])),
            slice(max(window[1].start - 1, 0), min(window[1].stop + 1, hf.shape[1])))
@@ -630,9 +632,9 @@ def window_report(hf: Heightfield, terrace: np.ndarray, lot_mask: np.ndarray, *,
     area = hf.cell_area
     outside = ~(band_w | lots_in)
     totals = {
-        "regions": len({lot.region_id for lot in lots}),
-        "lots": len(lots),
-        "lot_area": float(sum(lot.area for lot in lots)),
+        "regions": len(np.unique(lc.region_id)),
+        "lots": len(lc),
+        "lot_area": float(sum(lc.area.tolist())),       # lot by lot in lot order, as sum()
         "cut_volume": float(np.maximum(-diff, 0).sum() * area),
         "fill_volume": float(np.maximum(diff, 0).sum() * area),
         "net_volume": float(diff.sum() * area),
@@ -653,19 +655,19 @@ def window_report(hf: Heightfield, terrace: np.ndarray, lot_mask: np.ndarray, *,
     made = deg_after > np.degrees(np.arctan(slopes[0][sel])) + CREATED_SLOPE_MARGIN
     created = float(deg_after[made].max()) if made.any() else None
     n_steep = int((deg_after[made] > CREATED_SLOPE_LIMIT).sum())
-    flags = fit_and_absurd(hf, created, n_steep, lots, walls, totals, reach, params, preset,
+    flags = fit_and_absurd(hf, created, n_steep, lc, walls, totals, reach, params, preset,
                            warn)
     figures = None
     if more is not None:
         own, figures = more(win, before, after, mask, band_w)
         totals.update(own)
-    report = build_report(lot_json_rows(lots, stats, extra, walls, figures), walls, totals,
+    report = build_report(lot_json_rows(lc, stats, extra, walls, figures), walls, totals,
                           params.to_dict(), list(warn), hf.shape, hf.cell_size)
     report["flags"] = flags
     return report
 
 
-def tile_report(hf: Heightfield, figs, *, lots: list, walls: Sequence[Wall],
+def tile_report(hf: Heightfield, figs, *, lots: Sequence, walls: Sequence[Wall],
                 params: TerraceParams, preset, warn: WarningLog, n_lots: int,
                 reach: tuple[float, int] | None = None, wings: tuple[int, float] = (0, 0.0),
                 more: Callable[[], tuple[dict[str, Any], Sequence[LotFigures]]] | None = None
@@ -690,6 +692,7 @@ def tile_report(hf: Heightfield, figs, *, lots: list, walls: Sequence[Wall],
     more : callable, optional
         ``more() -> (totals, figures)``: the preset's own totals and per-lot figures.
     """
+    lc = lot_columns(lots)                   # the lots' figures, gathered once
     area = hf.cell_area
     n = n_lots + 1
     stats = {
@@ -708,9 +711,9 @@ def tile_report(hf: Heightfield, figs, *, lots: list, walls: Sequence[Wall],
     emb = extra["embankment_slope_max"]
     outside = figs.maxima["change_outside_band"]
     totals = {
-        "regions": len({lot.region_id for lot in lots}),
-        "lots": len(lots),
-        "lot_area": float(sum(lot.area for lot in lots)),
+        "regions": len(np.unique(lc.region_id)),
+        "lots": len(lc),
+        "lot_area": float(sum(lc.area.tolist())),       # lot by lot in lot order, as sum()
         "cut_volume": figs.sums["cut_total"].total() * area,
         "fill_volume": figs.sums["fill_total"].total() * area,
         "net_volume": figs.sums["net_total"].total() * area,
@@ -727,13 +730,13 @@ def tile_report(hf: Heightfield, figs, *, lots: list, walls: Sequence[Wall],
     }
     created = figs.maxima["slope_created"]
     created = float(created) if np.isfinite(created) else None
-    flags = fit_and_absurd(hf, created, figs.counts["steep_created"], lots, walls, totals,
+    flags = fit_and_absurd(hf, created, figs.counts["steep_created"], lc, walls, totals,
                            reach, params, preset, warn)
     figures = None
     if more is not None:
         own, figures = more()
         totals.update(own)
-    report = build_report(lot_json_rows(lots, stats, extra, walls, figures), walls, totals,
+    report = build_report(lot_json_rows(lc, stats, extra, walls, figures), walls, totals,
                           params.to_dict(), list(warn), hf.shape, hf.cell_size)
     report["flags"] = flags
     return report
@@ -763,7 +766,8 @@ def fit_and_absurd(hf, created, n_steep, lots, walls, totals, reach, p, preset, 
     walls (:attr:`Preset.has_walls`).
     """
     cell = hf.cell_size
-    areas = np.array([lot.area for lot in lots])
+    lc = lot_columns(lots)
+    areas = lc.area
     median_cells = float(np.median(areas)) / hf.cell_area if len(areas) else None
     totals["median_lot_cells"] = median_cells
     flags: dict = {"small_lots": None, "blur_below_cell": None, "earthworks": None,
@@ -771,7 +775,7 @@ def fit_and_absurd(hf, created, n_steep, lots, walls, totals, reach, p, preset, 
     if median_cells is not None:
         flags["small_lots"] = median_cells < MIN_LOT_CELLS
         # the ground of each lot's region on the grid, in cells: a lot cannot be larger
-        _, of = np.unique(np.array([lot.region_id for lot in lots]), return_inverse=True)
+        _, of = np.unique(lc.region_id, return_inverse=True)
         region_cells = float(np.median(np.bincount(of, areas)[of])) / hf.cell_area
         if flags["small_lots"] and region_cells < MIN_LOT_CELLS:
             # a larger min_lot_size cannot help: the regions themselves are that small (20

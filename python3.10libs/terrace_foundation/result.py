@@ -9,7 +9,7 @@ import numpy as np
 
 from .errors import TerraceError
 from .heightfield import Heightfield
-from .lot import Lot
+from .lot import Lot, LotColumns
 from .params import TerraceParams
 from .wall import Wall
 
@@ -65,6 +65,18 @@ class TerraceResult:
     walls: list[Wall] = field(default_factory=list)
     raster_steps: dict[str, float] = field(default_factory=dict)
     graded: tuple[Heightfield, Heightfield, np.ndarray] | None = None
+    _columns: LotColumns | None = field(default=None, init=False, repr=False, compare=False)
+
+    def lot_columns(self) -> LotColumns:
+        """:attr:`lots` as columns (:class:`~terrace_foundation.lot.LotColumns`, what the
+        writers read), gathered on the first call and kept while :attr:`lots` is the same
+        list of the same length (a new list is gathered again; a lot changed in place is
+        not seen: give the result a new list).
+        """
+        cols = self._columns
+        if cols is None or cols.source is not self.lots or len(cols) != len(self.lots):
+            cols = self._columns = LotColumns(self.lots)
+        return cols
 
     def raster(self) -> tuple[Heightfield, np.ndarray]:
         """The terrace heightfield and the lot mask, held in memory.

@@ -560,7 +560,8 @@ def _chunk_groups(cells: np.ndarray, r0: int, c0: int) -> tuple[np.ndarray, np.n
 
 
 def _add_volumes(fig: "TileFigures", d: np.ndarray, mask: np.ndarray, r0: int, c0: int,
-                 area: float, n: int) -> None:
+                 area: float, n: int, changed: np.ndarray | None = None,
+                 lots: np.ndarray | None = None) -> None:
     """The cut and fill partial sums of the changed cells of ``d`` (after less before; rows
     from global row ``r0``, columns from ``c0``), per lot and in total, into ``fig``.
 
@@ -568,11 +569,12 @@ def _add_volumes(fig: "TileFigures", d: np.ndarray, mask: np.ndarray, r0: int, c
     ``(lot, row, chunk)`` group) is found from the counts of cells per row and chunk, with
     no row and column index per cell; the sums are ``add.reduceat`` of the same values over
     the same groups as :func:`_add_volumes_sorted`, which takes over when a lot's cells of
-    one row and chunk are interrupted by another lot's.
+    one row and chunk are interrupted by another lot's. ``changed`` (``d != 0``) and ``lots``
+    (``mask > 0``) when the caller has them (read only).
     """
-    changed = d != 0
-    lots = mask > 0
-    on = np.logical_and(changed, lots, out=lots)        # changed lot cells
+    if changed is None:
+        changed = d != 0
+    on = np.logical_and(changed, mask > 0 if lots is None else lots)   # changed lot cells
     key = mask[on]
     # (lot, row, chunk) groups: a new (row, chunk) or a new lot along the listing
     g_start, g_row, g_chunk = _chunk_groups(on, r0, c0)
@@ -777,7 +779,6 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     near_b = band_b | lots_b
     sb_b = slope_tangent_near(before_b, near_b, cs)
     sa_b = slope_tangent_near(after_b, near_b, cs)
-    del near_b
     sb, sa = sb_b[t_sl], sa_b[t_sl]
     clock("slopes")
     before, after, mask = before_b[t_sl], after_b[t_sl], lm_b[t_sl]
@@ -799,19 +800,21 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     fig.lot_max["slope_before"] = _deg(g["slope_before_max"])
     fig.lot_max["slope_after"] = _deg(g["slope_after_max"])
     fig.lot_count["cells"] = g["cells"]
+    fig.counts["lot_cells"] = int(g["cells"].sum())      # the tile's lot cells
     del g
     clock("lot figures")
     # partial sums over the changed cells (a selection that does not depend on the window),
     # a band of rows at a time: the parts are per (lot, row, chunk), so bands of whole rows
     # give the same parts, in a fraction of the memory
     fig.counts["changed"] = 0
+    changed = d != 0
     for b0 in range(0, d.shape[0], VOLUME_ROWS):
-        _add_volumes(fig, d[b0:b0 + VOLUME_ROWS], mask[b0:b0 + VOLUME_ROWS], r0 + b0, c0,
-                     area, n)
-    fig.counts["lot_cells"] = int(lots_in.sum())
+        rows = slice(b0, b0 + VOLUME_ROWS)
+        _add_volumes(fig, d[rows], mask[rows], r0 + b0, c0, area, n, changed[rows],
+                     lots_in[rows])
     clock("volumes")
     band = band_b[t_sl]
-    fig.counts["band"] = int(band.sum())
+    fig.counts["band"] = int(np.count_nonzero(band))
     # pads: cells one in from the lot's edge
     gi = _run_extremes(np.where(inner_cells(lm_b), lab_c, 0),
                        {"h": (after_c, ("min", "max")), "s": (sa_b, ("max",))}, n)
@@ -823,21 +826,20 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     fig.lot_count["buildable"] = np.bincount(mask[flat], minlength=n + 1)
     del flat
     clock("pads")
-    if band.any():
+    if fig.counts["band"]:
         # the band's cells go to their nearest lot (octagonal distance, global ramps), found
         # around each band cell within the attribution halo; their edge slopes against
         # their eight neighbours (inside the box: a band cell's neighbours are in it)
         br, bc = np.nonzero(band)                  # tile cells (row-major)
         near_band = nearest_label(lm, br + (r0 - win[0]), bc + (c0 - win[2]), cs,
                                   job.halos["attribution"], col_offset=win[2], block=48)
-        es = edge_tangents_at(after_b, band_b | lots_b, br + (r0 - box[0]),
+        es = edge_tangents_at(after_b, near_b, br + (r0 - box[0]),
                               bc + (c0 - box[2]), cs)
         ge = _grouped(near_band, {"e": es}, n, {"e": ("max",)})
         fig.lot_max["embankment"] = _deg(ge["e_max"])
         del es, near_band, br, bc
         clock("embankments")
-    near = band | lots_in
-    changed = d != 0
+    near = near_b[t_sl]                         # band | lots_in
     if not near.all():
         # the largest change outside the band: over the changed cells there, 0 if none
         # (every other cell out there has a change of 0)
@@ -850,7 +852,7 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     # a slope made steeper by more than the margin is steeper as a tangent too (the
     # conversion is monotone): only those cells are converted
     touched = np.logical_and(changed, near, out=changed)
-    del near
+    del near, near_b
     # and only where the tangent grew enough for the degrees to grow by the margin: arctan's
     # slope is at most 180 / pi degrees per unit of tangent, so a cell whose tangent grew by
     # less than radians(margin) cannot gain the margin (0.1 % of slack covers the roundings

@@ -646,9 +646,14 @@ def chain_rings(seg: np.ndarray, group: np.ndarray | None = None, n_groups: int 
     return _chain_groups(seg, group, n_groups)[0]
 
 
-def _chain_groups(seg: np.ndarray, group: np.ndarray | None, n_groups: int
+def _chain_groups(seg: np.ndarray, group: np.ndarray | None, n_groups: int,
+                  shift: np.ndarray | None = None
                   ) -> tuple[list[list[list[np.ndarray]]], np.ndarray]:
-    """:func:`chain_rings`, and the area of each group's rings (holes negative)."""
+    """:func:`chain_rings`, and the area of each group's rings (holes negative). With
+    ``shift`` the rings returned are moved by it (``ring + shift`` of each, made as one
+    addition of all their points); areas and the rings' nesting are those of the rings
+    as chained.
+    """
     polys: list[list[list[np.ndarray]]] = [[] for _ in range(n_groups)]
     area_of_group = np.zeros(n_groups)
     if len(seg) == 0:
@@ -685,7 +690,9 @@ def _chain_groups(seg: np.ndarray, group: np.ndarray | None, n_groups: int
     area[count < 3] = 0.0
     g = grp[order[start]]
     ends = np.r_[start[1:], len(rid)]
-    rings = [pts[i:j] for i, j in zip(start.tolist(), ends.tolist())]
+    bounds = list(zip(start.tolist(), ends.tolist()))
+    rings = [pts[i:j] for i, j in bounds]
+    moved = rings if shift is None else [p[i:j] for p in [pts + shift] for i, j in bounds]
     split = np.nonzero(np.bincount(k_of, repeated, minlength=len(start)) > 0)[0]
     if len(split):
         # rings through a point twice: their simple loops instead (few)
@@ -697,15 +704,17 @@ def _chain_groups(seg: np.ndarray, group: np.ndarray | None, n_groups: int
         whole = np.ones(len(rings), dtype=bool)
         whole[split] = False
         rings = [r for r, w in zip(rings, whole) if w] + extra
+        moved = rings if shift is None else \
+            [r for r, w in zip(moved, whole) if w] + [r + shift for r in extra]
         area = np.r_[area[whole], [ring_area(r) if len(r) >= 3 else 0.0 for r in extra]]
         g = np.r_[g[whole], np.array(extra_g, dtype=np.intp)]
     np.add.at(area_of_group, g[area != 0], area[area != 0])
     outer = np.nonzero(area > 0)[0]
     hole = np.nonzero(area < 0)[0]
-    members: dict[int, list[np.ndarray]] = {int(o): [rings[o]] for o in outer}
+    members: dict[int, list[np.ndarray]] = {int(o): [moved[o]] for o in outer}
     for h, o in zip(hole.tolist(), _hole_homes(rings, hole, outer, g, area).tolist()):
         if o >= 0:
-            members[o].append(rings[h])
+            members[o].append(moved[h])
     # largest first in each group (ties in the order found)
     for o in outer[np.lexsort((outer, -area[outer], g[outer]))].tolist():
         polys[int(g[o])].append(members[o])
@@ -956,8 +965,8 @@ def _outline_segments(pieces: np.ndarray, count: np.ndarray, lot: np.ndarray):
     return s0[o], s1[o], sl[o]
 
 
-def lot_outlines(pieces: np.ndarray, count: np.ndarray, piece_lot: np.ndarray, n_lots: int
-                 ) -> tuple[list, np.ndarray]:
+def lot_outlines(pieces: np.ndarray, count: np.ndarray, piece_lot: np.ndarray, n_lots: int,
+                 shift: np.ndarray | None = None) -> tuple[list, np.ndarray]:
     """:func:`pieces_outline` of every lot at once: the same rings, vertex for vertex.
 
     Segments of all lots are made together (:func:`_outline_segments`) and chained together
@@ -969,6 +978,9 @@ def lot_outlines(pieces: np.ndarray, count: np.ndarray, piece_lot: np.ndarray, n
     count : (Q,) ndarray of int
     piece_lot : (Q,) ndarray of int
     n_lots : int
+    shift : (2,) ndarray, optional
+        Added to the rings returned (``ring + shift``, bit for bit; areas are of the rings
+        as traced).
 
     Returns
     -------
@@ -981,7 +993,7 @@ def lot_outlines(pieces: np.ndarray, count: np.ndarray, piece_lot: np.ndarray, n
     pieces, count, piece_lot = pieces[order], count[order], piece_lot[order]
     s0, s1, seg_lot = _outline_segments(pieces, count, piece_lot)
     seg = np.stack([s0, s1], axis=1)
-    return _chain_groups(seg, seg_lot, n_lots)
+    return _chain_groups(seg, seg_lot, n_lots, shift)
 
 
 def pinched_outlines(outlines: list[list[list[np.ndarray]]]) -> np.ndarray:
@@ -1001,11 +1013,13 @@ def pinched_outlines(outlines: list[list[list[np.ndarray]]]) -> np.ndarray:
     (N,) ndarray of bool
     """
     out = np.zeros(len(outlines), dtype=bool)
-    rings = [r for polys in outlines for poly in polys for r in poly]
+    polys = [poly for fp in outlines for poly in fp]
+    rings = [r for poly in polys for r in poly]
     if not rings:
         return out
-    per_lot = np.fromiter((sum(len(poly) for poly in polys) for polys in outlines),
-                          dtype=np.intp, count=len(outlines))
+    per_poly = np.fromiter(map(len, polys), dtype=np.intp, count=len(polys))
+    poly_owner = np.repeat(np.arange(len(outlines)),
+                           np.fromiter(map(len, outlines), dtype=np.intp, count=len(outlines)))
     size = np.fromiter(map(len, rings), dtype=np.intp, count=len(rings))
     p = np.concatenate(rings) + 0.0                # -0.0 and 0.0 alike
     ring_no = np.repeat(np.arange(len(rings)), size)
@@ -1021,7 +1035,7 @@ def pinched_outlines(outlines: list[list[list[np.ndarray]]]) -> np.ndarray:
     cand = np.nonzero(np.isin(h, same))[0]      # then the exact test, on those alone
     pid = _point_ids(ring_no[cand], p[cand, 0], p[cand, 1])
     twice = cand[np.bincount(pid)[pid] > 1]
-    owner = np.repeat(np.repeat(np.arange(len(outlines)), per_lot), size)
+    owner = np.repeat(np.repeat(poly_owner, per_poly), size)
     out[owner[twice]] = True
     return out
 

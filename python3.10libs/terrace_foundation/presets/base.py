@@ -205,7 +205,7 @@ class Preset:
         """The retaining walls (none by default)."""
         return []
 
-    def report(self, run: Run, lots: list[Lot], walls: list[Wall],
+    def report(self, run: Run, lots: Sequence[Lot], walls: list[Wall],
                terraced: Terraced) -> dict[str, Any]:
         """The JSON-ready report (:mod:`terrace_foundation.report`)."""
         raise NotImplementedError

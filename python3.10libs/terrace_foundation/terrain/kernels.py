@@ -449,17 +449,15 @@ def _sweep_fields(v: np.ndarray, lab: np.ndarray, rows: range, wa: float, wd: fl
         bwd = np.maximum.accumulate(vb[:, ::-1], axis=-1)
         bwd -= rb
         bwd = bwd[:, ::-1]
-        row_at = base + r * n
         pos = np.where(vr >= fwd + ramp, idx, 0)
         np.maximum.accumulate(pos, axis=-1, out=pos)
-        pos += row_at
-        lf = flat[pos]
         posb = np.where(vb >= (bwd + back), idx, end)
         posb = np.minimum.accumulate(posb[:, ::-1], axis=-1)[:, ::-1]
-        posb = posb + row_at
-        lb = flat[posb]
-        np.copyto(lf, lb, where=bwd > fwd)
-        cl[...] = lf
+        # the cell each label comes from (the backward cone's where it is higher), then one
+        # gather: the labels _row_cones picks
+        np.copyto(pos, posb, where=bwd > fwd)
+        pos += base + r * n
+        cl[...] = flat[pos]
         np.maximum(fwd, bwd, out=cur)
         prev = r
 

@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 
+import numpy as np
+
 from ...errors import TerraceError, TerraceInputError, WarningLog
 from ...presets import get_preset
 from ...result import TerraceResult
@@ -604,7 +606,8 @@ def _write_slices_geojson(result: TerraceResult, folder: Path,
                           context: OutputContext) -> list[Path]:
     from .slices import write_slices_geojson
 
-    return write_slices_geojson(result.lots, folder / "terrace_slices.geojson", context.crs)
+    return write_slices_geojson(result.lot_columns(), folder / "terrace_slices.geojson",
+                                context.crs)
 
 
 @register_writer("slices-obj", description="terrace_slices.obj, slice triangles (Y-up)", order=30)
@@ -612,7 +615,7 @@ def _write_slices_obj(result: TerraceResult, folder: Path, context: OutputContex
     from .slices import write_slices_obj
 
     header = [f"CRS: {context.crs}"] if context.crs else []
-    return write_slices_obj(result.lots, folder / "terrace_slices.obj", header)
+    return write_slices_obj(result.lot_columns(), folder / "terrace_slices.obj", header)
 
 
 @register_writer("walls-geojson", description="retaining_walls.geojson, one line per retaining"
@@ -637,7 +640,7 @@ def _write_preview(result: TerraceResult, folder: Path, context: OutputContext) 
     terrace, lot_mask = result.raster()
     return write_preview(result.source.heights, terrace.heights,
                          result.source.cell_size, folder / "preview.png", lot_mask,
-                         lots=result.lots,
+                         lots=result.lot_columns(),
                          walls=[line for w in result.walls for line in w.lines],
                          origin=result.source.origin,
                          margin=float(getattr(result.params, "blur_radius", 0.0) or 0.0),
@@ -646,7 +649,7 @@ def _write_preview(result: TerraceResult, folder: Path, context: OutputContext) 
 
 def _preview_title(result: TerraceResult) -> str:
     totals = result.report.get("totals", {}) if isinstance(result.report, dict) else {}
-    regions = len({lot.region_id for lot in result.lots})
+    regions = len(np.unique(result.lot_columns().region_id))
     text = f"{len(result.lots)} lots in {regions} region{'s' if regions != 1 else ''}"
     if "cut_volume" in totals and "fill_volume" in totals:
         text += (f"  -  cut {totals['cut_volume']:,.0f} m3, fill {totals['fill_volume']:,.0f} m3")
@@ -660,7 +663,7 @@ def _preview_title(result: TerraceResult) -> str:
 def _write_viewer(result: TerraceResult, folder: Path, context: OutputContext) -> list[Path]:
     from .viewer_html import write_viewer
 
-    regions = len({lot.region_id for lot in result.lots})
+    regions = len(np.unique(result.lot_columns().region_id))
     title = (f"{len(result.lots)} lots in {regions} region{'s' if regions != 1 else ''}"
              f" - preset {result.params.preset}")
     return write_viewer(result, folder / "preview.html", title=title)

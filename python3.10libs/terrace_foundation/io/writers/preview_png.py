@@ -29,6 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ...lot import lot_columns
 from .._compression import ZLIB_LEVEL
 from .._deps import require
 
@@ -159,11 +160,10 @@ class FlatRings:
     """
 
     def __init__(self, lots):
-        rings = [np.asarray(ring, dtype=np.float64)[:, :2]
-                 for lot in lots for poly in lot.footprint for ring in poly]
-        self.count = np.array([len(r) for r in rings], dtype=np.intp)
+        cols = lot_columns(lots)              # lots, or LotColumns: the rings gathered once
+        self.count = cols.ring_points
         self.start = np.cumsum(self.count) - self.count
-        self.pts = np.concatenate(rings) if rings else np.zeros((0, 2))
+        self.pts = cols.outline_points
 
 
 def footprint_pixels(lots, shape: tuple[int, int], origin: tuple[float, float],
@@ -352,7 +352,7 @@ def town_windows(lots, shape: tuple[int, int], origin: tuple[float, float], cell
 
     Parameters
     ----------
-    lots : sequence of Lot
+    lots : sequence of Lot, or LotColumns
         The result's lots (their slice vertices give the extent).
     shape : (M, N)
         Grid shape.
@@ -374,13 +374,13 @@ def town_windows(lots, shape: tuple[int, int], origin: tuple[float, float], cell
         return []
     # per region (in order of first appearance): lots, summed area (lot by lot, in lot
     # order, as sum() adds them) and the box of its slice vertices
-    reg = np.array([int(lot.region_id) for lot in lots], dtype=np.int64)
-    uniq, first_at, lot_g = np.unique(reg, return_index=True, return_inverse=True)
+    lc = lot_columns(lots)
+    uniq, first_at, lot_g = np.unique(lc.region_id, return_index=True, return_inverse=True)
     lot_g = lot_g.reshape(-1)
     n_lots = np.bincount(lot_g, minlength=len(uniq))
-    areas = np.bincount(lot_g, [float(lot.area) for lot in lots], minlength=len(uniq))
-    nv = np.array([len(lot.vertices) for lot in lots], dtype=np.intp)
-    xy = np.concatenate([np.asarray(lot.vertices)[:, :2] for lot in lots])
+    areas = np.bincount(lot_g, lc.area, minlength=len(uniq))
+    nv = lc.n_vertices
+    xy = lc.vertices[:, :2]
     g = np.repeat(lot_g, nv)
     order = np.argsort(g, kind="stable")
     starts = np.searchsorted(g[order], np.arange(len(uniq)))
@@ -630,7 +630,7 @@ def preview_image(before: np.ndarray, after: np.ndarray, cell_size: float,
         Cell edge, metres.
     lot_mask : (M, N) ndarray of int, optional
         Lot id per cell (0 = none).
-    lots : sequence of Lot
+    lots : sequence of Lot, or LotColumns
         The result's lots: they say where the towns are (none: the whole map is one crop).
     walls : iterable of (K, 2) ndarray
         Retaining wall polylines, world ``x, y``.
@@ -651,6 +651,7 @@ def preview_image(before: np.ndarray, after: np.ndarray, cell_size: float,
     rows, cols = before.shape
     mask = np.zeros(before.shape, np.int32) if lot_mask is None else np.asarray(lot_mask)
     walls = [np.asarray(w, dtype=np.float64) for w in walls]
+    lots = lot_columns(lots)                           # the lots gathered once
     sb, sa, step = _strided(before, after, OVERVIEW_SIDE)
     towns = town_windows(lots, before.shape, origin, cell_size, margin,
                          changed=(np.abs(sa - sb) > CHANGE_THRESHOLD, step))

@@ -18,7 +18,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ...lot import Lot
+from ...lot import Lot, LotColumns, lot_columns
 from .._crs import feature_collection, write_geojson
 
 __all__ = ["footprint_geometry", "slices_feature_collection", "write_slices_geojson",
@@ -55,17 +55,18 @@ def slices_feature_collection(lots: Iterable[Lot], crs: str | None = None) -> di
     return feature_collection("terrace_slices", features, crs)
 
 
-def write_slices_geojson(lots: Iterable[Lot], path: str | os.PathLike,
+def write_slices_geojson(lots: Iterable[Lot] | LotColumns, path: str | os.PathLike,
                          crs: str | None = None) -> list[Path]:
     """Write the slice footprints to ``path`` (GeoJSON); see the module docstring.
 
     The text is :func:`slices_geojson_text`'s: the bytes ``json.dumps`` writes for
-    :func:`slices_feature_collection`, formatted in bulk.
+    :func:`slices_feature_collection`, formatted in bulk. ``lots`` may be given as
+    :class:`~terrace_foundation.lot.LotColumns`.
     """
-    lots = list(lots)
-    text = slices_geojson_text(lots, crs)
+    cols = lot_columns(lots if isinstance(lots, LotColumns) else list(lots))
+    text = slices_geojson_text(cols, crs)
     if text is None:            # an odd lot (an empty ring, a NaN): the general route
-        return write_geojson(slices_feature_collection(lots, crs), path)
+        return write_geojson(slices_feature_collection(cols.lots, crs), path)
     path = Path(path)
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
@@ -79,7 +80,8 @@ _FEATURE_HEAD = ('{"type": "Feature", "id": %d, "properties": {"lot_id": %d, "re
                  '"pad_height": %s, "area": %s}, "geometry": {"type": "%s", "coordinates": ')
 
 
-def slices_geojson_text(lots: Sequence[Lot], crs: str | None = None) -> str | None:
+def slices_geojson_text(lots: Sequence[Lot] | LotColumns, crs: str | None = None
+                        ) -> str | None:
     """``json.dumps(slices_feature_collection(lots, crs), allow_nan=False)``, byte for byte,
     formatted from flat arrays (one coordinate pair per row, with ring, polygon and lot ids)
     instead of one dict per lot.
@@ -97,16 +99,13 @@ def slices_geojson_text(lots: Sequence[Lot], crs: str | None = None) -> str | No
 
     head = json.dumps(feature_collection("terrace_slices", [], crs), allow_nan=False)
     assert head.endswith("[]}")
-    if not lots:
+    if not len(lots):
         return head
-    polys = [poly for lot in lots for poly in lot.footprint]
-    n_poly = np.array([len(lot.footprint) for lot in lots], dtype=np.intp)
-    rings = [np.asarray(r, dtype=np.float64)[:, :2] for poly in polys for r in poly]
-    n_ring = np.array([len(poly) for poly in polys], dtype=np.intp)
-    k = np.array([len(r) for r in rings], dtype=np.intp)
+    cols = lot_columns(lots)                 # the outlines flat, gathered once
+    n_poly, n_ring, k = cols.polygons_per_lot, cols.rings_per_polygon, cols.ring_points
     if (n_poly == 0).any() or (n_ring == 0).any() or (k == 0).any():
         return None
-    pts = np.concatenate(rings)
+    pts = cols.outline_points
     first = np.cumsum(k) - k
     last = first + k - 1
     closing = (pts[first] != pts[last]).any(axis=1)        # the rings are written closed
@@ -118,30 +117,30 @@ def slices_geojson_text(lots: Sequence[Lot], crs: str | None = None) -> str | No
     at_close[(start + kk - 1)[closing]] = True
     src[at_close] = first[closing]
     xy = pts[src]
-    pad = np.array([float(lot.pad_height) for lot in lots])
-    area = np.array([float(lot.area) for lot in lots])
+    pad, area = cols.pad_height, cols.area
     if not (np.isfinite(xy).all() and np.isfinite(pad).all() and np.isfinite(area).all()):
         return None
     multi = n_poly > 1
-    poly_lot = np.repeat(np.arange(len(lots)), n_poly)
-    ring_poly = np.repeat(np.arange(len(polys)), n_ring)
+    n_polys = len(n_ring)
+    poly_lot = np.repeat(np.arange(len(cols)), n_poly)
+    ring_poly = np.repeat(np.arange(n_polys), n_ring)
     ring_lot = poly_lot[ring_poly]
-    poly_first = np.zeros(len(polys), dtype=bool)
+    poly_first = np.zeros(n_polys, dtype=bool)
     poly_first[np.cumsum(n_poly) - n_poly] = True
-    poly_last = np.zeros(len(polys), dtype=bool)
+    poly_last = np.zeros(n_polys, dtype=bool)
     poly_last[np.cumsum(n_poly) - 1] = True
-    ring_first = np.zeros(len(rings), dtype=bool)
+    ring_first = np.zeros(len(k), dtype=bool)
     ring_first[np.cumsum(n_ring) - n_ring] = True
-    ring_last = np.zeros(len(rings), dtype=bool)
+    ring_last = np.zeros(len(k), dtype=bool)
     ring_last[np.cumsum(n_ring) - 1] = True
     lot_first_ring = ring_first & poly_first[ring_poly]
     lot_last_ring = ring_last & poly_last[ring_poly]
     # brackets opened before a ring's first pair and closed after its last
     opened = 1 + ring_first + (ring_first & poly_first[ring_poly] & multi[ring_lot])
     closed = 1 + ring_last + (ring_last & poly_last[ring_poly] & multi[ring_lot])
-    ids = [int(lot.lot_id) for lot in lots]
+    ids = cols.lot_id.tolist()
     heads = list(map(_FEATURE_HEAD.__mod__, zip(
-        ids, ids, [int(lot.region_id) for lot in lots], map(float.__repr__, pad.tolist()),
+        ids, ids, cols.region_id.tolist(), map(float.__repr__, pad.tolist()),
         map(float.__repr__, area.tolist()),
         np.where(multi, "MultiPolygon", "Polygon").tolist())))
     n = len(xy)
@@ -197,9 +196,21 @@ def write_regions_geojson(regions, path: str | os.PathLike, crs: str | None = No
 OBJ_BATCH_LINES = 500_000
 
 
-def _obj_text(lots: Sequence[Lot], nv: np.ndarray, nt: np.ndarray, offset: np.ndarray) -> bytes:
-    """The OBJ lines of ``lots`` (``nv`` vertices and ``nt`` faces each, first vertex number
-    ``offset``) in file order: per lot its ``o`` and ``g`` lines, its vertices, its faces.
+def _obj_batch(cols: LotColumns, a: int, b: int, offset: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Lots ``a ... b - 1`` of ``cols``: their vertices, their faces numbered from
+    ``offset`` (each lot's first vertex number, ``(L,)``) and their ids.
+    """
+    nv, nt = cols.n_vertices, cols.n_triangles
+    v0, v1 = int(nv[:a].sum()), int(nv[:b].sum())
+    t0, t1 = int(nt[:a].sum()), int(nt[:b].sum())
+    t = cols.triangles[t0:t1] + np.repeat(offset[a:b], nt[a:b])[:, None]
+    return cols.vertices[v0:v1], t, cols.lot_id[a:b]
+
+
+def _obj_text(cols: LotColumns, a: int, b: int, offset: np.ndarray) -> bytes:
+    """The OBJ lines of lots ``a ... b - 1`` of ``cols`` (first vertex number ``offset``
+    each) in file order: per lot its ``o`` and ``g`` lines, its vertices, its faces.
 
     The numbers are formatted in bulk as byte tables (:mod:`.._numtext`: the characters of
     ``'%.6f'`` and ``'%d'``, exactly); a batch holding a number that is not finite or of
@@ -214,17 +225,13 @@ def _obj_text(lots: Sequence[Lot], nv: np.ndarray, nt: np.ndarray, offset: np.nd
         row_table,
     )
 
-    verts = [np.asarray(lot.vertices, dtype=np.float64).reshape(-1, 3) for lot in lots]
-    tris = [np.asarray(lot.triangles, dtype=np.int64).reshape(-1, 3) for lot in lots]
-    v = np.concatenate(verts) if verts else np.zeros((0, 3))
-    t = (np.concatenate(tris) if tris else np.zeros((0, 3), dtype=np.int64)) + \
-        np.repeat(offset, nt)[:, None]
-    ids = np.array([int(lot.lot_id) for lot in lots], dtype=np.int64)
+    v, t, ids = _obj_batch(cols, a, b, offset)
+    nv, nt = cols.n_vertices[a:b], cols.n_triangles[a:b]
     # Y-up: x, h', -y
     xyz = [fixed_parts(v[:, 0], 6), fixed_parts(v[:, 2], 6), fixed_parts(-v[:, 1], 6)]
     if not all(ok.all() for *_, ok in xyz):
-        return _obj_text_python(lots, nv, nt, offset).encode("ascii")
-    n_v, n_t, n = len(v), len(t), len(lots)
+        return _obj_text_python(cols, a, b, offset).encode("ascii")
+    n_v, n_t, n = len(v), len(t), len(ids)
     v_rows = row_table([const_field("v ", n_v), fixed_field(*xyz[0][:3], 6),
                         const_field(" ", n_v), fixed_field(*xyz[1][:3], 6),
                         const_field(" ", n_v), fixed_field(*xyz[2][:3], 6),
@@ -244,18 +251,15 @@ def _obj_text(lots: Sequence[Lot], nv: np.ndarray, nt: np.ndarray, offset: np.nd
          np.repeat(block + 1 + nv - t_first, nt) + np.arange(n_t)], int(size.sum()))
 
 
-def _obj_text_python(lots: Sequence[Lot], nv: np.ndarray, nt: np.ndarray, offset: np.ndarray) -> str:
+def _obj_text_python(cols: LotColumns, a: int, b: int, offset: np.ndarray) -> str:
     """:func:`_obj_text` formatted by Python (``%`` of one template, the text np.savetxt
     writes row by row), put in file order by index.
     """
-    verts = [np.asarray(lot.vertices, dtype=np.float64).reshape(-1, 3) for lot in lots]
-    tris = [np.asarray(lot.triangles, dtype=np.int64).reshape(-1, 3) for lot in lots]
-    v = np.concatenate(verts) if verts else np.zeros((0, 3))
+    v, t, id_arr = _obj_batch(cols, a, b, offset)
+    nv, nt = cols.n_vertices[a:b], cols.n_triangles[a:b]
     yup = np.column_stack([v[:, 0], v[:, 2], -v[:, 1]])
-    t = (np.concatenate(tris) if tris else np.zeros((0, 3), dtype=np.int64)) + \
-        np.repeat(offset, nt)[:, None]
-    ids = [int(lot.lot_id) for lot in lots]
-    lines = np.empty(len(lots) + len(yup) + len(t), dtype=object)
+    ids = id_arr.tolist()
+    lines = np.empty(len(ids) + len(yup) + len(t), dtype=object)
     size = 1 + nv + nt                                   # lines per lot
     block = np.cumsum(size) - size
     v_first = np.cumsum(nv) - nv
@@ -268,13 +272,13 @@ def _obj_text_python(lots: Sequence[Lot], nv: np.ndarray, nt: np.ndarray, offset
     return "".join(lines.tolist())
 
 
-def write_slices_obj(lots: Iterable[Lot], path: str | os.PathLike,
+def write_slices_obj(lots: Iterable[Lot] | LotColumns, path: str | os.PathLike,
                      header: Sequence[str] = ()) -> list[Path]:
     """Write the slice meshes to ``path`` (Wavefront OBJ, Y-up); see the module docstring.
 
     Parameters
     ----------
-    lots : iterable of Lot
+    lots : iterable of Lot, or LotColumns
         Each lot's ``vertices`` (V, 3: x, y, h') and ``triangles`` (T, 3, counter-clockwise
         seen from above).
     path : str or path-like
@@ -283,18 +287,15 @@ def write_slices_obj(lots: Iterable[Lot], path: str | os.PathLike,
         Extra comment lines written at the top.
     """
     path = Path(path)
-    lots = list(lots)
-    nv = np.array([np.asarray(lot.vertices).reshape(-1, 3).shape[0] for lot in lots],
-                  dtype=np.int64)
-    nt = np.array([np.asarray(lot.triangles).reshape(-1, 3).shape[0] for lot in lots],
-                  dtype=np.int64)
+    cols = lot_columns(lots if isinstance(lots, LotColumns) else list(lots))
+    nv, nt = cols.n_vertices, cols.n_triangles
     offset = np.cumsum(nv) - nv + 1                      # each lot's first vertex number
     # lots go out in batches of about OBJ_BATCH_LINES lines, so the text (and its per-line
     # strings) is never whole in memory: 9.6 M faces at 32769² made 6 GB of it
     size = 1 + nv + nt                                   # lines per lot
     cuts = np.searchsorted(np.cumsum(size), np.arange(OBJ_BATCH_LINES, int(size.sum()),
                                                       OBJ_BATCH_LINES), side="right")
-    bounds = [0, *sorted({int(c) for c in cuts if 0 < c < len(lots)}), len(lots)]
+    bounds = [0, *sorted({int(c) for c in cuts if 0 < c < len(cols)}), len(cols)]
     head = ["# Terrace Foundation terrace slices\n",
             "# Y-up: v = (x east, height, -y north); north is -Z; faces CCW seen from +Y\n"]
     head += [f"# {line}\n" for line in header]
@@ -302,5 +303,5 @@ def write_slices_obj(lots: Iterable[Lot], path: str | os.PathLike,
         f.write("".join(head).encode("ascii"))
         for a, b in zip(bounds[:-1], bounds[1:]):
             if b > a:
-                f.write(_obj_text(lots[a:b], nv[a:b], nt[a:b], offset[a:b]))
+                f.write(_obj_text(cols, a, b, offset))
     return [path]

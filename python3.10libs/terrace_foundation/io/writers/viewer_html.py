@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ...lot import lot_columns
+
 __all__ = ["MAX_SAMPLES", "SIZE_BUDGET_MB", "viewer_data", "viewer_html", "write_viewer"]
 
 #: Most samples of the viewer's terrain mesh (about 1049², two million triangles): a larger
@@ -100,9 +102,9 @@ def _lot_rows(result, ids: np.ndarray) -> list:
     """The viewer's per-lot rows ``[id, region, pad, area, cut, fill, pick]``, column by
     column (the report's cut and fill by lot id; pick: :func:`_pick_points` or None).
     """
-    lots = result.lots
-    n = len(lots)
-    lot_ids = np.array([int(lot.lot_id) for lot in lots], dtype=np.int64)
+    cols = result.lot_columns()
+    n = len(cols)
+    lot_ids = cols.lot_id
     rep_rows = (result.report or {}).get("lots", [])
     rep_ids = np.array([int(r["lot_id"]) for r in rep_rows], dtype=np.int64)
     # the report row of each lot (the last one of an id, as a dict by id would keep)
@@ -120,8 +122,8 @@ def _lot_rows(result, ids: np.ndarray) -> list:
     rc = np.column_stack([p_rows, p_cols])[at_pick[has]].tolist()
     picks[has] = np.fromiter(rc, dtype=object, count=len(rc))
     return list(map(list, zip(
-        lot_ids.tolist(), [int(lot.region_id) for lot in lots],
-        _nums([lot.pad_height for lot in lots]), _nums([lot.area for lot in lots], 1),
+        lot_ids.tolist(), cols.region_id.tolist(),
+        _nums(cols.pad_height), _nums(cols.area, 1),
         column("cut_volume", 1), column("fill_volume", 1), picks.tolist())))
 
 
@@ -129,13 +131,14 @@ def _ring_segments(lots) -> np.ndarray:
     """Every ring edge of the lots' footprints as ``(x0, y0, x1, y1)`` rows, ring by ring
     (rings of fewer than two points have none).
     """
-    rings = [np.asarray(ring, dtype=np.float64)[:, :2]
-             for lot in lots for poly in lot.footprint for ring in poly]
-    rings = [r for r in rings if len(r) >= 2]
-    if not rings:
+    cols = lot_columns(lots)                 # the rings flat, gathered once
+    k = cols.ring_points
+    pts = cols.outline_points
+    if (k < 2).any():                        # rings of fewer than two points: none
+        pts = pts[np.repeat(k >= 2, k)]
+        k = k[k >= 2]
+    if not len(k):
         return np.zeros((0, 4))
-    k = np.array([len(r) for r in rings], dtype=np.intp)
-    pts = np.concatenate(rings)
     nxt = np.arange(1, len(pts) + 1)
     ends = np.cumsum(k)
     nxt[ends - 1] = ends - k                          # the last point joins the first
@@ -189,7 +192,7 @@ def viewer_data(result, max_samples: int = MAX_SAMPLES, title: str = "") -> dict
 
     lots = _lot_rows(result, ids)
     # lot outlines: segments (x0, y0, x1, y1) of every ring, local metres
-    outline = _ring_segments(result.lots) - [cx, cy, cx, cy]
+    outline = _ring_segments(result.lot_columns()) - [cx, cy, cx, cy]
 
     # retaining walls: (x0, y0, x1, y1, base, top) per segment
     wsegs = []
@@ -213,10 +216,9 @@ def viewer_data(result, max_samples: int = MAX_SAMPLES, title: str = "") -> dict
     # region for the "go to" menu: minima and maxima of each region's slice vertices
     focus, regions = None, []
     if result.lots:
-        nv = np.array([len(lot.vertices) for lot in result.lots], dtype=np.intp)
-        xy = np.concatenate([np.asarray(lot.vertices)[:, :2] for lot in result.lots])
-        reg = np.array([int(lot.region_id) for lot in result.lots], dtype=np.int64)
-        rid, lot_g = np.unique(reg, return_inverse=True)
+        lc = result.lot_columns()
+        nv, xy = lc.n_vertices, lc.vertices[:, :2]
+        rid, lot_g = np.unique(lc.region_id, return_inverse=True)
         g = np.repeat(lot_g.reshape(-1), nv)
         order = np.argsort(g, kind="stable")
         starts = np.searchsorted(g[order], np.arange(len(rid)))
@@ -227,8 +229,7 @@ def viewer_data(result, max_samples: int = MAX_SAMPLES, title: str = "") -> dict
         whole = np.concatenate([lo.min(axis=0), hi.max(axis=0)]) - shift
         focus = [round(v, 2) for v in whole.tolist()]
         # summed lot by lot in lot order, as sum() over the region's lots does
-        area = np.bincount(lot_g.reshape(-1), [float(lot.area) for lot in result.lots],
-                           minlength=len(rid))
+        area = np.bincount(lot_g.reshape(-1), lc.area, minlength=len(rid))
         count = np.bincount(lot_g.reshape(-1), minlength=len(rid))
         regions = [{"id": i, "lots": c, "area": round(a_, 1), "box": [round(v, 2) for v in b_]}
                    for i, c, a_, b_ in zip(rid.tolist(), count.tolist(), area.tolist(),

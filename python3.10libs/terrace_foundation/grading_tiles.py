@@ -121,6 +121,12 @@ class GradingJob:
     #: it, so the lots are rasterised once per tile (the rasterisation of a cell does not
     #: depend on the window: the same ids); None otherwise (each pass rasterises its window)
     lot_mask: np.ndarray | None = field(default=None, repr=False)
+    #: the cap's longest path, world units (None: :func:`~terrace_foundation.presets.limits.cap_margin`'s
+    #: 80 m; the resampled window of a coarse grid: ``grading.FINE_CAP_REACH``)
+    cap_reach: float | None = None
+    #: rounds of split_steps after the cap (None: SPLIT_STEP_ROUNDS; the resampled window of
+    #: a coarse grid: ``grading.FINE_CAP_ROUNDS``)
+    cap_rounds: int | None = None
     lot_box: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -160,7 +166,8 @@ class GradingJob:
 
     def halos(self) -> dict[str, int]:
         """Halo of each pass in cells (see the module docstring)."""
-        return grading_halos(self.cell_size, self.width, self.step_reach)
+        return grading_halos(self.cell_size, self.width, self.step_reach, self.cap_reach,
+                             self.cap_rounds)
 
 
 def cone_heights(pad: np.ndarray, pairs: np.ndarray, rim_min: np.ndarray, rim_max: np.ndarray,
@@ -200,18 +207,22 @@ def cone_heights(pad: np.ndarray, pairs: np.ndarray, rim_min: np.ndarray, rim_ma
     return down, up
 
 
-def grading_halos(cell_size: float, width: float, step_reach: int) -> dict[str, int]:
+def grading_halos(cell_size: float, width: float, step_reach: int,
+                  cap_reach: float | None = None, cap_rounds: int | None = None
+                  ) -> dict[str, int]:
     """Halo of each pass in cells for a band ``width`` (world units, max_embankment_height /
-    tan(max_slope)) and the steps' reach in cells (:func:`step_reach_cells`).
+    tan(max_slope)), the steps' reach in cells (:func:`step_reach_cells`) and the cap's
+    longest path (world units, :attr:`GradingJob.cap_reach`) and the rounds of split_steps
+    after it (:attr:`GradingJob.cap_rounds`).
     """
     cs = cell_size
     # (the band's tiers reach OUTSIDE_TIERS band widths; split_steps two cells a round
     # more; the cap, cap_margin cells more; split_steps again after the cap)
-    band = int(math.ceil(OUTSIDE_TIERS * width / cs)) + 2 + 4 * SPLIT_STEP_ROUNDS + cap_margin(cs)
+    band = int(math.ceil(OUTSIDE_TIERS * width / cs)) + 2 + 2 * SPLIT_STEP_ROUNDS + \
+        2 * max(SPLIT_STEP_ROUNDS, cap_rounds or 0) + cap_margin(cs, cap_reach)
     attribution = int(math.ceil(math.sqrt(2.0) * band)) + 3
     return {"survey": int(math.ceil(width / cs)) + 4, "band": band,
             "steps": step_reach, "attribution": attribution,
-            "embankment": int(math.ceil(math.sqrt(2.0) * (width / cs + 1.0))) + 3,
             "grade": max(1 + band + step_reach + 2, attribution + 1)}
 
 
@@ -530,7 +541,8 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
     graded, band, _, info = grade_limited(hw, lm, job.pad, cs, job.max_slope, job.max_wall,
                                           job.max_emb, job.boundary, walls=job.walls,
                                           col_offset=win[2], max_step=job.max_step,
-                                          cone_heights=job.cone_heights)
+                                          cone_heights=job.cone_heights,
+                                          cap_reach=job.cap_reach, cap_rounds=job.cap_rounds)
     # E: the tile plus one cell (the stencils' neighbours); everything below is on E
     ext = grow(tile, 1, shape)
     es = (slice(ext[0] - win[0], ext[1] - win[0]), slice(ext[2] - win[2], ext[3] - win[2]))
@@ -608,8 +620,8 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
         # the band cells only, the labels of the window's cone_envelope bit for bit) and the
         # steepest slope (report.edge_tangents_at, bit for bit) at the band cells
         er, ec = np.nonzero(emb_band)
-        near_b = nearest_label(lm, er + (tile[0] - win[0]), ec + (tile[2] - win[2]), cs,
-                               halos["embankment"], col_offset=win[2], block=48)
+        near_b = _nearest_lots(lm, er + (tile[0] - win[0]), ec + (tile[2] - win[2]), cs,
+                               halos["attribution"], win[2], info.get("lot_distance"))
         es_b = np.degrees(np.arctan(edge_tangents_at(after_e, emb_band_e | lots_e,
                                                      er + lt[0], ec + lt[2], cs)))
         ge = _grouped(near_b, {"e": es_b}, job.n_lots)
@@ -644,6 +656,40 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
             fig.pair_steps.append((pairs, best))
     fig.seconds = time.perf_counter() - t_start
     return fig
+
+
+def _nearest_lots(lm: np.ndarray, rows: np.ndarray, cols: np.ndarray, cs: float, halo: int,
+                  col_offset: int, lot_distance) -> np.ndarray:
+    """:func:`~terrace_foundation.terrain.kernels.nearest_label` at the band cells
+    ``(rows, cols)`` of a tile's window ``lm``, in groups by how far their nearest lot lies.
+
+    ``halo`` (the attribution halo of :func:`grading_halos`) bounds it from the band's reach
+    ``B`` (``ceil(sqrt(2) B) + 3``); ``lot_distance`` (:func:`grade_limited`'s window and its
+    distances to the lots, world units) gives each cell's own ``B``, so a cell whose nearest
+    lot cell lies within ``R`` cells is swept in blocks with the halo of ``R``. The labels do
+    not depend on the halo once it holds the nearest lots (nearest_label's contract), so they
+    are the same bits; the blocks are swept in windows of ``48 + 2 halo`` cells, and on a
+    coarse grid's fine window, whose cap reaches 128 cells, most band cells lie within a few
+    cells of their lot.
+    """
+    if lot_distance is None or len(rows) == 0:
+        return nearest_label(lm, rows, cols, cs, halo, col_offset=col_offset, block=48)
+    (sr, sc), dist = lot_distance
+    reach = np.ceil(dist[rows - sr.start, cols - sc.start] / cs - 1e-9)
+    need = np.ceil(np.sqrt(2.0) * reach).astype(np.int64) + 3
+    out = np.zeros(len(rows), dtype=lm.dtype)
+    lo = 0
+    for top in (19, 35, 67, halo):      # (R = 11, 22, 45 cells, the rest)
+        top = min(top, halo)
+        pick = np.flatnonzero((need > lo) & (need <= top)) if top < halo else \
+            np.flatnonzero(need > lo)
+        if len(pick):
+            out[pick] = nearest_label(lm, rows[pick], cols[pick], cs, top,
+                                      col_offset=col_offset, block=48)
+        lo = top
+        if top == halo:
+            break
+    return out
 
 
 def _grading_faces(job, fig, tile, lt, before_e, after_e, lm_e, near_e, band_w_e, lot_emb_e,
@@ -752,6 +798,8 @@ def plan_fingerprint(job: GradingJob, base: str) -> str:
     assert job.pad is not None and job.walls is not None, "plan_pads first"
     d = hashlib.sha256(base.encode())
     d.update(repr((int(job.step_reach), job.cone_heights)).encode())
+    if job.cap_reach is not None or job.cap_rounds is not None:
+        d.update(repr((job.cap_reach, job.cap_rounds)).encode())
     for a in (job.pad, *job.walls):
         d.update(np.ascontiguousarray(a).tobytes())
     return d.hexdigest()

@@ -269,32 +269,6 @@ def test_nearest_label_near_the_cells_equals_the_whole_sweep(shape, block, col_o
         assert mine == pytest.approx(oct_d.min(), abs=1e-9)
 
 
-@pytest.mark.parametrize("max_slope,max_emb", [(33.7, 6.0), (20.0, 6.0), (33.7, 12.0)])
-def test_embankment_cells_attributed_in_their_own_halo_equal_the_whole_sweep(max_slope,
-                                                                             max_emb):
-    """grade_tile attributes the embankment cells (Band.EMBANKMENT: within the band width
-    of the lots' edge cells) sweeping grading_halos' "embankment" halo around them, not the
-    attribution halo of the whole band: the labels of the whole window's sweep."""
-    from terrace_foundation.grading_tiles import grading_halos
-    from terrace_foundation.presets import Band
-    from terrace_foundation.presets.grading import cell_pad_heights
-    from terrace_foundation.presets.limits import grade_limited
-
-    hf = wavy_terrain(230, 210)
-    lm = tf.generate(hf, wavy_towns(hf), preset="grading", tile_size=0).lot_mask
-    cs = hf.cell_size
-    pad = cell_pad_heights(hf.heights, lm, int(lm.max()), "mean")[0]
-    _, band, _, _ = grade_limited(hf.heights, lm, pad, cs, max_slope, 4.0, max_emb)
-    rows, cols = np.nonzero(band == Band.EMBANKMENT)
-    assert len(rows) > 500
-    width = max_emb / np.tan(np.radians(max_slope))
-    halos = grading_halos(cs, width, 0)
-    assert halos["embankment"] < halos["attribution"]
-    full = cone_envelope(np.where(lm > 0, 0.0, -np.inf), lm, 1.0, cs, col_offset=5)[1]
-    got = nearest_label(lm, rows, cols, cs, halos["embankment"], col_offset=5, block=16)
-    assert got.tobytes() == full[rows, cols].tobytes()
-
-
 @pytest.mark.parametrize("shape", [(60, 70), (3, 9), (2, 5), (9, 1)])
 def test_inner_cells_are_the_cells_whose_3x3_block_is_one_lot(shape):
     ndi = pytest.importorskip("scipy.ndimage")

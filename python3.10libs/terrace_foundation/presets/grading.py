@@ -227,7 +227,9 @@ class GradingPreset(Preset):
                               mesh.triangle_lot + 1, 0.0, 0, run.n_lots,
                               triangles=mesh.triangles)
         return GradingJob(raster, p.max_slope, p.max_wall_height, p.max_embankment_height,
-                          p.max_step, p.boundary, p.pad_rule)
+                          p.max_step, p.boundary, p.pad_rule,
+                          cap_reach=run.options.get("cap_reach"),
+                          cap_rounds=run.options.get("cap_rounds"))
 
     def tile_window_cells(self, shape, tile_size, params, cell_size) -> int:
         """Cells of the largest grading window (tile plus the grade pass's halo), for the
@@ -271,11 +273,12 @@ class GradingPreset(Preset):
         fine = fine_grid(run)
         if isinstance(fine, FineGrid):
             graded = self.terrace(fine.run)
+            if graded is None:          # a farm work item: its fine tiles are in the store
+                return None
             assert isinstance(graded, GradedTerrace) and graded.terrace is not None
             assert graded.lot_mask is not None
             fine.terrace, fine.lot_mask = graded.terrace, graded.lot_mask
-            back, back_mask = fine.sample_back(run.heightfield.heights, graded.terrace,
-                                               graded.lot_mask)
+            back, back_mask = fine.write_back(run.heightfield.heights, run.options)
             return GradedTerrace(back, back_mask, graded.pads, graded.sliced,
                                  graded.figures, graded.reach, graded.plan, fine)
         hf, mesh, opt = run.heightfield, run.mesh, run.options
@@ -382,6 +385,21 @@ class GradingPreset(Preset):
 #: window is graded on the input grid, with the coarse grid's warning (:func:`coarse_grid_note`).
 FINE_CELLS_MAX = 16_000_000
 
+#: The cap's longest path on the resampled window of a coarse grid, world units (80 m on
+#: other grids, :func:`~terrace_foundation.presets.limits.cap_margin`). Measured on the golden
+#: ``inter_grad_mean`` run (Interlaken 25 m, 3 towns, graded on 5 m; main ``4bd6446``, one run
+#: each, a loaded machine): 80 / 160 / 320 / 640 m left 125 / 59 / 12 / 4 walls above 4 m
+#: (tallest 58.3 / 32.7 / 21.9 / 7.5 m) for an earthwork ratio of 1.32 / 1.46 / 1.49 / 1.49
+#: and 4.5 / - / 6.8 / 9.7 s: around lots in conflict the step must be shared out farther
+#: than 80 m. On a 2 m grid the same reach would be 320 cells of halo a side (the cap
+#: runs on every tile), so it is kept to the coarse grids' windows, which are small.
+FINE_CAP_REACH = 640.0
+#: Rounds of :func:`~terrace_foundation.presets.limits.split_steps` after the cap on that
+#: window (4 on other grids): the cap's longer paths leave more diagonal pairs to move. On
+#: ``inter_grad_mean`` 4 rounds left 225 fine pairs made steeper than max_slope (17 with the
+#: 80 m cap), 8 left 22, 32 left 2 within 0.0001 deg of max_slope (the 80 m cap with 16 rounds: 0).
+FINE_CAP_ROUNDS = 32
+
 
 def fine_factor(cell_size: float, max_slope: float, max_wall: float) -> int:
     """How many times finer (odd, 1 for a grid fine enough) a coarse grid is graded.
@@ -389,7 +407,7 @@ def fine_factor(cell_size: float, max_slope: float, max_wall: float) -> int:
     The smallest odd ``k`` with ``cell_size / k`` at most 0.9 ``max_wall / tan(max_slope)``
     (5.4 m with the defaults): there a wall is taller than an embankment's rise over one cell
     side, so the cap holds the wall limit. Odd, so the middle fine cell of each input cell has
-    the input cell's centre (:meth:`FineGrid.sample_back` reads the terrace there).
+    the input cell's centre (:meth:`FineGrid.tile_back` reads the terrace there).
     """
     t = float(np.tan(np.radians(max_slope)))
     if not (np.isfinite(max_wall) and t * cell_size >= max_wall):
@@ -444,21 +462,46 @@ class FineGrid:
     terrace: np.ndarray | None = None
     lot_mask: np.ndarray | None = None
 
-    def sample_back(self, heights: np.ndarray, terrace: np.ndarray, lot_mask: np.ndarray
-                    ) -> tuple[np.ndarray, np.ndarray]:
-        """The terrace heightfield and lot mask on the input grid: the fine ones read at the
-        input cell centres (the middle fine cell of each), the terrain itself where the
+    def tile_back(self, heights: np.ndarray, tile: tuple[int, int, int, int]
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        """The terrace heightfield and lot mask of one tile of the input grid (rows and
+        columns ``r0, r1, c0, c1``): the fine ones (:attr:`terrace`, :attr:`lot_mask`) read at
+        the input cell centres (the middle fine cell of each), the terrain itself where the
         grading left that cell (bit for bit) and outside the window.
         """
+        assert self.terrace is not None and self.lot_mask is not None, "graded first"
+        t0, t1, u0, u1 = tile
         r0, r1, c0, c1 = self.window
-        mid = (self.k - 1) // 2
-        got = terrace[mid::self.k, mid::self.k]
-        terrain = self.run.heightfield.heights[mid::self.k, mid::self.k]
-        out = np.array(heights, dtype=np.float64)
-        out[r0:r1, c0:c1] = np.where(got == terrain, out[r0:r1, c0:c1], got)
+        out = np.array(heights[t0:t1, u0:u1], dtype=np.float64)
         mask = np.zeros(out.shape, dtype=np.int32)
-        mask[r0:r1, c0:c1] = lot_mask[mid::self.k, mid::self.k]
+        a0, a1, b0, b1 = max(t0, r0), min(t1, r1), max(u0, c0), min(u1, c1)
+        if a0 < a1 and b0 < b1:
+            k, mid = self.k, (self.k - 1) // 2
+            fine = (slice((a0 - r0) * k + mid, (a1 - r0) * k, k),
+                    slice((b0 - c0) * k + mid, (b1 - c0) * k, k))
+            got = self.terrace[fine]
+            terrain = self.run.heightfield.heights[fine]
+            at = (slice(a0 - t0, a1 - t0), slice(b0 - u0, b1 - u0))
+            out[at] = np.where(got == terrain, out[at], got)
+            mask[at] = self.lot_mask[fine]
         return out, mask
+
+    def write_back(self, heights: np.ndarray, options: dict[str, Any]
+                   ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The graded window read back onto the input grid (:meth:`tile_back`), tile by tile
+        of the input grid (``options["tile_size"]``) into the run's sinks
+        (:func:`~terrace_foundation.presets.reference.open_sink`): in-memory arrays, returned,
+        unless ``in_memory`` is False (then None, None; a streamed map is read and written a
+        tile at a time, the fine window is held in memory: at most :data:`FINE_CELLS_MAX`
+        cells).
+        """
+        from ..terrain.tiles import plan_tiles
+
+        terrace, lot_mask, sink = open_sink(heights.shape, options)
+        for tile in plan_tiles(heights.shape, options.get("tile_size")):
+            sink.write(tile, *self.tile_back(heights, tile))
+        sink.close()
+        return terrace, lot_mask
 
     def note(self, walls: Sequence[Wall], conflict: np.ndarray,
              by_walls: np.ndarray | None = None) -> str:
@@ -471,7 +514,7 @@ class FineGrid:
         p = self.run.params
         fine = self.run.heightfield
         bound = p.max_wall_height / float(np.tan(np.radians(p.max_slope)))
-        over = [w for w in walls if w.height > p.max_wall_height * (1 + 1e-9) + 1e-9]
+        over = [w for w in walls if w.height > p.max_wall_height + WALL_TOL]
         flagged = conflict if by_walls is None else conflict | by_walls
         at = sum(1 for w in over if flagged[w.lot_a] or flagged[w.lot_b])
         more = 0 if by_walls is None else int((by_walls & ~conflict).sum())
@@ -493,8 +536,11 @@ def fine_grid(run: Run) -> "FineGrid | str | None":
 
     The window is the lots' box (their slice meshes) plus the grading's reach at the fine
     cell size (:func:`~terrace_foundation.grading_tiles.grading_halos`' band), in input cells;
-    its terrain is :func:`upsample`'s. Farm cooks and runs whose terrace goes to sinks only
-    grade the input grid, and so does a window above :data:`FINE_CELLS_MAX` cells.
+    its terrain is :func:`upsample`'s. A window above :data:`FINE_CELLS_MAX` cells is not
+    resampled (the input grid is graded, with the reason in the warning). Every route grades
+    the same window: a tiled or streamed run (its sinks get the window read back,
+    :meth:`FineGrid.write_back`) and a farm cook (its work items, tiles of the input grid,
+    share the window's tiles, :func:`_fine_items`) give the one-tile run's result.
     """
     import math
 
@@ -505,11 +551,10 @@ def fine_grid(run: Run) -> "FineGrid | str | None":
     if k == 1 or len(run.mesh.vertices) == 0:
         return None
     why = None
-    if opt.get("tile_store") is not None or not opt.get("in_memory", True):
-        why = "farm cooks and runs written to sinks only grade the input grid"
     fine_cell = hf.cell_size / k
     width = p.max_embankment_height / float(np.tan(np.radians(p.max_slope)))
-    reach = grading_halos(fine_cell, width, 0)["band"] * fine_cell
+    reach = grading_halos(fine_cell, width, 0, FINE_CAP_REACH, FINE_CAP_ROUNDS)["band"] * \
+        fine_cell
     margin = int(math.ceil(reach / hf.cell_size)) + 1
     v = run.mesh.vertices
     rows, cols = hf.shape
@@ -530,10 +575,38 @@ def fine_grid(run: Run) -> "FineGrid | str | None":
     offset = np.array([c0 * hf.cell_size, -r0 * hf.cell_size])
     mesh = LotMesh(run.mesh.vertices - offset, run.mesh.vertex_lot, run.mesh.triangles,
                    run.mesh.triangle_lot)
+    # (the window is graded in memory, in tiles of tile_size fine cells; the run's sinks get
+    # it read back on the input grid, FineGrid.write_back)
+    fine_opt = {**opt, "cap_reach": FINE_CAP_REACH, "cap_rounds": FINE_CAP_ROUNDS,
+                "sinks": (), "in_memory": True,
+                "tile_only": _fine_items(opt.get("tile_only"), hf.shape, fine.shape,
+                                         opt.get("tile_size"))}
     sub = replace(run, heightfield=fine, local=fine.with_origin((0.0, 0.0)),
                   shift=run.shift + offset, mesh=mesh,
-                  regions=[r.translated(-offset) for r in run.regions])
+                  regions=[r.translated(-offset) for r in run.regions], options=fine_opt)
     return FineGrid(sub, k, (r0, r1, c0, c1), hf.cell_size)
+
+
+def _fine_items(only: Sequence[int] | None, shape: tuple[int, int],
+                fine_shape: tuple[int, int], tile_size: int | None) -> list[int] | None:
+    """The fine window's tiles a farm work item grades: the items of a farm cook are the
+    tiles of the input grid (``terrace-foundation tiles``, :func:`plan_tiles` of ``shape``),
+    the window is graded in tiles of ``tile_size`` fine cells; item ``i`` of ``n`` takes the
+    window's tiles ``i, i + n, i + 2 n, ...`` (none when the window has fewer tiles), so the
+    items share the window's tiles and their pieces are the tiles of the one-process run.
+    """
+    from ..errors import TerraceInputError
+    from ..terrain.tiles import plan_tiles
+
+    if only is None:
+        return None
+    n = len(plan_tiles(shape, tile_size))
+    bad = [i for i in only if not 0 <= i < n]
+    if bad:
+        raise TerraceInputError(f"tile {bad[0]} does not exist: this map has {n} tiles "
+                                f"(0 to {n - 1})", "--tile")
+    n_fine = len(plan_tiles(fine_shape, tile_size))
+    return [j for i in only for j in range(i, n_fine, n)]
 
 
 def coarse_grid_note(cell_size: float, max_slope: float, max_wall: float,
@@ -566,6 +639,12 @@ def coarse_grid_note(cell_size: float, max_slope: float, max_wall: float,
             + (f" (not resampled here: {why})" if why else ""))
 
 
+#: Walls within this of ``max_wall_height`` are within it (world units): the cap's rounding
+#: allowance (:func:`~terrace_foundation.presets.limits.cap_steps`' ``tol``; the warning
+#: counted a 4.00000001 m wall on Interlaken at 25 m above the limit).
+WALL_TOL = 1e-6
+
+
 def wall_conflicts(walls: Sequence[Wall], n: int, max_wall: float, boundary: str
                    ) -> np.ndarray:
     """The lots (bool, by lot id, length ``n``) at a wall still above ``max_wall`` after
@@ -575,14 +654,15 @@ def wall_conflicts(walls: Sequence[Wall], n: int, max_wall: float, boundary: str
     limit on them there).
 
     Why: the cap shares a step out over paths of at most
-    :func:`~terrace_foundation.presets.limits.cap_margin` cell sides (80 m); around a lot in
+    :func:`~terrace_foundation.presets.limits.cap_margin` cell sides (80 m; :data:`FINE_CAP_REACH`
+    on a coarse grid's window, which removed most of them); around a lot in
     conflict a step that needs a longer path stays above the limit, and on Interlaken at
     25 m graded on 5 m cells (seed 2) it stayed on 9 walls of lots next to the conflicting
     ones (5.3-6.0 m; every step above the limit lies within 20 fine cells of a conflicting
     lot's cells), which the warning counted as off the flagged lots.
     """
     out = np.zeros(n, dtype=bool)
-    lim = max_wall * (1 + 1e-9) + 1e-9
+    lim = max_wall + WALL_TOL
     for w in walls:
         if w.height > lim and not (boundary == "wall" and w.on == "outline"):
             out[w.lot_a] = out[w.lot_b] = True

@@ -524,10 +524,14 @@ MAX_CONE_CELLS = 16
 CAP_MARGIN = 40
 
 
-def cap_margin(cell_size: float) -> int:
+def cap_margin(cell_size: float, reach: float | None = None) -> int:
     """Cells of margin for :func:`cap_steps`: :data:`CAP_MARGIN` cells, at most 80 world
-    units (on coarse grids the cap would otherwise carry a step far up a slope).
+    units (on coarse grids the cap would otherwise carry a step far up a slope); ``reach``
+    world units instead where given (the resampled window of a coarse grid:
+    :data:`~terrace_foundation.presets.grading.FINE_CAP_REACH`).
     """
+    if reach is not None:
+        return int(np.ceil(reach / cell_size - 1e-9))
     return int(min(CAP_MARGIN, np.ceil(80.0 / cell_size)))
 #: How far the embankments outside the lots may go on in tiers, in band widths
 #: (``max_embankment_height / tan(max_slope)``).
@@ -742,7 +746,7 @@ def _cap(out, heights, lot_mask, win, max_wall, info, band, max_step, rise,
     if not by_cap.any():
         return
     split, _ = split_steps(capped, terrain, lots, dist, t, cell_size, max_step,
-                           max_wall=max_wall)
+                           max_wall=max_wall, rounds=info["cap_rounds"])
     info["split"][win] |= split != capped
     info["split_cells"] = int(info["split"].sum())
     capped = split
@@ -760,7 +764,8 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
                   boundary: str = "embankment",
                   walls: tuple[np.ndarray, np.ndarray] | None = None,
                   col_offset: int = 0, max_step: float = 0.5,
-                  cone_heights: tuple[float, float] | None = None
+                  cone_heights: tuple[float, float] | None = None,
+                  cap_reach: float | None = None, cap_rounds: int | None = None
                   ) -> tuple[np.ndarray, np.ndarray, tuple[slice, slice], GradeInfo]:
     """The grading preset's terrace heightfield with wall and embankment limits.
 
@@ -813,6 +818,11 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
         (:func:`~terrace_foundation.grading_tiles.cone_heights`), so every tile walks its
         cones to the same reach, as one window holding all lots does; default: this
         window's own.
+    cap_reach : float, optional
+        Longest path of the cap, world units (:func:`cap_margin`; default 80 m, at most
+        :data:`CAP_MARGIN` cells).
+    cap_rounds : int, optional
+        Rounds of :func:`split_steps` after the cap (default :data:`SPLIT_STEP_ROUNDS`).
 
     Returns
     -------
@@ -839,7 +849,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
                      wall_fill=np.zeros(len(pad)), wall_cut=np.zeros(len(pad)),
                      nearest_lot=np.zeros(lot_mask.shape, dtype=np.int32), band_width=0.0,
                      embankment_height=np.zeros(lot_mask.shape), capped_cells=0, split_cells=0,
-                     cap_max_change=0.0, max_emb=max_emb, cap_reach=cap_margin(cell_size),
+                     cap_max_change=0.0, max_emb=max_emb, cap_reach=cap_margin(cell_size, cap_reach),
                      capped=np.zeros(lot_mask.shape, dtype=bool),
                      split=np.zeros(lot_mask.shape, dtype=bool))
     if not lots.any():
@@ -848,8 +858,10 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     width = max_emb / t
     m, n = heights.shape
     rows, cols = np.nonzero(lots)
-    k = int(np.ceil(OUTSIDE_TIERS * width / cell_size)) + 2 + cap_margin(cell_size) + \
-        2 * SPLIT_STEP_ROUNDS
+    rounds = SPLIT_STEP_ROUNDS if cap_rounds is None else cap_rounds
+    info["cap_rounds"] = rounds
+    k = int(np.ceil(OUTSIDE_TIERS * width / cell_size)) + 2 + cap_margin(cell_size, cap_reach) + \
+        2 * max(SPLIT_STEP_ROUNDS, rounds)
     win = (slice(max(rows.min() - k, 0), min(rows.max() + 1 + k, m)),
            slice(max(cols.min() - k, 0), min(cols.max() + 1 + k, n)))
     # (memory: the window's arrays are freed as soon as a stage has read them, and h is the
@@ -1043,6 +1055,9 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     nearest[win] = near
     info["nearest_lot"] = nearest
     info["band_width"] = float(width)
+    # (the distance of the window's cells to the nearest lot cell, world units: how far a
+    # changed cell's nearest lot lies, for the report's attribution halo, grade_tile)
+    info["lot_distance"] = (win, dist)
     return out, band, win, info
 
 

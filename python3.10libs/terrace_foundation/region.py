@@ -414,8 +414,10 @@ class Region:
                 f"polygon intersects itself (edges starting at ({a[0]:.12g}, {a[1]:.12g}) and "
                 f"({b[0]:.12g}, {b[1]:.12g}))", where)
         ext = rings[0]
+        ext_b = np.roll(ext, -1, axis=0)
         for k, hole in enumerate(rings[1:], 1):
-            if not points_in_edges(hole[:1, 0], hole[:1, 1], ext, np.roll(ext, -1, axis=0))[0]:
+            p = _point_off_the_ring(hole, ext, ext_b)
+            if not points_in_edges(p[:1], p[1:], ext, ext_b)[0]:
                 raise TerraceInputError(f"hole {k} is not inside the outer ring", where)
         if len(rings) > 2:
             # rings do not cross (checked above): a hole inside another hole is an island
@@ -428,6 +430,33 @@ class Region:
                     f" ({p[0]:.12g}, {p[1]:.12g})); give the island as a polygon of its own",
                     where)
         return cls(ext, tuple(rings[1:]), region_id, dict(properties or {}))
+
+
+def _distance_to_edges(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    """Distance from point ``p`` to the nearest of the segments ``a -> b``."""
+    d = b - a
+    ll = (d * d).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.clip(((p - a) * d).sum(axis=1) / np.where(ll > 0, ll, 1.0), 0.0, 1.0)
+    q = a + t[:, None] * d
+    return float(np.hypot(*(p - q).T).min())
+
+
+def _point_off_the_ring(hole: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A point of ``hole`` whose inside-or-outside the ring of edges ``a -> b`` is the
+    hole's (the rings do not cross): its first vertex, unless that lies on the ring (within
+    the rounding of the coordinates); then the farthest from the ring of its first vertices
+    and edge midpoints. Only the first vertex was tested: a hole touching its outer ring at
+    that vertex was taken for inside whichever side it lay on, and one wholly outside made
+    a region that shapely calls invalid (issue 15, long run).
+    """
+    size = float(np.ptp(np.concatenate([a, hole]), axis=0).max())
+    tol = 1e-12 * size + 64 * float(np.spacing(float(np.abs(a).max())))
+    if _distance_to_edges(hole[0], a, b) > tol:
+        return hole[0]
+    n = min(len(hole), 16)
+    cands = np.concatenate([hole[:n], 0.5 * (hole[:n] + np.roll(hole, -1, axis=0)[:n])])
+    return cands[int(np.argmax([_distance_to_edges(c, a, b) for c in cands]))]
 
 
 def points_in_edges(x: np.ndarray, y: np.ndarray, a: np.ndarray, b: np.ndarray,

@@ -321,6 +321,18 @@ def _collinear_keep(pts: np.ndarray, ring: np.ndarray, pinned: np.ndarray | None
         # (an odd ring's last position neighbours its first)
         drop = lone | (cand & (pos % 2 == flip)
                        & ~((ln % 2 == 1) & (pos == ln - 1) & (flip == 0)))
+        # of two neighbouring candidates the one nearer the line through its neighbours
+        # goes first and the other is judged again (a corner 5.6e-16 from the next vertex
+        # along the grid's edge, that one exactly on the line, went first, and the edge then
+        # leaned into the grid; issue 15, long run)
+        off = np.abs(cross) / np.sqrt(np.where(scale > 0, scale, 1.0))
+        wait = cand & ~drop
+        swap = drop & ((wait[prev] & (off[prev] < off)) | (wait[nxt] & (off[nxt] < off)))
+        if swap.any():
+            drop &= ~swap
+            add = wait & ((swap[prev] & (off < off[prev])) | (swap[nxt] & (off < off[nxt])))
+            add &= ~drop[prev] & ~drop[nxt]
+            drop |= add & ~add[prev]
         # off the line (exactly on it, nothing moves): not over another vertex of the group
         sweep = np.nonzero(drop & (cross != 0))[0]
         if len(sweep):

@@ -10,6 +10,7 @@ from scipy import ndimage
 
 import terrace_foundation as tf
 from terrace_foundation.presets.limits import (
+    grade_limited,
     pad_gap,
     pad_reach,
     pull_pads,
@@ -286,3 +287,39 @@ def test_pads_stay_within_the_reach_of_their_ground():
     assert inner and max(inner) <= reach + 1e-6
     assert any(abs(v - reach) < 1e-6 for v in inner)
     assert res.report["totals"]["tallest_wall_face"] <= MAX_WALL + 1e-6
+
+
+def test_embankment_meets_the_terrain_without_a_crease():
+    """Issue 14's smooth embankments: where the fill embankment reaches the terrain it blends
+    in (the soft toe) instead of meeting it at a crease. Hand-made case: one square pad 3 m
+    above a 5 deg plane on 0.25 m cells; along the row through the pad, eastward and downhill,
+    the graded profile stays at or above the hard ``max(terrain, cone)`` and its bend at the
+    toe (largest second difference) is spread out: under 3/4 of the hard profile's."""
+    cell, t = 0.25, np.tan(np.radians(SLOPE))
+    n = 240
+    yy, xx = np.mgrid[0:n, 0:n] * cell
+    h = 100.0 - np.tan(np.radians(5.0)) * xx            # falls eastward
+    lot = np.zeros((n, n), np.int32)
+    lot[100:140, 60:100] = 1
+    pad = np.array([np.nan, h[lot == 1].max() + 3.0])
+    graded, _, win, _ = grade_limited(h, lot, pad, cell, SLOPE, MAX_WALL, MAX_EMB)
+    full = h.copy()
+    full[win] = graded if graded.shape != h.shape else graded[win]
+    row = full[120, 100:]                                # east of the lot, downhill
+    # the hard profile: the terrain or the fill cone from the lot's east edge cells
+    d = np.hypot(np.arange(n - 100)[None, :] + 1.0, np.arange(100, 140)[:, None] - 120.0)
+    cone = (pad[1] - t * cell * d).max(axis=0)
+    hard = np.maximum(h[120, 100:], cone)
+    assert np.all(row >= hard - 1e-9)
+    toe = np.flatnonzero(cone < h[120, 100:])[0]         # first cell where the terrain wins
+    near = slice(max(toe - 12, 1), toe + 12)
+    bend = np.abs(np.diff(row, 2))[near].max()
+    hard_bend = np.abs(np.diff(hard, 2))[near].max()
+    assert hard_bend > 0.5 * (t - np.tan(np.radians(5.0))) * cell    # a crease there
+    assert bend < 0.75 * hard_bend
+    # the same total bend, spread over at least three cells (the blend's half-width is
+    # min(max_embankment_height / 6, tan(max_slope) x cell): about two cells wide)
+    bends = np.diff(row, 2)[near]
+    assert bends.sum() == pytest.approx(np.diff(hard, 2)[near].sum(), abs=1e-9)
+    assert (np.abs(bends) > 1e-3).sum() >= 3
+    assert np.array_equal(row[toe + 12:], h[120, 100 + toe + 12:])      # terrain beyond

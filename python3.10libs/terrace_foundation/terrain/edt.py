@@ -235,6 +235,27 @@ def _envelope_lines(f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(d.T), np.ascontiguousarray(arg.T)
 
 
+def _column_pass(feat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Down the columns of ``feat`` (M, N bool): each cell's row distance to the nearest
+    feature in its column and that feature's row (int32; a tie goes to the row above;
+    a column without a feature gives distances of about 2**30 and a sentinel row), by two
+    cumulative scans.
+    """
+    m = feat.shape[0]
+    far = np.int32(2 ** 30)
+    rows = np.arange(m, dtype=np.int32)[:, None]
+    above = np.where(feat, rows, -far)
+    np.maximum.accumulate(above, axis=0, out=above)
+    below = np.where(feat, rows, far)
+    np.minimum.accumulate(below[::-1], axis=0, out=below[::-1])
+    da = rows - above
+    db = below - rows
+    near_row = np.where(db < da, below, above)
+    del above, below
+    np.minimum(da, db, out=da)
+    return da, near_row
+
+
 def distance_transform(features: np.ndarray, cell_size: float = 1.0
                        ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """Euclidean distance from every cell to the nearest feature cell, and that cell.
@@ -265,20 +286,9 @@ def distance_transform(features: np.ndarray, cell_size: float = 1.0
     if not feat.any():
         zero = np.zeros((m, n), dtype=np.int32 if m * n < 2 ** 31 else np.int64)
         return np.full((m, n), np.inf), (zero, zero.copy())
-    # pass 1, down the columns: nearest feature row above and below (cumulative scans; a
-    # column without a feature gets far sentinels and takes no part in pass 2)
-    far = np.int32(2 ** 30)
-    rows = np.arange(m, dtype=np.int32)[:, None]
-    above = np.where(feat, rows, -far)
-    np.maximum.accumulate(above, axis=0, out=above)
-    below = np.where(feat, rows, far)
-    np.minimum.accumulate(below[::-1], axis=0, out=below[::-1])
-    da = rows - above
-    db = below - rows
-    near_row = np.where(db < da, below, above)         # (a tie goes to the row above)
-    del above, below
-    np.minimum(da, db, out=da)
-    del db
+    # pass 1, down the columns: nearest feature row above and below (a column without a
+    # feature gets far sentinels and takes no part in pass 2)
+    da, near_row = _column_pass(feat)
     # pass 2, along the rows: lower envelope of (x - q)^2 + g(q)^2 over the feature columns,
     # on the transposed grid (a column of the grid a row in memory: each step of the loop
     # over the columns reads and writes whole rows)
@@ -348,18 +358,7 @@ def distance_within(features: np.ndarray, cell_size: float, reach: float
         return np.full((m, n), np.inf), (zero, zero.copy())
     # column pass (as distance_transform): nearest feature row in each column, a tie to the
     # row above; its distance clipped to k + 1 (no nearer cell comes from farther rows)
-    far = np.int32(2 ** 30)
-    rows = np.arange(m, dtype=np.int32)[:, None]
-    above = np.where(feat, rows, -far)
-    np.maximum.accumulate(above, axis=0, out=above)
-    below = np.where(feat, rows, far)
-    np.minimum.accumulate(below[::-1], axis=0, out=below[::-1])
-    da = rows - above
-    db = below - rows
-    near_row = np.where(db < da, below, above)
-    del above, below
-    np.minimum(da, db, out=da)
-    del db
+    da, near_row = _column_pass(feat)
     # row pass: key = (squared distance << s) + offset index, the minimum over the offsets
     # -k..k (ascending: the smaller column wins a tie); a clipped column distance gives at
     # least (k + 1)^2, so a key whose squared distance is at most k^2 is exact

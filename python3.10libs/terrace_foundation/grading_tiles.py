@@ -40,10 +40,8 @@ Halo of each pass, in cells (``w = max_embankment_height / tan(max_slope)``, the
   largest ``E`` (:attr:`GradingJob.cone_heights`, from the plan), so a tile's window does
   not change which cones it walks;
 * band attribution to the nearest lot (octagonal distance): ``ceil(sqrt(2) B) + 3``; the
-  report's attribution of the embankment cells (``Band.EMBANKMENT``: changed cells within
-  ``w`` of the lots' edge cells, so within ``w + c`` of a lot cell, Euclidean; the
-  octagonal nearest lies within 1.0824 times that) sweeps ``ceil(sqrt(2) (w / c + 1)) + 3``
-  around them (:func:`~terrace_foundation.terrain.kernels.nearest_label`);
+  report's attribution of the band cells sweeps each with the halo of its own distance to
+  the lots (:func:`_nearest_lots`, the same labels);
 * slopes, wings, pad edges and cell sides: 1.
 
 The grading window around a tile is ``1 + B + S + 2`` or the attribution halo, the larger.

@@ -260,10 +260,9 @@ def _own_pairs(lm: np.ndarray, own: Window) -> np.ndarray:
     """
     out = []
     for x, y in ((lm[:, :-1], lm[:, 1:]), (lm[:-1, :], lm[1:, :])):
+        # (the sides of ``own`` only: the same sides in the same row-major order)
+        x, y = x[own[0]:own[1], own[2]:own[3]], y[own[0]:own[1], own[2]:own[3]]
         m = (x != y) & (x > 0) & (y > 0)
-        keep = np.zeros(m.shape, dtype=bool)
-        keep[own[0]:own[1], own[2]:own[3]] = True
-        m &= keep
         out.append(np.column_stack([np.minimum(x[m], y[m]), np.maximum(x[m], y[m])]))
     return np.concatenate(out).astype(np.int64)
 
@@ -330,7 +329,11 @@ def survey_tile(job: GradingJob, tile: Window, source) -> Survey:
     out.cells = np.bincount(lab, minlength=n)
     rule = "mean" if job.pad_rule == "balanced" else job.pad_rule
     if rule == "mean":
-        out.heights.add(np.where(sel, h_t, 0.0), m_t, tile[0], tile[2])   # zeros add nothing
+        # (PartialSums.add of the heights on the lots, given its cells directly: the lot
+        # cells whose height is not zero, in row-major order; zeros add nothing)
+        r, c = np.nonzero(sel & (h_t != 0))
+        out.heights.add_cells(h_t[r, c], m_t[r, c], r.astype(np.int64) + tile[0],
+                              c.astype(np.int64) + tile[2])
     elif rule in ("min", "max"):
         out.h_min = cell_pad_heights(h_t, m_t, job.n_lots, "min")[0]
         out.h_max = cell_pad_heights(h_t, m_t, job.n_lots, "max")[0]

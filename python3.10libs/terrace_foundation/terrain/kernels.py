@@ -414,13 +414,17 @@ def _label_fields(lab: np.ndarray, a: np.ndarray, c: np.ndarray, which: np.ndarr
     wr, wc = lab.shape[1:]
     # a window whose lot cells are all of one lot gives that lot to every cell its cones
     # reach (a label is only ever copied from a lot cell), and every wanted cell is reached
-    # (its nearest lot lies within the halo): such windows are not swept
-    top_lab = lab.max(axis=(1, 2))
-    low_lab = np.where(lab > 0, lab, top_lab[:, None, None]).min(axis=(1, 2))
-    out = top_lab[which]
-    swept = np.flatnonzero(low_lab != top_lab)
-    if len(swept) == 0:
-        return out
+    # (its nearest lot lies within the halo): such windows are not swept (one window is
+    # swept as it is: it gives the same labels, and is rarely of one lot)
+    if len(lab) > 1:
+        top_lab = lab.max(axis=(1, 2))
+        low_lab = np.where(lab > 0, lab, top_lab[:, None, None]).min(axis=(1, 2))
+        out = top_lab[which]
+        swept = np.flatnonzero(low_lab != top_lab)
+        if len(swept) == 0:
+            return out
+    else:
+        swept = np.zeros(1, dtype=np.intp)
     if len(swept) < len(lab):
         lab, a, c = lab[swept], a[swept], c[swept]
         pick = np.flatnonzero(low_lab[which] != top_lab[which])

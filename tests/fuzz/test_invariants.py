@@ -426,6 +426,35 @@ def test_outline_of_a_lot_holding_a_needle_end_narrower_than_the_world_spacing_i
     test_lots_partition_the_regions_on_the_grid.hypothesis.inner_test((hf, [(ring, [])], params))
 
 
+# Found by the long run of 2 December, 01:28 (edge_cases, seed 7005), on i15a 41e6331.
+@pytest.mark.xfail(strict=True, reason="open (issue 15): a later region's lot whose notch, "
+                   "where an earlier triangle's corner sits on the grid's west edge, opens 1e-15"
+                   " wide through a west edge slanted by 2.8e-16: traced as shell + hole + a"
+                   " sliver shell inside it ('Nested shells')")
+def test_notch_of_an_earlier_corner_on_a_slanted_grid_edge_gives_a_valid_outline():
+    """The earlier triangle's corner (-0.5, 2.2985) lies on the grid's west edge; the later
+    region's west edge runs from x = -0.49999999999999972 to x = -0.5, so the corner is
+    1.7e-16 outside it and the earlier triangle cuts a notch into it whose mouth is about
+    1e-15 wide. Lot 36's outline came out as its shell with the triangle as a hole (corner
+    at x = -0.4999999999999997) plus a second polygon, a sliver triangle between that corner
+    and the west edge, nested in the first ('Nested shells' at (-0.5, 2.2985)). Not traced
+    (footprint.chain_rings' turns at the notch's mouth are the first suspect). Replay:
+    @reproduce_failure('6.155.2', b'AXicc+R25HZkAMP/joyODkCayZEdxNewf+wf/+kp62OwJKPG/u3COz'
+    b'bM2L4MKMukwQAFcAZWMZApyBxULpIO+3emxyNjxDIZGIEW2V95u+27kkYeyAkHYKoZHJkJGIfKBQsxQn3GCA'
+    b'CsLSFw') on test_lots_partition_regions_meeting_the_grid_edges_and_one_another."""
+    hf = _slope(11, 11, 0.5, (-0.5, 6.0))
+    regs = [(np.array([[-0.5, 2.2985492490547355], [-0.4375, 2.3610492490547355],
+                       [-0.4375, 2.2360492490547355]]), []),
+            (np.array([[-0.5, 0.5]] * 4 + [[-0.49999999999999972, 0.0042042854984669642],
+                                           [2.8189161865420935, 0.5],
+                                           [-0.5, 5.6923563098133414]]), []),
+            (np.array([[-0.5, 0.5]] * 3), [])]
+    params = {"seed": 0, "scatter_count": 1, "relax_iterations": 0, "min_lot_size": 0.125,
+              "remesh_size": 0.15, "blur_radius": 0.0, "blend": 0.0, "preset": "grading"}
+    test_lots_partition_regions_meeting_the_grid_edges_and_one_another.hypothesis.inner_test(
+        (hf, regs, params))
+
+
 def test_lot_areas_match_the_oracle_in_the_grid_frame_at_lv95():
     """Found by the long campaign: shapely cutting this triangle with the grid at LV95
     magnitudes gives 0.1071537694 (cut points rounded to 4.7e-10), the lots 0.1071537696,

@@ -138,8 +138,9 @@ def _signed_whole(neg: np.ndarray, whole: np.ndarray) -> Field:
 
 
 #: The ASCII digits of 0000 ... 9999, four bytes each, as one uint32 word per number.
-_WORDS = np.array([list(f"{i:04d}".encode("ascii")) for i in range(10000)],
-                  dtype=np.uint8).view(np.uint32).reshape(-1)
+_WORDS = np.ascontiguousarray(
+    (np.arange(10000)[:, None] // np.array([1000, 100, 10, 1]) % 10 + _ZERO).astype(np.uint8)
+).view(np.uint32).reshape(-1)
 
 
 def _words8(v: np.ndarray) -> np.ndarray:

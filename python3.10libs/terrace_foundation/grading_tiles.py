@@ -260,10 +260,9 @@ def _own_pairs(lm: np.ndarray, own: Window) -> np.ndarray:
     """
     out = []
     for x, y in ((lm[:, :-1], lm[:, 1:]), (lm[:-1, :], lm[1:, :])):
+        # (the sides of ``own`` only: the same sides in the same row-major order)
+        x, y = x[own[0]:own[1], own[2]:own[3]], y[own[0]:own[1], own[2]:own[3]]
         m = (x != y) & (x > 0) & (y > 0)
-        keep = np.zeros(m.shape, dtype=bool)
-        keep[own[0]:own[1], own[2]:own[3]] = True
-        m &= keep
         out.append(np.column_stack([np.minimum(x[m], y[m]), np.maximum(x[m], y[m])]))
     return np.concatenate(out).astype(np.int64)
 
@@ -330,7 +329,11 @@ def survey_tile(job: GradingJob, tile: Window, source) -> Survey:
     out.cells = np.bincount(lab, minlength=n)
     rule = "mean" if job.pad_rule == "balanced" else job.pad_rule
     if rule == "mean":
-        out.heights.add(np.where(sel, h_t, 0.0), m_t, tile[0], tile[2])   # zeros add nothing
+        # (PartialSums.add of the heights on the lots, given its cells directly: the lot
+        # cells whose height is not zero, in row-major order; zeros add nothing)
+        r, c = np.nonzero(sel & (h_t != 0))
+        out.heights.add_cells(h_t[r, c], m_t[r, c], r.astype(np.int64) + tile[0],
+                              c.astype(np.int64) + tile[2])
     elif rule in ("min", "max"):
         out.h_min = cell_pad_heights(h_t, m_t, job.n_lots, "min")[0]
         out.h_max = cell_pad_heights(h_t, m_t, job.n_lots, "max")[0]
@@ -699,32 +702,28 @@ def _grading_faces(job, fig, tile, lt, before_e, after_e, lm_e, near_e, band_w_e
     rise = np.tan(np.radians(job.max_slope)) * cs * (1 + 1e-9)
     fl, fh, fw, fr, fc = [], [], [], [], []
     for a, b, _ in _side_pairs(after_e.shape, lt):
-        la, lb = lm_e[a], lm_e[b]
-        d_ab = np.subtract(after_e[a], after_e[b])
+        # (every face steps by more than max_step: the other tests run at those sides only,
+        # element by element and in the same row-major order, so the same)
+        d_full = np.subtract(after_e[a], after_e[b])
+        r, c = np.nonzero(np.abs(d_full) > job.max_step)
+        d_ab = d_full[r, c]
+        del d_full
         step = np.abs(d_ab)
-        between = (la > 0) & (lb > 0) & (la != lb) & (step > job.max_step)
+        la, lb = lm_e[a][r, c], lm_e[b][r, c]
+        oa, ob = owner_e[a][r, c], owner_e[b][r, c]
+        between = (la > 0) & (lb > 0) & (la != lb)
         outside = (~((la > 0) & (lb > 0)) | (la == lb)) & (step > max(job.max_step, rise)) & \
-            ((owner_e[a] > 0) | (owner_e[b] > 0))
-        # (a cliff of the terrain itself is no wall: limits.terrain_step, at the sides the
-        # other tests keep only; element by element, so the same)
-        r, c = np.nonzero(outside)
-        cliff = terrain_step(d_ab[r, c], before_e[a][r, c] - before_e[b][r, c],
-                             (la[r, c] == 0) & (lb[r, c] == 0), job.max_step)
-        outside[r[cliff], c[cliff]] = False
-        del d_ab, r, c, cliff
-        for sel_, lots_, w in ((between, la, 0.5), (between, lb, 0.5), (outside, None, 1.0)):
-            r, c = np.nonzero(sel_)
-            if lots_ is None:
-                oa, ob = owner_e[a][sel_], owner_e[b][sel_]
-                own = np.where(la[sel_] > 0, la[sel_], np.where(lb[sel_] > 0, lb[sel_],
-                                                                 np.where(oa > 0, oa, ob)))
-            else:
-                own = lots_[sel_]
-            fl.append(own.astype(np.int64))
+            ((oa > 0) | (ob > 0))
+        # (a cliff of the terrain itself is no wall: limits.terrain_step)
+        outside &= ~terrain_step(d_ab, before_e[a][r, c] - before_e[b][r, c],
+                                 (la == 0) & (lb == 0), job.max_step)
+        own_out = np.where(la > 0, la, np.where(lb > 0, lb, np.where(oa > 0, oa, ob)))
+        for sel_, own_, w in ((between, la, 0.5), (between, lb, 0.5), (outside, own_out, 1.0)):
+            fl.append(own_[sel_].astype(np.int64))
             fh.append(step[sel_])
-            fw.append(np.full(len(r), w))
-            fr.append(r + tile[0])
-            fc.append(c + tile[2])
+            fw.append(np.full(int(sel_.sum()), w))
+            fr.append(r[sel_] + tile[0])
+            fc.append(c[sel_] + tile[2])
     fl_a, fh_a = np.concatenate(fl), np.concatenate(fh)
     fig.faces_lot.append(fl_a)
     fig.faces_h.append(fh_a)

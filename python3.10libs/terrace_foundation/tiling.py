@@ -39,7 +39,7 @@ from .report import (
 )
 from .terrain.blend import add_blurred
 from .terrain.kernels import nearest_label, slope_tangent_near
-from .terrain.project import rasterize_window
+from .terrain.project import rasterize_into, rasterize_window
 from .terrain.tiles import (
     CHUNK,
     PartialSums,
@@ -353,6 +353,24 @@ class ReferenceJob:
             return e, np.zeros(0), e
         xy, value = self.corners(sel)
         return rasterize_window(xy, value, self.tri_label[sel], self.grid(), win)
+
+    def rasterize_into(self, win: Window, label_out: np.ndarray, value_out: np.ndarray
+                       ) -> Window | None:
+        """:meth:`rasterize` written into arrays of ``win`` (no list of its cells): the lot
+        id and slice height of each lot cell (:func:`~.terrain.project.rasterize_into`).
+
+        Returns the box of the lot cells in the window's own coordinates (half-open), None
+        when the window has none.
+        """
+        r0, r1, c0, c1 = win
+        b = self.bbox
+        sel = np.nonzero((b[:, 0] < r1) & (b[:, 1] >= r0) & (b[:, 2] < c1) & (b[:, 3] >= c0)
+                         & (b[:, 1] >= b[:, 0]) & (b[:, 3] >= b[:, 2]))[0]
+        if len(sel) == 0:
+            return None
+        xy, value = self.corners(sel)
+        return rasterize_into(xy, value, self.tri_label[sel], self.grid(), win, label_out,
+                              value_out)
 
 
 @dataclass
@@ -703,35 +721,34 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     fig = TileFigures.empty(n)
     clock = _Clock(fig.steps)
     win = grow(tile, job.halos["total"], shape)
-    fi, val, lab = job.rasterize(win)
+    # the lot mask and the slice heights at the lot cells, written by the rasteriser (zeros
+    # elsewhere: untouched pages of a window without lots are never made)
+    lm = np.zeros((win[1] - win[0], win[3] - win[2]), dtype=np.int32)
+    diff_w = np.zeros(lm.shape)
+    lots_box = job.rasterize_into(win, lm, diff_w)
     clock("rasterize")
     fig.cells = (tile[1] - tile[0]) * (tile[3] - tile[2])
     ext = grow(tile, 1, shape)                      # tile plus the slope stencils' cell
     reach = job.reach
-    width = win[3] - win[2]
-    if len(fi):
-        # active box (global): the lots' box grown by the reach, within ext (rows from the
-        # extreme flat indices: row-major)
-        cc = fi % width
-        act = (max(int(fi.min()) // width + win[0] - reach, ext[0]),
-               min(int(fi.max()) // width + win[0] + reach + 1, ext[1]),
-               max(int(cc.min()) + win[2] - reach, ext[2]),
-               min(int(cc.max()) + win[2] + reach + 1, ext[3]))
-        del cc
-    if len(fi) == 0 or act[0] >= act[1] or act[2] >= act[3]:
+    if lots_box is not None:
+        # active box (global): the lots' box grown by the reach, within ext
+        act = (max(lots_box[0] + win[0] - reach, ext[0]),
+               min(lots_box[1] + win[0] + reach, ext[1]),
+               max(lots_box[2] + win[2] - reach, ext[2]),
+               min(lots_box[3] + win[2] + reach, ext[3]))
+    if lots_box is None or act[0] >= act[1] or act[2] >= act[3]:
         # no lot within reach of the tile: the terrain as it is
+        del lm, diff_w
         view = getattr(source, "view", source.read)
         sink.write(tile, view(tile), np.zeros((tile[1] - tile[0], tile[3] - tile[2]),
                                                dtype=np.int32))
-        if len(fi):
+        if lots_box is not None:
             fig.maxima["change_outside_band"] = 0.0
         clock("tiles without lots")              # the terrain copied to the sink
         fig.seconds = time.perf_counter() - t_start
         return fig
     hw = _fresh(source.read(win))       # blended in place (the window is this tile's own)
     clock("read")
-    lm = np.zeros(hw.shape, dtype=np.int32)
-    lm.ravel()[fi] = lab
     box = grow(act, 1, shape)                      # stencils' cell around the active box
     box = (max(box[0], ext[0]), min(box[1], ext[1]), max(box[2], ext[2]), min(box[3], ext[3]))
     before_b = hw[_box(win, box)].copy()            # the terrain where anything is measured
@@ -746,11 +763,8 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     # the difference at every lot cell of the source box (the blur reads nothing beyond
     # it): the slice heights scattered by the flat index, less the terrain at the lot
     # cells (src lies in dil), 0 elsewhere
-    diff_w = np.zeros(hw.shape)
-    diff_w.ravel()[fi] = val
     diff = diff_w[_box(win, src)]
     np.subtract(diff, hw[_box(win, src)], out=diff, where=lots_d[_box(dil, src)])
-    del fi, val, lab
     a_in_src = _box(src, act)
     add_blurred(hw[_box(win, act)], diff, job.h, (src[0], src[2]),
                 (a_in_src[0].start, a_in_src[0].stop, a_in_src[1].start, a_in_src[1].stop),

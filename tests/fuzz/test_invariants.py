@@ -1530,15 +1530,16 @@ def test_lot_beside_a_sliver_along_the_grid_edge_at_lv95_overlaps_it_by_rounding
     assert near[0].intersection(near[1]).area == pytest.approx(1.839e-11, rel=1e-3)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: open case of the long run on i15b 047dbf9 "
-                   "(edge_cases, seed 7011, after 2240 passing): the outlines sum to "
-                   "0.00048828125 where the ground is 0.00048828165 (not traced)")
 def test_sliver_half_an_ulp_high_along_the_south_edge_at_lv95_beside_a_corner_triangle():
-    """Open: at LV95, a triangle 0.03 across with a corner on the grid's south-west corner,
-    and a later sliver (2600003.5, 1200000), (2600000, 1200000.0000000002), (2600000,
-    1200000) along the south edge, 2.3e-10 high (one ulp of the coordinates). The lots
-    add up; the outlines miss 4e-10 (the sliver's area?) without the warning that allows a
-    lot too thin for the coordinates to have none. Not traced. Replay:
+    """Found by the long run on i15b 047dbf9 (edge_cases, seed 7011, after 2240 passing): at
+    LV95, a triangle 0.03 across with a corner on the grid's south-west corner, and a later
+    sliver (2600003.5, 1200000), (2600000, 1200000.0000000002), (2600000, 1200000) along the
+    south edge, 2.3e-10 high (one ulp of the northings). The outlines summed 0.00048828125
+    where the ground is 0.00048828165: the sliver was called wholly inside the triangle,
+    which it overlaps by 2.7e-20. overlap.region_difference probed beside each piece of edge
+    1e-10 of the piece's length away (3.5e-10), beyond the sliver's far side, so none of its
+    pieces was kept; the step is now 1e-14 of the coordinates
+    (test_difference_keeps_a_sliver_thinner_than_1e10_of_its_length). Replay:
     @reproduce_failure('6.155.2', b'AXicc2R2ZHdkAEImMAlhMTsyaTBAAZxBrBgDoyOSAgYN+w0wJgPQYAZkS'
     b'ez2gDV9gGsCCTDCHAcA9TkL/w==') on
     test_lots_partition_regions_meeting_the_grid_edges_and_one_another."""
@@ -1550,3 +1551,6 @@ def test_sliver_half_an_ulp_high_along_the_south_edge_at_lv95_beside_a_corner_tr
                        [2600000.0, 1200000.0]]), [])]
     test_lots_partition_regions_meeting_the_grid_edges_and_one_another.hypothesis.inner_test(
         (hf, regs, dict(_SMALL)))
+    _, res = _run(hf, regs, dict(_SMALL))
+    sliver = [lot for lot in res.lots if lot.region_id == 2]
+    assert sliver and sum(lot.area for lot in sliver) == pytest.approx(4.0745e-10, rel=1e-4)

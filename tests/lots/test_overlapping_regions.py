@@ -196,3 +196,32 @@ def test_difference_where_a_corner_lies_within_the_on_edge_tolerance_of_a_shared
     assert got.is_valid
     assert got.area == pytest.approx(want.area, abs=1e-12)
     assert got.symmetric_difference(want).area <= 1e-12
+
+
+def test_difference_keeps_a_sliver_thinner_than_1e10_of_its_length():
+    """A later sliver 2.3e-10 high (one ulp of the LV95 northing 1200000) along the grid's
+    south edge, 3.5 long, in the grid's local frame, overlaps an earlier triangle with its
+    corner on the sliver's corner by 2.7e-20 only. The probes beside its pieces stepped
+    1e-10 of each piece's length (3.5e-10), beyond the sliver's far side: none of its pieces
+    was kept and the sliver was called wholly inside the triangle (issue 15, long run
+    edge_cases seed 7011). The difference, exactly (fractions): the sliver less the
+    triangle (0, 0), (0, h), P cut off by the wedge's edge y = x."""
+    from fractions import Fraction
+
+    y0 = -1.5
+    top = 1200000.0000000002 - 1200001.5                 # exact (Sterbenz)
+    first = np.array([[0.0, y0], [0.03125, y0 + 0.03125], [-0.03125, y0 + 0.03125]])
+    later = np.array([[3.5, y0], [0.0, top], [0.0, y0]])
+    a, b = Region.from_rings(first, region_id=0), Region.from_rings(later, region_id=1)
+    out, notes = resolve_overlaps([a, b])
+    h, w = Fraction(top) - Fraction(y0), Fraction(3.5)
+    xp = h / (1 + h / w)                                 # where y - y0 = x meets the top edge
+    exact = w * h / 2 - h * xp / 2
+    assert float(h) == pytest.approx(2.3283064365386963e-10, rel=1e-15)
+    assert [r.region_id for r in out] == [0, 1] and "loses" in notes[0]
+    got = Polygon(out[1].exterior, out[1].holes)
+    assert got.is_valid
+    ulp = float(np.spacing(3.5))
+    assert got.area == pytest.approx(float(exact), abs=8 * got.length * ulp)
+    assert got.symmetric_difference(Polygon(later).difference(Polygon(first))).area <= \
+        8 * got.length * ulp

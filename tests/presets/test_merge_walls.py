@@ -109,3 +109,46 @@ def test_merge_many_is_merge_group_by_group():
         want = _dict_walk(p, 2.5e-6)
         assert len(lines) == len(want)
         assert all(a.tobytes() == b.tobytes() for a, b in zip(lines, want))
+
+
+def _random_graph(seed: int):
+    """Segments between a few random points (branches, parallel segments, self-loops, long
+    chains and lone loops; points jittered within tol)."""
+    rng = np.random.default_rng(seed)
+    pts = rng.integers(0, 40, size=(int(rng.integers(2, 12)), 2)).astype(np.float64)
+    k = int(rng.integers(1, 25))
+    ends = rng.integers(0, len(pts), size=(k, 2))
+    seg = [pts[ends]]
+    # a long chain and a long loop (many points of two ends: the doubling's rounds)
+    n = int(rng.integers(1, 300))
+    chain = np.column_stack([np.arange(n + 1) + 100.0, np.full(n + 1, 7.0)])
+    seg.append(np.stack([chain[:-1], chain[1:]], axis=1))
+    ring = np.column_stack([np.cos(np.linspace(0, 2 * np.pi, n + 3)[:-1]),
+                            np.sin(np.linspace(0, 2 * np.pi, n + 3)[:-1])]) * 50 + 300.0
+    seg.append(np.stack([ring, np.roll(ring, -1, axis=0)], axis=1))
+    p = np.concatenate(seg)
+    flip = rng.random(len(p)) < 0.5
+    p[flip] = p[flip][:, ::-1]
+    p = p[rng.permutation(len(p))]
+    return p + rng.normal(scale=1e-9, size=p.shape), 1e-6
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_merge_equals_the_dictionary_walk_on_branching_graphs(seed):
+    pieces, tol = _random_graph(seed)
+    got, want = _merge(pieces, tol), _dict_walk(pieces, tol)
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def test_merge_many_on_branching_graphs_group_by_group():
+    from terrace_foundation.presets.walls import _merge_many
+    parts = [_random_graph(300 + k)[0] for k in range(8)]
+    parts[5] = parts[1].copy()                       # the same pieces in two groups: no joins
+    cut = np.cumsum([0] + [len(p) for p in parts])
+    got = _merge_many(np.concatenate(parts), 1e-6, cut)
+    for lines, p in zip(got, parts):
+        want = _dict_walk(p, 1e-6)
+        assert len(lines) == len(want)
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(lines, want))

@@ -77,7 +77,10 @@ def test_envelope_paths_agree_bit_for_bit():
 @pytest.mark.parametrize("shape, share, reach, cell, seed", [
     ((23, 31), 0.05, 3.0, 1.0, 20), ((60, 47), 0.01, 18.0, 1.0, 21), ((40, 17), 0.3, 2.5, 1.5, 22),
     ((1, 25), 0.1, 7.0, 2.0, 23), ((25, 1), 0.1, 7.0, 0.3, 24), ((50, 50), 0.0, 5.0, 1.0, 25),
-    ((70, 80), 0.002, 45.0, 1.0, 26), ((30, 30), 0.5, 0.5, 1.0, 27)])
+    ((70, 80), 0.002, 45.0, 1.0, 26), ((30, 30), 0.5, 0.5, 1.0, 27),
+    # (K = 22, the largest with uint16 keys, and 23, 31 with int32 ones)
+    ((90, 70), 0.01, 21.0, 1.0, 28), ((90, 70), 0.01, 22.0, 1.0, 29),
+    ((64, 64), 0.05, 30.0, 1.0, 30)])
 def test_distance_within_a_reach_is_the_transform_bit_for_bit(shape, share, reach, cell, seed):
     # the same distance and nearest feature (ties included: the smallest (squared distance,
     # column, row), the callers' outputs depend on it) wherever the nearest lies within

@@ -123,3 +123,40 @@ def test_window_holds_the_cells_of_the_grid_in_it():
         want = (r[inside] - r0) * (c1 - c0) + (c[inside] - c0)
         order = np.argsort(idx)
         assert_same((idx[order], v[order], lb[order]), (want, val[inside], lab[inside]))
+
+
+@pytest.mark.parametrize("max_candidates", [250_000, 40, 7])
+def test_into_window_arrays_writes_the_cells_of_the_window(max_candidates):
+    # the cells, values and labels of rasterize_window written into window arrays: with
+    # small chunks, cells on edges shared across chunks keep the earlier (lower) triangle
+    rng = np.random.default_rng(9)
+    grid = Heightfield(np.zeros((40, 40)), 1.0, (0.0, 40.0))
+    for step, jitter in ((3.0, 0.0), (3.7, 0.2)):          # centres on shared edges, and not
+        xy = lattice(9, step, 2.0, 38.0, jitter, rng)
+        value = rng.uniform(0, 10, xy.shape[:2])
+        label = rng.integers(1, 9, len(xy))
+        for win in [(0, 40, 0, 40), (5, 17, 3, 30), (20, 21, 0, 40), (0, 40, 13, 14),
+                    (38, 40, 38, 40)]:
+            r0, r1, c0, c1 = win
+            idx, v, lb = rasterize_window(xy, value, label, grid, win, max_candidates)
+            lab_w = np.zeros((r1 - r0, c1 - c0), dtype=np.int32)
+            val_w = np.full(lab_w.shape, -7.0)
+            box = project.rasterize_into(xy, value, label, grid, win, lab_w, val_w,
+                                         max_candidates)
+            want_lab = np.zeros(lab_w.size, dtype=np.int32)
+            want_val = np.full(lab_w.size, -7.0)
+            want_lab[idx], want_val[idx] = lb, v
+            assert_same((lab_w.ravel(), val_w.ravel()), (want_lab, want_val))
+            if len(idx) == 0:
+                assert box is None
+                continue
+            rr, cc = np.divmod(idx, c1 - c0)
+            assert box == (rr.min(), rr.max() + 1, cc.min(), cc.max() + 1)
+
+
+def test_into_window_arrays_refuses_a_label_of_zero():
+    grid = Heightfield(np.zeros((8, 8)), 1.0, (0.0, 8.0))
+    xy = np.array([[[0.0, 8.0], [8.0, 8.0], [0.0, 0.0]]])
+    with pytest.raises(ValueError, match="label of 0"):
+        project.rasterize_into(xy, np.zeros((1, 3)), np.array([0]), grid, (0, 8, 0, 8),
+                               np.zeros((8, 8), dtype=np.int32), np.zeros((8, 8)))

@@ -269,6 +269,27 @@ def test_nearest_label_near_the_cells_equals_the_whole_sweep(shape, block, col_o
         assert mine == pytest.approx(oct_d.min(), abs=1e-9)
 
 
+@pytest.mark.parametrize("block", [8, 16])
+def test_nearest_label_of_scattered_cells_swept_in_blocks_equals_the_whole_sweep(block):
+    # wanted cells in a few patches far apart: their blocks' windows have fewer cells than
+    # one window around them all, so they are swept block by block (a dense band is swept
+    # as one window, the other tests)
+    lm = _lots_with_gaps((260, 300), 60, 8)
+    from terrace_foundation.terrain import kernels
+    _, full_l = cone_envelope(np.where(lm > 0, 0.0, -np.inf), lm, 1.0, 2.0, col_offset=5)
+    band = box_dilate(lm > 0, 9) & (lm == 0)
+    patch = np.zeros_like(band)
+    patch[10:25, 12:30] = patch[200:215, 250:270] = patch[120:130, 140:150] = True
+    rows, cols = np.nonzero(band & patch)
+    halo = 12
+    nbc = -(-300 // block)
+    n_blocks = len(np.unique((rows // block) * nbc + cols // block))
+    box = kernels._wanted_box(rows, cols, halo, *lm.shape)
+    assert kernels._box_cells(box) > n_blocks * (block + 2 * halo) ** 2
+    got = nearest_label(lm, rows, cols, 2.0, halo, col_offset=5, block=block)
+    assert got.tobytes() == full_l[rows, cols].tobytes()
+
+
 @pytest.mark.parametrize("shape", [(60, 70), (3, 9), (2, 5), (9, 1)])
 def test_inner_cells_are_the_cells_whose_3x3_block_is_one_lot(shape):
     ndi = pytest.importorskip("scipy.ndimage")

@@ -143,11 +143,19 @@ def region_difference(keep: Region, lose: list[Region]) -> list[Region]:
     mid = 0.5 * (sa + sb)
     normal = np.column_stack([-(sb - sa)[:, 1], (sb - sa)[:, 0]]) / ln[:, None]
     scale = max(1.0, float(np.abs(a).max()))
-    eps = np.maximum(1e-10 * ln, 1e-14 * scale)   # a few ulps above the coordinates
+    # the probe's step: a few ulps above the coordinates (1e-14 of them), the same for every
+    # piece. It was 1e-10 of the piece's length, up to 1e-10 of the coordinates: a region
+    # thinner than that along its edges (a sliver 2.3e-10 high, one ulp of LV95 northings,
+    # along a grid edge 3.5 long) had every own piece probed beyond its far side, and the
+    # sliver was called wholly inside an earlier triangle it overlaps by 2.7e-20 (issue 15,
+    # long run edge_cases seed 7011). The rounding a probe must clear is that of the
+    # midpoint and of the crossing test, an ulp or two of the coordinates; ``covers`` judges
+    # against the pieces, which a split point bends, so no bend needs a longer step.
+    eps = 1e-14 * scale
     # the side of each piece of edge that the result may lie on: the left of keep's edges,
     # the right of the losing regions' edges (their outside)
     side = np.where((so == 0)[:, None], 1.0, -1.0) * normal
-    probe = mid + eps[:, None] * side
+    probe = mid + eps * side
 
     def covers(k: int) -> np.ndarray:
         """Whether region ``k`` lies on the result's side of each piece: tested at the

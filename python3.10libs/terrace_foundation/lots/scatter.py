@@ -471,14 +471,16 @@ class SampleBlocks:
             # wins only when strictly nearer (the lowest index on a tie, as argmin)
             best_d = np.full(qx.shape, np.inf)
             best = np.full(qx.shape, len(pts), dtype=np.intp)
+            d, dy = np.empty(qx.shape), np.empty(qx.shape)
+            nearer = np.empty(qx.shape, dtype=bool)
             for j in range(cand.shape[1]):
-                d = qx - cx[:, j, None]
+                np.subtract(qx, cx[:, j, None], out=d)
                 d *= d
-                dy = qy - cy[:, j, None]
+                np.subtract(qy, cy[:, j, None], out=dy)
                 dy *= dy
                 d += dy
-                nearer = d < best_d
-                np.copyto(best_d, d, where=nearer)
+                np.less(d, best_d, out=nearer)
+                np.minimum(best_d, d, out=best_d)       # d where nearer: the same values
                 np.copyto(best, cand[:, j, None], where=nearer)
             out[self.order[qi[real]]] = best[real]
             b = e

@@ -875,10 +875,11 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     e_up = np.zeros(lm.shape)
     for sa, sb in (((slice(None), slice(None, -1)), (slice(None), slice(1, None))),
                    ((slice(None, -1), slice(None)), (slice(1, None), slice(None)))):
+        # (only the cells on a side between two lots: elsewhere the share is 0; the same
+        # sides seen from either cell)
+        rr, cc = np.nonzero((lm[sa] > 0) & (lm[sb] > 0) & (lm[sa] != lm[sb]))
         for p_, q_ in ((sa, sb), (sb, sa)):
             la, lb = lm[p_], lm[q_]
-            # (only the cells on a side between two lots: elsewhere the share is 0)
-            rr, cc = np.nonzero((la > 0) & (lb > 0) & (la != lb))
             step = pad[la[rr, cc]] - pad[lb[rr, cc]]
             share = step_share(np.abs(step), max_wall, max_emb)
             for e_, take in ((e_down[p_], step > 0), (e_up[p_], step < 0)):
@@ -1020,12 +1021,17 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     bw[changed & cross & (d_edge <= width)] = Band.WING
     # faces: cells outside the lots with a step steeper than the slope to a neighbour (a
     # wing, the foot or top of an outline or tier wall) are walls, not embankment
-    for sa, sb, dist_ in _pairs8(lm.shape):
+    # (an embankment cell, which the grading changed, with such a step to one of its 8
+    # neighbours: tested at the embankment cells only)
+    er, ec = np.nonzero(bw == Band.EMBANKMENT)
+    face = np.zeros(len(er), dtype=bool)
+    for dr, dc, dist_ in _OFFSETS8:
         lim = t * cell_size * dist_ * (1 + 1e-9)
-        face = (np.abs(graded[sa] - graded[sb]) > lim) & (changed[sa] | changed[sb])
-        for s_ in (sa, sb):
-            sub = bw[s_]
-            sub[face & changed[s_] & (sub == Band.EMBANKMENT)] = Band.WING
+        ok = np.flatnonzero((er + dr >= 0) & (er + dr < bw.shape[0]) & (ec + dc >= 0) &
+                            (ec + dc < bw.shape[1]))
+        face[ok] |= np.abs(graded[er[ok], ec[ok]] - graded[er[ok] + dr, ec[ok] + dc]) > lim
+    bw[er[face], ec[face]] = Band.WING
+    del er, ec, face
     # embankment height: vertical distance from the embankment's top (the lot edge after its
     # outline wall, or the foot or top of the tier wall above it) to each of its cells
     # (the top of a cell's tier: the lot's edge cell or the ring before it, at most one band
@@ -1080,30 +1086,29 @@ def step_wall_sides(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarra
     for axis in (0, 1):
         a = (slice(None, -1), slice(None)) if axis == 0 else (slice(None), slice(None, -1))
         b = (slice(1, None), slice(None)) if axis == 0 else (slice(None), slice(1, None))
-        step = np.abs(graded[a] - graded[b])
-        two_lots = (lot_mask[a] > 0) & (lot_mask[b] > 0)
-        sel = (step > min_height) & (~two_lots | (lot_mask[a] == lot_mask[b])) & \
-            ((owner[a] > 0) | (owner[b] > 0))
-        if own is not None:
-            keep = np.zeros(sel.shape, dtype=bool)
-            keep[own[0]:own[1], own[2]:own[3]] = True
-            sel &= keep
+        # (the sides of ``own`` only, and of those the ones stepping by more than
+        # min_height; the other tests at those sides, element by element and in the same
+        # row-major order, so the same)
+        sub = (slice(None), slice(None)) if own is None else \
+            (slice(own[0], own[1]), slice(own[2], own[3]))
+        ga, gb = graded[a][sub], graded[b][sub]
+        r, c = np.nonzero(np.abs(ga - gb) > min_height)
+        ha, hb = ga[r, c], gb[r, c]
+        la, lb = lot_mask[a][sub][r, c], lot_mask[b][sub][r, c]
+        oa, ob = owner[a][sub][r, c], owner[b][sub][r, c]
+        two_lots = (la > 0) & (lb > 0)
+        sel = (~two_lots | (la == lb)) & ((oa > 0) | (ob > 0))
         if terrain is not None:
-            # a cliff of the terrain itself is no wall (tested at the sides kept so far only:
-            # element by element, so the same)
-            r, c = np.nonzero(sel)
-            cliff = terrain_step(graded[a][r, c] - graded[b][r, c],
-                                 terrain[a][r, c] - terrain[b][r, c],
-                                 (lot_mask[a][r, c] == 0) & (lot_mask[b][r, c] == 0),
-                                 min_change)
-            sel[r[cliff], c[cliff]] = False
-        r, c = np.nonzero(sel)
-        ha, hb = graded[a][sel], graded[b][sel]
-        oa, ob = owner[a][sel], owner[b][sel]
+            # a cliff of the terrain itself is no wall
+            sel &= ~terrain_step(ha - hb, terrain[a][sub][r, c] - terrain[b][sub][r, c],
+                                 (la == 0) & (lb == 0), min_change)
+        r, c, ha, hb, la, lb, oa, ob = (x[sel] for x in (r, c, ha, hb, la, lb, oa, ob))
+        if own is not None:
+            r, c = r + own[0], c + own[2]
         oa = np.where(oa > 0, oa, ob)
         ob = np.where(ob > 0, ob, oa)
         low_a = ha <= hb
-        tier = (lot_mask[a][sel] > 0) & (lot_mask[b][sel] > 0)
+        tier = (la > 0) & (lb > 0)
         oa = np.where(tier, -oa, oa)        # a tier wall inside a lot: marked by the sign
         ob = np.where(tier, -ob, ob)
         out["axis"].append(np.full(len(r), axis, dtype=np.int8))
@@ -1139,7 +1144,7 @@ def walls_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, float],
     by_key = np.argsort(inv.ravel(), kind="stable")
     bounds = np.searchsorted(inv.ravel()[by_key], np.arange(len(uniq) + 1))
     # (every key's sides joined into polylines in one pass: the same as key by key)
-    merged = _merge_many(seg[by_key] - o, 1e-6 * cell_size, bounds)
+    merged = _merge_many(seg[by_key] - o, 1e-6 * cell_size, bounds, shift=o)
     for k, (a_, b_) in enumerate(uniq):
         sel = by_key[bounds[k]:bounds[k + 1]]
         on = "tier" if a_ < 0 else "outline" if a_ == b_ else "wing"
@@ -1150,7 +1155,7 @@ def walls_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, float],
             base_height=float(low[sel][tall]), top_height=float(high[sel][tall]),
             height=float((high[sel] - low[sel])[tall]),
             length=float(len(sel) * cell_size),
-            lines=tuple(line + o for line in merged[k]),
+            lines=tuple(merged[k]),
             on=on))
     return out
 

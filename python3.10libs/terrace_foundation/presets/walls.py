@@ -72,20 +72,21 @@ def _merge(pieces: np.ndarray, tol: float) -> list[np.ndarray]:
     return _merge_many(pieces, tol, [0, len(pieces)])[0]
 
 
-def _merge_many(pieces: np.ndarray, tol: float, cut) -> list[list[np.ndarray]]:
+def _merge_many(pieces: np.ndarray, tol: float, cut, shift: np.ndarray | None = None
+                ) -> list[list[np.ndarray]]:
     """:func:`_merge` of each group ``pieces[cut[g]:cut[g + 1]]`` (groups never join), in one
-    pass.
+    pass; with ``shift``, every polyline plus ``shift`` (one addition for all points).
 
     Notes
     -----
     The points (group, snapped end) are numbered in the order they first appear (segment by
-    segment, start before end) and each point lists its segments in that order, all with
-    numpy; the walk then follows integers only. Points with other than two segment ends start
-    the polylines (in their order, each unused segment of theirs in order), a polyline goes
-    on through points with two and stops at the others; the segments left over form loops,
-    each started at the start of its first unused segment; a group's polylines are listed in
-    the order they were walked. Each polyline is its first segment's near end, then every
-    segment's far end. The points of all polylines are gathered at once.
+    segment, start before end; :func:`_number_points`). Points with other than two segment
+    ends start the polylines (in their order, each unused segment of theirs in order), a
+    polyline goes on through points with two and stops at the others; the segments left over
+    form loops, each started at the start of its first unused segment; a group's polylines are
+    listed in the order they were walked. Each polyline is its first segment's near end, then
+    every segment's far end. The walk is found for all polylines at once
+    (:func:`_walk_order`) and their points gathered at once.
     """
     cut = np.asarray(cut, dtype=np.int64)
     out: list[list[np.ndarray]] = [[] for _ in range(len(cut) - 1)]
@@ -95,57 +96,148 @@ def _merge_many(pieces: np.ndarray, tol: float, cut) -> list[list[np.ndarray]]:
         return out
     group = np.repeat(np.arange(len(cut) - 1), np.diff(cut))
     keys = np.round(pieces / tol).astype(np.int64).reshape(2 * s, 2)
-    keys = np.column_stack([np.repeat(group, 2), keys])
-    _, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    end_node = _number_points(np.repeat(group, 2), keys[:, 0], keys[:, 1])
+    entry, head = _walk_order(end_node)
+    kk = entry >> 1
+    far = 1 - (entry & 1)
+    pts = np.insert(pieces[kk, far], head, pieces[kk[head], 1 - far[head]], axis=0)
+    if shift is not None:
+        pts = pts + shift
+    first = (head + np.arange(len(head))).tolist()
+    for g, a, b in zip(group[kk[head]].tolist(), first, first[1:] + [len(pts)]):
+        out[g].append(pts[a:b])
+    return out
+
+
+def _number_points(group: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Number the points ``(group, x, y)`` (integers) in the order they first appear.
+
+    Parameters
+    ----------
+    group, x, y : (P,) ndarray of int
+
+    Returns
+    -------
+    (P,) ndarray of int64
+        The number of each point: equal points share one, and the numbers ``0, 1, ...``
+        go to the points in the order of their first occurrence.
+    """
+    order = np.lexsort((y, x, group))              # stable: runs of equal points, first first
+    sg, sx, sy = group[order], x[order], y[order]
+    new = np.ones(len(order), dtype=bool)
+    new[1:] = (sg[1:] != sg[:-1]) | (sx[1:] != sx[:-1]) | (sy[1:] != sy[:-1])
+    first = order[new]                             # first occurrence of each point
     rank = np.empty(len(first), dtype=np.int64)
     rank[np.argsort(first, kind="stable")] = np.arange(len(first))
-    end_node = rank[inv.ravel()]                     # point of each end, 2 k (start), 2 k + 1
-    by_node = np.argsort(end_node, kind="stable")    # ends grouped by point, in order
-    bounds = np.searchsorted(end_node[by_node], np.arange(len(first) + 1)).tolist()
-    seg_at = (by_node // 2).tolist()
-    degree = np.diff(bounds)
-    start_of = end_node[0::2].tolist()
-    end_of = end_node[1::2].tolist()
-    two = (degree == 2).tolist()
-    used = bytearray(s)
-    ks: list[int] = []                               # the segments of every polyline, walked
-    fwd: list[bool] = []
-    heads: list[int] = []                            # where each polyline starts in ks
+    node = np.empty(len(order), dtype=np.int64)
+    node[order] = rank[np.cumsum(new) - 1]
+    return node
 
-    def walk(node: int, k: int) -> None:
-        heads.append(len(ks))
-        while True:
-            used[k] = 1
-            f = start_of[k] == node
-            ks.append(k)
-            fwd.append(f)
-            node = end_of[k] if f else start_of[k]
-            if not two[node]:
-                return
-            b = bounds[node]
-            a_, b_ = seg_at[b], seg_at[b + 1]
-            if not used[a_]:
-                k = a_
-            elif not used[b_]:
-                k = b_
-            else:
-                return
 
-    for node in np.flatnonzero(degree != 2).tolist():
-        for k in seg_at[bounds[node]:bounds[node + 1]]:
-            if not used[k]:
-                walk(node, k)
-    for k in range(s):
-        if not used[k]:
-            walk(start_of[k], k)
-    kk = np.array(ks, dtype=np.int64)
-    far = np.array(fwd, dtype=np.int64)
-    head = np.array(heads, dtype=np.int64)
-    pts = np.insert(pieces[kk, far], head, pieces[kk[head], 1 - far[head]], axis=0)
-    lines = np.split(pts, head[1:] + np.arange(1, len(head)))
-    for g, line in zip(group[kk[head]].tolist(), lines):
-        out[g].append(line)
-    return out
+def _walk_order(end_node: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The polylines :func:`_merge_many` walks, as segment entries in walk order.
+
+    An *entry* ``e`` is segment ``e // 2`` walked from its start (``e`` even) or from its end
+    (``e`` odd); ``end_node[e]`` is the point of that end. Through a point with two segment
+    ends the walk goes on into the other end there (its *partner*), so the entry after ``e``
+    is ``partner[e ^ 1]`` and every polyline is a path of entries: found for all at once by
+    pointer doubling (:func:`_path_rank`). A chain between two points of other degree is a
+    path from each of its ends; it is walked from the end met first (points in number order,
+    each point's ends in order), so that path is kept. The entries no path start reaches lie
+    on loops, each loop twice (once each way): the one through the loop's smallest entry (its
+    first segment, walked forward) is kept, started there; loops come after the chains, by
+    their first segment.
+
+    Parameters
+    ----------
+    end_node : (2 S,) ndarray of int64
+        The point of each segment end (start ``2 k``, end ``2 k + 1``), numbered ``0, 1, ...``.
+
+    Returns
+    -------
+    entry : (S,) ndarray of int64
+        Every segment once, as its entry, polyline after polyline, each in walk order.
+    head : (H,) ndarray of int64
+        Where each polyline starts in ``entry``.
+    """
+    n_ends = len(end_node)
+    idx = np.arange(n_ends, dtype=np.int64)
+    by_node = np.argsort(end_node, kind="stable")   # ends grouped by point, in order
+    pos = np.empty(n_ends, dtype=np.int64)
+    pos[by_node] = idx                               # the order walks start in
+    count = np.bincount(end_node)
+    two = np.flatnonzero(count == 2)
+    at = (np.cumsum(count) - count)[two]             # each such point's ends in by_node
+    partner = np.full(n_ends, -1, dtype=np.int64)
+    partner[by_node[at]] = by_node[at + 1]
+    partner[by_node[at + 1]] = by_node[at]
+    prv = np.where(partner >= 0, partner ^ 1, -1)    # the entry before (-1: a walk's start)
+    rank, anc, on_path = _path_rank(prv)
+    key = np.full(n_ends, -1, dtype=np.int64)
+    key[on_path] = pos[anc[on_path]]                 # a path's place: where its walk starts
+    loop = np.flatnonzero(~on_path)
+    if len(loop):
+        # the smallest entry of each loop (pointer doubling along it)
+        place = np.full(n_ends, -1, dtype=np.int64)
+        place[loop] = np.arange(len(loop))
+        step = place[partner[loop ^ 1]]
+        low = loop.copy()
+        for _ in range(len(loop).bit_length()):
+            low = np.minimum(low, low[step])
+            step = step[step]
+        keep = (low & 1) == 0
+        cut_prv = np.where(loop == low, -1, prv[loop])[keep]
+        kept = loop[keep]
+        place[kept] = np.arange(len(kept))
+        r_loop, _, _ = _path_rank(np.where(cut_prv >= 0, place[np.maximum(cut_prv, 0)], -1))
+        rank[kept] = r_loop
+        key[kept] = n_ends + low[keep]               # after the chains, by first segment
+    sel = np.flatnonzero(key >= 0)
+    order = sel[np.argsort(key[sel] * n_ends + rank[sel], kind="stable")]
+    k_ord = key[order]
+    start = np.flatnonzero(np.r_[True, k_ord[1:] != k_ord[:-1]])
+    stop = np.r_[start[1:], len(order)]
+    tail = order[stop - 1]
+    # a chain is kept from the end walked first (its last entry leaves at the other end)
+    keep_path = (k_ord[start] >= n_ends) | (pos[order[start]] < pos[tail ^ 1])
+    length = stop - start
+    entry = order[np.repeat(keep_path, length)]
+    head = np.cumsum(length[keep_path]) - length[keep_path]
+    return entry, head.astype(np.int64)
+
+
+def _path_rank(prv: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Position of every element on its path, by pointer doubling.
+
+    Parameters
+    ----------
+    prv : (E,) ndarray of int64
+        The element before each one (``-1``: a path's start); no two elements share one.
+
+    Returns
+    -------
+    rank : (E,) ndarray of int64
+        Steps from the start of its path.
+    start : (E,) ndarray of int64
+        The start of its path.
+    on_path : (E,) ndarray of bool
+        Whether a start reaches it (``False`` on cycles, where ``rank`` and ``start`` mean
+        nothing).
+    """
+    idx = np.arange(len(prv), dtype=np.int64)
+    has = prv >= 0
+    anc = np.where(has, prv, idx)
+    rank = has.astype(np.int64)
+    done = ~has[anc]
+    while True:
+        # (each round doubles the reach; one that finishes no element ends it: an
+        # unfinished path would finish its element at exactly twice the old reach)
+        rank = rank + np.where(done, 0, rank[anc])
+        anc = anc[anc]
+        now = ~has[anc]
+        if (now == done).all():
+            return rank, anc, now
+        done = now
 
 
 def grid_steps(lot_mask: np.ndarray, origin: tuple[float, float], cell_size: float
@@ -178,13 +270,13 @@ def grid_step_sides(lot_mask: np.ndarray, own: tuple[int, int, int, int] | None 
     # vertical sides: between (r, c) and (r, c + 1), at x = x0 + (c + 1) cell
     for (sa, sb, _), horizontal in zip(neighbour_pairs(m.shape, diagonals=False), (False, True)):
         a, b = m[sa], m[sb]
-        sel = (a != b) & (a > 0) & (b > 0)
+        # (the sides of ``own`` only: the same sides in the same row-major order)
+        r0, c0 = (0, 0) if own is None else (own[0], own[2])
         if own is not None:
-            keep = np.zeros(sel.shape, dtype=bool)
-            keep[own[0]:own[1], own[2]:own[3]] = True
-            sel &= keep
-        r, c = np.nonzero(sel)
-        la, lb = a[sel], b[sel]
+            a, b = a[own[0]:own[1], own[2]:own[3]], b[own[0]:own[1], own[2]:own[3]]
+        r, c = np.nonzero((a != b) & (a > 0) & (b > 0))
+        la, lb = a[r, c], b[r, c]
+        r, c = r + r0, c + c0
         out["between_rows"].append(np.full(len(r), horizontal))
         out["row"].append(r.astype(np.int64) + offset[0])
         out["col"].append(c.astype(np.int64) + offset[1])
@@ -304,7 +396,7 @@ def find_walls(lots, neighbours: tuple[np.ndarray, np.ndarray], max_step: float,
 
     The candidate pairs are filtered and their shared edges found for all pairs at once
     (:func:`_shared_edges_many`); only the walls found are then built one by one (their
-    pieces joined into polylines by :func:`_merge`).
+    pieces joined into polylines by one :func:`_merge_many` over all pairs).
 
     Parameters
     ----------
@@ -380,20 +472,23 @@ def find_walls(lots, neighbours: tuple[np.ndarray, np.ndarray], max_step: float,
     cut = np.searchsorted(pair, np.arange(len(ia) + 1))
     found = np.zeros(0, dtype=np.int64)
     has = np.nonzero(cut[1:] > cut[:-1])[0]
+    # (every pair's pieces joined in one pass: the same polylines as pair by pair)
+    merged = _merge_many(pieces, tol, cut, shift=o)
     for k in has.tolist():                         # one wall per pair with shared pieces
-        add(int(ia[k]), int(ib[k]),
-            [line + o for line in _merge(pieces[cut[k]:cut[k + 1]], tol)], "edge")
+        add(int(ia[k]), int(ib[k]), merged[k], "edge")
     if len(has):
         a_, b_ = ids[ia[has]], ids[ib[has]]
         found = np.minimum(a_, b_) * top + np.maximum(a_, b_)
     if grid_sides:
         gk = np.array(sorted(grid_sides), dtype=np.int64).reshape(-1, 2)
         ga, gb = _index_of(ids, gk[:, 0]), _index_of(ids, gk[:, 1])
-        keep = ~np.isin(gk[:, 0] * top + gk[:, 1], found) & ~small(ga, gb)
-        for k in np.nonzero(keep)[0].tolist():
-            sides = grid_sides[(int(gk[k, 0]), int(gk[k, 1]))]
-            add(int(ga[k]), int(gb[k]), [line + o for line in _merge(sides - o, tol)],
-                "grid")
+        keep = np.nonzero(~np.isin(gk[:, 0] * top + gk[:, 1], found) & ~small(ga, gb))[0]
+        sides = [grid_sides[(int(gk[k, 0]), int(gk[k, 1]))] for k in keep.tolist()]
+        if sides:
+            g_cut = np.cumsum([0] + [len(sd) for sd in sides])
+            g_lines = _merge_many(np.concatenate(sides) - o, tol, g_cut, shift=o)
+            for k, lines in zip(keep.tolist(), g_lines):
+                add(int(ga[k]), int(gb[k]), lines, "grid")
     walls.sort(key=lambda w: (w.lot_a, w.lot_b))
     return walls
 

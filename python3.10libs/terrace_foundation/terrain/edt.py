@@ -365,25 +365,30 @@ def distance_within(features: np.ndarray, cell_size: float, reach: float
     s = (2 * k + 1).bit_length()
     np.minimum(da, k + 1, out=da)
     da *= da
-    pad = np.full((m, n + 2 * k), (2 * (k + 1) ** 2 + 1) << s, dtype=np.int32)
-    np.left_shift(da, s, out=pad[:, k:k + n])
+    # (uint16 keys where the largest, ((k + 1)^2 + k^2) << s plus the offset, fits: half the
+    # memory traffic of int32 for the same minima; the columns off the grid count as clipped
+    # ones, (k + 1)^2, never within reach either)
+    small = ((((k + 1) ** 2 + k * k) << s) + 2 * k) < 2 ** 16
+    kt = np.uint16 if small else np.int32
+    pad = np.full((m, n + 2 * k), ((k + 1) ** 2) << s, dtype=kt)
+    pad[:, k:k + n] = da << s
     del da
-    key = np.empty((m, n), dtype=np.int32)
+    key = np.empty((m, n), dtype=kt)
     band = WITHIN_BAND
-    tmp = np.empty((min(band, m), n), dtype=np.int32)
+    tmp = np.empty((min(band, m), n), dtype=kt)
     for r0 in range(0, m, band):
         r1 = min(r0 + band, m)
         kb, pb, tb = key[r0:r1], pad[r0:r1], tmp[:r1 - r0]
         kb[...] = pad[r0:r1, 0:n]
-        kb += (k * k << s)
+        kb += kt(k * k << s)
         for j in range(1, 2 * k + 1):
             dq = j - k
-            np.add(pb[:, j:j + n], (dq * dq << s) + j, out=tb)
+            np.add(pb[:, j:j + n], kt((dq * dq << s) + j), out=tb)
             np.minimum(kb, tb, out=kb)
     del pad, tmp
-    d2 = np.right_shift(key, s)
+    d2 = np.right_shift(key, kt(s))
     ok = d2 <= k * k
-    col = np.bitwise_and(key, (1 << s) - 1)
+    col = np.bitwise_and(key, kt((1 << s) - 1)).astype(np.int32)
     del key
     col += np.arange(-k, n - k, dtype=np.int32)
     col[~ok] = 0

@@ -317,10 +317,12 @@ def nearest_label(lot_mask: np.ndarray, rows: np.ndarray, cols: np.ndarray, cell
     The labelled envelope of cones of slope 1 on the lot cells (``lot_mask > 0``), read at
     cells ``(rows, cols)`` each of which has a lot cell within ``halo`` cells (the band of a
     tile, with the attribution halo of :func:`~.tiles.halo_cells`). Instead of sweeping
-    the whole array, the cells are grouped in blocks of ``block`` x ``block``; each block is
-    swept in a window of ``block + 2 halo`` cells around it (moved inside the array where
-    it would cross its edge, as a tile's window is clipped), and the windows are swept
-    together as independent fields. A window gives what the whole array gives wherever
+    the whole array, the cells are swept in one window, the box around them grown by
+    ``halo`` (a dense band), or, where that has more cells than the blocks' windows (a
+    sparse band), grouped in blocks of ``block`` x ``block``, each block swept in a window
+    of ``block + 2 halo`` cells around it (moved inside the array where it would cross its
+    edge, as a tile's window is clipped), the windows swept together as independent
+    fields. A window gives what the whole array gives wherever
     the cones are complete in it (the property tiles rely on), so the labels are those of
     ``cone_envelope(where(lot_mask > 0, 0, -inf), lot_mask, 1, cell_size, col_offset)`` at
     these cells, bit for bit.
@@ -352,32 +354,81 @@ def nearest_label(lot_mask: np.ndarray, rows: np.ndarray, cols: np.ndarray, cell
     w = block + 2 * halo
     if len(rows) == 0:
         return np.zeros(0, dtype=lot_mask.dtype)
-    if m < w or n < w:                 # a small array: sweep it whole
-        _, near = cone_envelope(np.where(lot_mask > 0, 0.0, -np.inf), lot_mask, 1.0,
-                                cell_size, col_offset=col_offset)
-        assert near is not None
-        return near[rows, cols]
     nbc = (n + block - 1) // block
     key = (rows // block) * nbc + cols // block
     blocks, which = np.unique(key, return_inverse=True)
     which = which.reshape(-1)
-    a = np.clip((blocks // nbc) * block - halo, 0, m - w)      # window corners, in the array
-    c = np.clip((blocks % nbc) * block - halo, 0, n - w)
-    k = np.arange(w)
-    lab = lot_mask[(a[:, None] + k)[:, :, None], (c[:, None] + k)[:, None, :]]
+    box = _wanted_box(rows, cols, halo, m, n)
+    if m < w or n < w or _box_cells(box) <= len(blocks) * w * w:
+        # one window around all the wanted cells has no more cells than the blocks' windows
+        # (a dense band): it is swept as one field
+        a, c = np.array([box[0]]), np.array([box[2]])
+        which = np.zeros(len(rows), dtype=np.intp)
+        lab = lot_mask[box[0]:box[1], box[2]:box[3]][None].copy()
+    else:
+        a = np.clip((blocks // nbc) * block - halo, 0, m - w)  # window corners, in the array
+        c = np.clip((blocks % nbc) * block - halo, 0, n - w)
+        k = np.arange(w)
+        lab = lot_mask[(a[:, None] + k)[:, :, None], (c[:, None] + k)[:, None, :]]
+    return _label_fields(lab, a, c, which, rows, cols, cell_size, col_offset)
+
+
+def _wanted_box(rows: np.ndarray, cols: np.ndarray, halo: int, m: int,
+                n: int) -> tuple[int, int, int, int]:
+    """``(r0, r1, c0, c1)``: the box of the cells ``(rows, cols)`` grown by ``halo`` cells,
+    inside an ``(m, n)`` array (end-exclusive).
+    """
+    return (max(int(rows.min()) - halo, 0), min(int(rows.max()) + halo + 1, m),
+            max(int(cols.min()) - halo, 0), min(int(cols.max()) + halo + 1, n))
+
+
+def _box_cells(box: tuple[int, int, int, int]) -> int:
+    """Cells of a box ``(r0, r1, c0, c1)`` (end-exclusive)."""
+    return (box[1] - box[0]) * (box[3] - box[2])
+
+
+def _label_fields(lab: np.ndarray, a: np.ndarray, c: np.ndarray, which: np.ndarray,
+                  rows: np.ndarray, cols: np.ndarray, cell_size: float,
+                  col_offset: int) -> np.ndarray:
+    """The labelled cone sweeps of :func:`nearest_label` over windows of the lot mask.
+
+    Parameters
+    ----------
+    lab : (F, WR, WC) ndarray of int
+        The windows (a copy: overwritten), window ``f`` at rows ``a[f]``, columns ``c[f]`` of
+        the lot mask.
+    a, c : (F,) ndarray of int
+    which : (K,) ndarray of int
+        The window of each wanted cell.
+    rows, cols : (K,) ndarray of int
+        The wanted cells, in the lot mask.
+    cell_size : float
+    col_offset : int
+        Global column of the lot mask's first column.
+
+    Returns
+    -------
+    (K,) ndarray
+        The label at each wanted cell.
+    """
+    wr, wc = lab.shape[1:]
     # a window whose lot cells are all of one lot gives that lot to every cell its cones
     # reach (a label is only ever copied from a lot cell), and every wanted cell is reached
-    # (its nearest lot lies within the halo): such windows are not swept
-    top_lab = lab.max(axis=(1, 2))
-    low_lab = np.where(lab > 0, lab, top_lab[:, None, None]).min(axis=(1, 2))
-    out = top_lab[which]
-    swept = np.flatnonzero(low_lab != top_lab)
-    if len(swept) == 0:
-        return out
-    if len(swept) < len(blocks):
+    # (its nearest lot lies within the halo): such windows are not swept (one window is
+    # swept as it is: it gives the same labels, and is rarely of one lot)
+    if len(lab) > 1:
+        top_lab = lab.max(axis=(1, 2))
+        low_lab = np.where(lab > 0, lab, top_lab[:, None, None]).min(axis=(1, 2))
+        out = top_lab[which]
+        swept = np.flatnonzero(low_lab != top_lab)
+        if len(swept) == 0:
+            return out
+    else:
+        swept = np.zeros(1, dtype=np.intp)
+    if len(swept) < len(lab):
         lab, a, c = lab[swept], a[swept], c[swept]
         pick = np.flatnonzero(low_lab[which] != top_lab[which])
-        at = np.full(len(blocks), -1, dtype=np.intp)
+        at = np.full(len(top_lab), -1, dtype=np.intp)
         at[swept] = np.arange(len(swept))
         sub_which, sub_rows, sub_cols = at[which[pick]], rows[pick], cols[pick]
     else:
@@ -387,12 +438,12 @@ def nearest_label(lot_mask: np.ndarray, rows: np.ndarray, cols: np.ndarray, cell
     lab[v < 0] = 0
     wa = 1.0 * cell_size / OCTAGON_STRETCH
     wd = wa * np.sqrt(2.0)
-    ramp = wa * (col_offset + c[:, None] + k).astype(np.float64)       # (fields, w)
+    ramp = wa * (col_offset + c[:, None] + np.arange(wc)).astype(np.float64)   # (fields, wc)
     back = -ramp
-    seeded = np.asarray(np.isfinite(v).any(axis=2))                      # (fields, w)
+    seeded = np.asarray(np.isfinite(v).any(axis=2))                      # (fields, wr)
     first = np.argmax(seeded, axis=1)
-    last = w - 1 - np.argmax(seeded[:, ::-1], axis=1)
-    _sweep_fields(v, lab, range(int(first.min()), w), wa, wd, ramp, back)
+    last = wr - 1 - np.argmax(seeded[:, ::-1], axis=1)
+    _sweep_fields(v, lab, range(int(first.min()), wr), wa, wd, ramp, back)
     top = int(last.max())
     keep = [(f, int(last[f]) + 1) for f in np.nonzero(last < top)[0]]
     saved = [(v[f, r:].copy(), lab[f, r:].copy()) for f, r in keep]

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..heightfield import Heightfield
 
-__all__ = ["rasterize_triangles", "rasterize_window"]
+__all__ = ["rasterize_triangles", "rasterize_window", "rasterize_into"]
 
 #: Tolerance of the inside test: a centre on an edge (or within 1e-9 of it) is inside.
 EPS = -1e-9
@@ -238,11 +238,22 @@ def _cat(parts: list[np.ndarray]) -> np.ndarray:
 
 def _covered(tri_xy: np.ndarray, tri_value: np.ndarray, grid: Heightfield,
              window: tuple[int, int, int, int] | None = None, max_cells: int = 250_000):
-    """Chunks ``(triangle, flat cell, value)`` of the cells whose centre lies in a triangle.
+    """Pieces ``(triangle, flat cell, value)`` of the cells whose centre lies in a triangle.
 
     ``flat cell`` is row-major in ``window`` (default: the grid), whose cells only are
-    listed. Each (cell, triangle) pair once, in no particular order. Triangles are taken a
-    chunk at a time (``max_cells`` cells of their boxes), small enough to stay in cache.
+    listed. Each (cell, triangle) pair once, in no particular order.
+    """
+    for pieces in _covered_chunks(tri_xy, tri_value, grid, window, max_cells):
+        yield from pieces
+
+
+def _covered_chunks(tri_xy: np.ndarray, tri_value: np.ndarray, grid: Heightfield,
+                    window: tuple[int, int, int, int] | None = None, max_cells: int = 250_000):
+    """:func:`_covered`'s pieces, a list per chunk of triangles.
+
+    Triangles are taken a chunk at a time, in their order (``max_cells`` cells of their
+    boxes), small enough to stay in cache: every triangle of a chunk comes after every
+    triangle of the chunks before it.
     """
     rows, cols = grid.shape
     wr0, wr1, wc0, wc1 = (0, rows, 0, cols) if window is None else window
@@ -263,11 +274,12 @@ def _covered(tri_xy: np.ndarray, tri_value: np.ndarray, grid: Heightfield,
         if len(idx) == 0:
             continue
         t, row, lo, hi, ts, rs = _spans(co, idx, ra[idx], rb[idx])
-        yield from _span_cells(co, t, row, np.maximum(lo, wc0), np.minimum(hi, wc1 - 1),
-                               wr0, wc0, width)
+        pieces = _span_cells(co, t, row, np.maximum(lo, wc0), np.minimum(hi, wc1 - 1),
+                             wr0, wc0, width)
         if len(ts):
-            yield _cells(co, ts, rs, np.maximum(co.c0[ts], wc0), np.minimum(co.c1[ts], wc1 - 1),
-                         wr0, wc0, width)
+            pieces.append(_cells(co, ts, rs, np.maximum(co.c0[ts], wc0),
+                                 np.minimum(co.c1[ts], wc1 - 1), wr0, wc0, width))
+        yield pieces
 
 
 def _span_cells(co: _Coefficients, t, row, lo, hi, wr0: int, wc0: int, width: int):
@@ -427,3 +439,80 @@ def rasterize_window(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: np.nd
             keep = ~many
             idx, val, tri = idx[keep], val[keep], tri[keep]
     return idx, val, tri_label[tri]
+
+
+def rasterize_into(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: np.ndarray,
+                   grid: Heightfield, window: tuple[int, int, int, int],
+                   label_out: np.ndarray, value_out: np.ndarray,
+                   max_candidates: int = 250_000) -> tuple[int, int, int, int] | None:
+    """The cells of :func:`rasterize_window` written into arrays of the window.
+
+    The same cells, values and labels (the first triangle wins where triangles overlap),
+    with no list of the window's cells: each chunk of triangles (:func:`_covered_chunks`,
+    cache-sized) writes its cells as it comes. A cell already written by an earlier chunk
+    keeps its value (the earlier chunk's triangles come first); cells covered twice within a
+    chunk are found by one owner per window cell and given to their lowest triangle.
+
+    Parameters
+    ----------
+    tri_xy, tri_value, grid, max_candidates
+        As for :func:`rasterize_triangles`.
+    tri_label : (T,) ndarray of int
+        A label per triangle, none of them 0.
+    window : (row0, row1, col0, col1)
+        Half-open window of the grid.
+    label_out : (row1 - row0, col1 - col0) ndarray of int32, C-contiguous
+        All zeros; the label of each covered cell is written into it.
+    value_out : (row1 - row0, col1 - col0) ndarray of float64, C-contiguous
+        The value of each covered cell is written into it (other cells are left as they are).
+
+    Returns
+    -------
+    (row0, row1, col0, col1) or None
+        The box of the covered cells in the window's own coordinates (half-open), None when
+        no cell is covered.
+    """
+    r0, r1, c0, c1 = window
+    width = c1 - c0
+    if len(tri_label) and not tri_label.all():
+        raise ValueError("a triangle label of 0 cannot be told from an empty cell")
+    lab = label_out.reshape(-1)
+    val_f = value_out.reshape(-1)
+    assert np.shares_memory(lab, label_out) and np.shares_memory(val_f, value_out), \
+        "the window arrays are written in place"
+    owner = np.empty(lab.size, dtype=np.int32 if len(tri_label) < 2**31 else np.int64)
+    lo_cell, hi_cell, lo_col, hi_col = lab.size, -1, width, -1
+    for pieces in _covered_chunks(tri_xy, tri_value, grid, window, max_candidates):
+        pieces = [p for p in pieces if len(p[1])]
+        if not pieces:
+            continue
+        t = np.concatenate([p[0] for p in pieces])
+        cell = np.concatenate([p[1] for p in pieces])
+        val = np.concatenate([p[2] for p in pieces])
+        fresh = lab[cell] == 0                 # cells of earlier chunks keep their triangle
+        if not fresh.all():
+            t, cell, val = t[fresh], cell[fresh], val[fresh]
+            if len(cell) == 0:
+                continue
+        # one entry of each cell owns it (whichever was written last); the others are
+        # duplicates, and so are the owners of their cells
+        tt = t.astype(owner.dtype)
+        owner[cell] = tt
+        won = owner[cell] == tt
+        if not won.all():
+            owner[cell[~won]] = -1
+            many = owner[cell] == -1
+            dup = np.flatnonzero(many)
+            dup = dup[np.lexsort((t[dup], cell[dup]))]       # the lowest triangle first
+            first = np.r_[True, cell[dup][1:] != cell[dup][:-1]]
+            many[dup[first]] = False
+            keep = ~many
+            t, cell, val = t[keep], cell[keep], val[keep]
+        lab[cell] = tri_label[t]
+        val_f[cell] = val
+        lo_cell, hi_cell = min(lo_cell, int(cell.min())), max(hi_cell, int(cell.max()))
+        col = cell % width
+        lo_col, hi_col = min(lo_col, int(col.min())), max(hi_col, int(col.max()))
+    if hi_cell < 0:
+        return None
+    return lo_cell // width, hi_cell // width + 1, lo_col, hi_col + 1

@@ -225,3 +225,32 @@ def test_difference_keeps_a_sliver_thinner_than_1e10_of_its_length():
     assert got.area == pytest.approx(float(exact), abs=8 * got.length * ulp)
     assert got.symmetric_difference(Polygon(later).difference(Polygon(first))).area <= \
         8 * got.length * ulp
+
+
+def test_edges_sharing_an_end_point_are_not_split_by_a_false_crossing():
+    """Two edges with an end point in common meet nowhere else unless collinear: the needle's
+    sides (0, 0) -> B and (5.7e-13, 0) -> B, nearly collinear, got a "proper" crossing of
+    rounding 2.3e-14 from B and both were cut there. The points that split them are the
+    other edges' end points on them and the true crossing of the later triangle's edge from
+    B with the diagonal (in exact arithmetic, fractions: where it meets y = x)."""
+    from fractions import Fraction
+
+    from terrace_foundation.lots.overlap import _split_points
+
+    tip = [1.5e-06, -9.1552734375e-05]
+    first = np.array([[0.0, 0.0], [5.685494885690999e-13, 0.0], tip, [1.5, 0.0], [1.5, 0.0],
+                      [1.5, 1.5]])
+    later = np.array([[0.0, 0.0], tip, [0.0, 1.5]])
+    rings = [Region.from_rings(r, region_id=k).exterior for k, r in enumerate([later, first])]
+    a = np.concatenate(rings)
+    b = np.concatenate([np.roll(r, -1, axis=0) for r in rings])
+    pts = _split_points(a, b)
+    edge = {(tuple(p), tuple(q)): i for i, (p, q) in enumerate(zip(a.tolist(), b.tolist()))}
+    corner = (5.685494885690999e-13, 0.0)
+    assert pts[edge[(corner, tuple(tip))]] == []
+    assert {tuple(p) for p in pts[edge[((0.0, 0.0), tuple(tip))]]} == {corner}
+    bx, by = Fraction(tip[0]), Fraction(tip[1])
+    s = (bx - by) / (bx - by + Fraction(3, 2))     # B + s ((0, 1.5) - B) on y = x
+    x = float(bx - s * bx)
+    (cross,) = pts[edge[(tuple(tip), (0.0, 1.5))]]
+    assert cross.tolist() == pytest.approx([x, x], abs=1e-15)

@@ -20,11 +20,13 @@ from .geometry import polygon_area
 from .heightfield import Heightfield, release_pages
 from .lot import Lot, LotColumns
 from .lots.footprint import (
+    folded_outlines,
     lot_footprint,
     lot_outlines,
     pieces_outline,
     pinched_outlines,
     rechained,
+    unfolded,
 )
 from .lots.fracture import decompose_regions, intersect_pieces, voronoi_cells_in_groups
 from .lots.overlap import resolve_overlaps
@@ -604,9 +606,14 @@ def _footprints(regs: list[Region], lot_set: LotSet, shift: np.ndarray, warn: Wa
     pinched = pinched_outlines(outlines)
     for i in np.nonzero(pinched)[0]:
         outlines[i] = rechained(outlines[i])
+    # both sides of a spike narrower than that spacing (a needle's end 9e-11 wide at LV95)
+    # round onto one line: the ring folds back on itself there, and the fold goes (issue 15)
+    folded = folded_outlines(outlines)
+    for i in np.nonzero(folded)[0]:
+        outlines[i] = unfolded(outlines[i])
     # a lot narrower than the world coordinates' spacing everywhere (a sliver 1e-11 high on
     # the grid's edge at LV95, ulp 2.3e-10) has no outline those coordinates can hold: said
-    thin = [i for i in np.nonzero(in_world | off | pinched)[0] if not outlines[i]]
+    thin = [i for i in np.nonzero(in_world | off | pinched | folded)[0] if not outlines[i]]
     if thin:
         warn.add(f"{len(thin)} lot(s) narrower than the spacing of the world coordinates"
                  f" ({ulp:.2g}) have no outline in terrace_slices (lot "

@@ -402,6 +402,30 @@ def _slope(rows, cols, cell, origin):
     return Heightfield(h, cell, origin)
 
 
+# Found by the long run of 2 December, 01:27 (partition property, seed 8013), on i15b 61c69bc.
+def test_outline_of_a_lot_holding_a_needle_end_narrower_than_the_world_spacing_is_valid():
+    """At LV95 the region has a needle along y = 1200006, 3e-9 wide at its base (13 ulps of
+    the northings, so not closed as a needle) running 2.9 west to its tip. Lot 82 holds the
+    needle's end, 9e-11 wide where the lot's edge cuts it: in world coordinates both of its
+    sides round onto y = 1200006, and the outline ran out to the tip and back along the same
+    line ('Self-intersection' at the tip). The fold now goes (``footprint.unfolded``); it
+    enclosed no area. Replay: @reproduce_failure('6.155.2', b'AXicc5RwZHZkAEImMAmCjI4MGvYvGMBA'
+    b'w/4BjHGhAcxw5NJgYICJfYAyHGAiDhwwhgBcTQNUhAUmJQZl2Anqcb9QuzZVg2235Km4CZEmCAPtN6BbgWC8wi'
+    b'11EZcU1F8ICABVDCKM') on test_lots_partition_the_regions_on_the_grid."""
+    hf = _slope(24, 3, 0.5, (2600000.0, 1200012.0))
+    ring = np.array([[2600004.21875, 1200006.0], [2600001.318359375, 1200006.0],
+                     [2600004.21875, 1200006.000000003], [2600002.7965602586, 1200008.6033008592],
+                     [2600002.416390931, 1200008.1565842808],
+                     [2599999.8375457246, 1200008.8131389143],
+                     [2599998.6464619394, 1200007.8515231959],
+                     [2600000.311446596, 1200006.1159692253],
+                     [2599999.102790048, 1200003.6586422801],
+                     [2600003.3174471143, 1200003.8172346177]])
+    params = {"seed": 0, "scatter_count": 1, "relax_iterations": 0, "min_lot_size": 0.125,
+              "remesh_size": 0.15, "blur_radius": 0.0, "blend": 0.0, "preset": "reference"}
+    test_lots_partition_the_regions_on_the_grid.hypothesis.inner_test((hf, [(ring, [])], params))
+
+
 def test_lot_areas_match_the_oracle_in_the_grid_frame_at_lv95():
     """Found by the long campaign: shapely cutting this triangle with the grid at LV95
     magnitudes gives 0.1071537694 (cut points rounded to 4.7e-10), the lots 0.1071537696,
@@ -1583,3 +1607,4 @@ def test_cell_centre_on_a_remesh_line_an_ulp_beside_a_sliver_regions_corner_at_l
               "blur_radius": 0.0, "blend": 0.0, "preset": "reference"}
     test_every_cell_centre_in_a_region_has_a_lot.hypothesis.inner_test((hf, regs, params))
     test_lots_partition_the_regions_on_the_grid.hypothesis.inner_test((hf, regs, params))
+

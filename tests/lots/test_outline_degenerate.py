@@ -349,3 +349,32 @@ def test_pieces_outline_keeps_a_slab_a_tenth_of_a_picometre_wide_beside_a_hole()
     union = unary_union([Polygon(p) for p in pieces])
     assert got.area == pytest.approx(sum(Polygon(p).area for p in pieces), rel=1e-12)
     assert got.symmetric_difference(union).area <= 1e-15 * union.area
+
+
+def test_unfolded_removes_a_zero_width_spike_and_keeps_the_area():
+    """A ring running out to a tip and back along one line (a needle's end rounded onto its
+    axis in world coordinates) is folded; unfolded drops the tip and leaves a valid ring of
+    the same area (shapely), and leaves an unfolded outline alone."""
+    from terrace_foundation.lots.footprint import folded_outlines, unfolded
+
+    square = np.array([[0.0, 0.0], [2.0, 0.0], [2.0, 2.0], [0.0, 2.0]])
+    spiked = np.array([[0.0, 0.0], [2.0, 0.0], [2.0, 1.0], [3.5, 1.0], [2.0, 1.0],
+                       [2.0, 2.0], [0.0, 2.0]])
+    # two folds in a row: the spike 1 -> 3 -> 2 along y = 1 leaves 1 -> 2 -> ... straight
+    double = np.array([[0.0, 0.0], [2.0, 0.0], [2.0, 1.0], [3.0, 1.0], [2.5, 1.0],
+                       [2.0, 1.0], [2.0, 2.0], [0.0, 2.0]])
+    outlines = [[[square]], [[spiked]], [[square, np.array([[0.5, 0.5], [0.5, 1.0],
+                                                             [1.0, 1.0], [1.0, 0.5]])]],
+                [[double]]]
+    assert folded_outlines(outlines).tolist() == [False, True, False, True]
+    for fp in (outlines[1], outlines[3]):
+        assert not Polygon(fp[0][0]).is_valid
+        (ring,), = unfolded(fp)
+        shape = Polygon(ring)
+        assert shape.is_valid and shape.area == pytest.approx(4.0, abs=0)
+        assert not folded_outlines([[[ring]]]).any()
+        assert len(ring) == len(np.unique(ring, axis=0))     # no point twice
+    (ring,), = unfolded(outlines[0])
+    assert np.array_equal(ring, square)
+    # a polygon that is all fold goes
+    assert unfolded([[np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]])]]) == []

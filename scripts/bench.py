@@ -554,14 +554,15 @@ def main(argv=None) -> int:
 #: blocks, changed cells, band cells) is named with its share. Float64 throughout (see
 #: tiling.py and the README for why); lot mask and labels int32.
 RASTER_PASSES = {
-    "rasterize": (1, "an owner per window cell (duplicates); per triangle row ~25 operations "
-                     "(the span from the weights' crossings), ~7 per covered cell; rows with a "
-                     "cell centre within rounding of an edge (rare) cell by cell as before"),
-    "read": (3, "the window (float64 copy), the lot mask (zeros + scatter), the box's terrain "
-                "kept"),
-    "blend": (54, "difference: zeros over the window, the lot cells around the box once "
-                  "(shared with the band and the report), the slice heights scattered by "
-                  "flat index less the terrain where lots (3); any() per block (1), then on "
+    "rasterize": (3, "window arrays written at the covered cells, chunk by chunk: an owner "
+                     "per cell (duplicates), the lot mask, the slice heights (zeros elsewhere); "
+                     "per triangle row ~25 operations (the span from the weights' crossings), "
+                     "~12 per covered cell; rows with a cell centre within rounding of an edge "
+                     "(rare) cell by cell as before"),
+    "read": (2, "the window (float64 copy), the box's terrain kept"),
+    "blend": (53, "difference: the lot cells around the box once (shared with the band and "
+                  "the report), the slice heights less the terrain where lots (2); any() per "
+                  "block (1), then on "
                   "the live 128² blocks only, trimmed to the reach of their difference's "
                   "box (84 % of the live blocks' cells at 4097²): 6 box passes of 8 "
                   "operations, each computed only where the next ones read it (the block "

@@ -117,3 +117,28 @@ def test_cut_points_on_an_axis_parallel_edge_take_its_coordinate():
         assert (ys == edge).sum() == 2
         rough, n = clip_halfplane(square, np.array([4]), np.array(normal), np.array([offset]))
         assert (rough[0, :n[0], 1] == edge).sum() < 2                   # what it fixes
+
+
+
+def test_lot_with_a_thin_piece_meets_its_neighbour_on_an_edge_near_a_grid_line():
+    """Lot 1 has a piece 1e-6 wide, so it merges its vertices at 1e-13; its other piece
+    starts 2e-10 before the grid line x = 5, where lot 0 ends. The strip between the edge
+    and the line (2e-10 x 3, under the area threshold of the cut's slivers, 1e-10 x size²)
+    was dropped, and lot 1's mesh began on the grid line (issue 15: the cell centre on
+    such a line got no lot at LV95). The line now moves onto the edge for both lots."""
+    edge = 5.0 - 2e-10
+    pieces, count = _pieces((edge - 4.0, 0.0, edge, 3.0), (edge, 0.0, 9.0, 3.0),
+                            (9.0, 0.0, 9.0 + 1e-6, 3.0))
+    piece_lot = np.array([0, 1, 1])
+    mesh = remesh_lots(pieces, count, piece_lot, 5.0)
+    _assert_lots_meet_on(mesh, pieces, piece_lot, 0, edge)
+
+
+def test_end_of_a_sliver_lot_near_a_grid_line_keeps_its_triangles():
+    """A sliver lot 1.7e-5 high ends 2e-10 before the grid line x = 5: the strip between
+    its end and the line (area 3.4e-15) was dropped as a sliver of the cut."""
+    edge = 5.0 - 2e-10
+    pieces, count = _pieces((edge, 0.0, 30.0, 1.7e-5))
+    mesh = remesh_lots(pieces, count, np.array([0]), 5.0)
+    shape = _lot_shapes(mesh)[0]
+    assert shape.symmetric_difference(Polygon(pieces[0])).area <= 1e-12 * shape.area

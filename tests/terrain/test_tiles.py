@@ -553,3 +553,40 @@ def test_a_library_call_leaves_the_allocator_alone(monkeypatch):
     with tiles.heap_kept():
         pass
     assert len(calls) == 5
+
+
+def test_small_pages_only_in_a_process_of_this_tool(monkeypatch):
+    """numpy's huge-page switch is process-wide: small_pages (and heap_kept, which holds it)
+    turn it off only when the process is this tool's (KEEP_HEAP), and put it back after."""
+    from terrace_foundation.terrain import tiles
+    calls = []
+    state = {"on": True}
+
+    def switch(on):
+        calls.append(on)
+        before, state["on"] = state["on"], on
+        return before
+
+    monkeypatch.setattr(tiles, "_numpy_hugepages", switch)
+    monkeypatch.setattr(tiles, "KEEP_HEAP", False)
+    with tiles.small_pages(), tiles.heap_kept():
+        pass
+    assert calls == []
+    monkeypatch.setattr(tiles, "KEEP_HEAP", True)
+    with tiles.small_pages():
+        assert state["on"] is False
+        with tiles.heap_kept():
+            assert state["on"] is False
+        assert state["on"] is False
+    assert state["on"] is True
+    assert calls == [False, False, False, True]
+
+
+def test_numpy_huge_page_switch_is_found_and_put_back():
+    from terrace_foundation.terrain import tiles
+    before = tiles._numpy_hugepages(False)
+    assert before is not None                  # numpy 1.19 and later have the switch
+    try:
+        assert tiles._numpy_hugepages(True) is False
+    finally:
+        tiles._numpy_hugepages(before)

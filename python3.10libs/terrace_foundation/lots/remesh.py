@@ -83,10 +83,19 @@ def remesh_lots(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarr
     normal, offset = polygon_halfplanes(pieces, piece_count, shared=True)
     # the merge distance (below) of each piece's lot; grid lines that close to one of the
     # piece's vertex coordinates are moved onto it (_snap_lines)
-    lot_thin = _lot_thinness(pieces, extent, piece_lot)
+    thin = np.abs(polygon_area(pieces)) / np.maximum(extent, 1e-300)
+    lot_thin = _lot_thinness(thin, piece_lot)
     reach = float(np.abs(pieces - np.array([ax, ay])).max()) if len(pieces) else 1.0
     snap = np.maximum(np.minimum(size, lot_thin[piece_lot]) * 1e-7,
                       16.0 * float(np.spacing(max(reach, 1.0))))
+    # and at least as far as a strip across the piece would be dropped as a sliver of the
+    # cut (below: area under 1e-10 x scale²), up to 1e-3 x scale: a lot with a thin piece
+    # merges at a few ulps, and its other pieces then kept a strip 2.2e-10 wide and 3.4
+    # long between a grid line and their edge, dropped it, and the cell centre on the grid
+    # line got no lot (issue 15)
+    span = np.minimum(size, extent)
+    snap = np.maximum(snap, 1e-10 * span * np.minimum(span / np.maximum(
+        np.minimum(span, thin), 1e-300), 1e7))
     tris, tri_lots = [], []
     # process pieces in chunks that keep the number of (piece, square) pairs bounded; each pair
     # takes its piece's K half-planes, so the chunk shrinks with K (about 64 MB of them)
@@ -187,9 +196,8 @@ def remesh_lots(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarr
     return LotMesh(vertices, vertex_lot, vid.reshape(-1, 3), tlot)
 
 
-def _lot_thinness(pieces: np.ndarray, extent: np.ndarray, piece_lot: np.ndarray) -> np.ndarray:
-    """Width of each lot's thinnest piece (area / extent), ``(n_lots,)``."""
-    thin = np.abs(polygon_area(pieces)) / np.maximum(extent, 1e-300)
+def _lot_thinness(thin: np.ndarray, piece_lot: np.ndarray) -> np.ndarray:
+    """Width of each lot's thinnest piece, ``(n_lots,)``, from the pieces' area / extent."""
     lot_thin = np.full(int(piece_lot.max()) + 1 if len(piece_lot) else 1, np.inf)
     np.minimum.at(lot_thin, piece_lot, thin)
     return lot_thin

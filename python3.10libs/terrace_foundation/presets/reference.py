@@ -18,7 +18,7 @@ import numpy as np
 
 from ..report import tile_report
 from ..terrain.blend import blur_halfwidth, blur_radius_used, blur_reach
-from ..terrain.tiles import halo_cells, plan_tiles
+from ..terrain.tiles import halo_cells, plan_tiles, small_pages
 from ..tiling import ArraySink, ArraySource, ReferenceJob, TeeSink, TileFigures, run_tiles
 from .base import Preset, Run, Terraced, warn_empty
 
@@ -84,10 +84,11 @@ class ReferencePreset(Preset):
             run_tiles(job, hf.shape, source, None, opt.get("tile_size"),
                       store=opt.get("tile_store"), only=list(opt["tile_only"]))
             return None
-        terrace, lot_mask, sink = open_sink(hf.shape, opt)
-        figs = run_tiles(job, hf.shape, source, sink, opt.get("tile_size"),
-                         scheduler=opt.get("scheduler"), progress=opt.get("tile_progress"),
-                         store=opt.get("tile_store"))
+        with small_pages():          # the output arrays too (the tiles write them first)
+            terrace, lot_mask, sink = open_sink(hf.shape, opt)
+            figs = run_tiles(job, hf.shape, source, sink, opt.get("tile_size"),
+                             scheduler=opt.get("scheduler"), progress=opt.get("tile_progress"),
+                             store=opt.get("tile_store"))
         sink.close()
         del job, sink                       # the slice triangles are no longer needed
         warn_empty(figs.lot_count["cells"], run.warn)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import importlib
 import math
 import sys
 from contextlib import contextmanager
@@ -40,7 +41,7 @@ from ..params import DEFAULT_TILE_SIZE, TILE_CHUNK
 
 __all__ = ["CHUNK", "DEFAULT_TILE_SIZE", "check_tile_size", "plan_tiles", "window_sums",
            "box_dilate",
-           "PartialSums", "halo_cells", "grow", "heap_kept"]
+           "PartialSums", "halo_cells", "grow", "heap_kept", "small_pages"]
 
 #: Columns per partial-sum chunk; tile sizes are multiples of it (declared once, with the
 #: default tile side, next to ``--tile-size`` in :mod:`terrace_foundation.params`).
@@ -311,6 +312,49 @@ def _glibc():
         return None
 
 
+def _numpy_hugepages(on: bool) -> bool | None:
+    """Whether numpy asks the kernel for transparent huge pages (``madvise(MADV_HUGEPAGE)``)
+    for its arrays of 4 MiB or more: set to ``on``, the setting before returned (None where
+    this numpy has no such switch: ``_set_madvise_hugepage``, numpy 1.20 and later).
+    """
+    for name in ("numpy._core.multiarray", "numpy.core.multiarray"):
+        try:
+            mod = importlib.import_module(name)
+        except ImportError:
+            continue
+        switch = getattr(mod, "_set_madvise_hugepage", None)
+        if switch is not None:
+            return bool(switch(on))
+    return None
+
+
+@contextmanager
+def small_pages(enabled: bool | None = None):
+    """No transparent huge pages for numpy's arrays made inside; the setting restored after.
+
+    Only when ``enabled`` (default :data:`KEEP_HEAP`, off unless the process is this tool's:
+    the setting is process-wide, so a library call inside a host leaves it alone).
+
+    numpy asks the kernel for transparent huge pages for every array of 4 MiB or more
+    (``madvise(MADV_HUGEPAGE)``, :func:`_numpy_hugepages`). With the kernel's default
+    ``defrag`` setting for them (``madvise``), the first touch of such a page compacts memory
+    on the spot whenever no free 2 MiB page is at hand, which is most of the time on a
+    machine whose memory is in use: at 4097² the tiles spent 0.34-1.04 s of system time
+    against 0.22-0.25 s with 4 KiB pages, most of it writing the tiles into the fresh
+    output arrays, with the same user time (docs/performance.md). The reference preset
+    makes its output arrays and runs its tiles inside (:func:`heap_kept` includes it).
+    """
+    if not (KEEP_HEAP if enabled is None else enabled):
+        yield
+        return
+    before = _numpy_hugepages(False)
+    try:
+        yield
+    finally:
+        if before is not None:
+            _numpy_hugepages(before)
+
+
 @contextmanager
 def heap_kept(enabled: bool | None = None):
     """Keep freed memory in the process while tiles run, then hand it back.
@@ -325,16 +369,21 @@ def heap_kept(enabled: bool | None = None):
     mmap and trim thresholds of :data:`HEAP_KEPT`); at the end ``malloc_trim`` returns what
     is free and the thresholds are set to :data:`HEAP_AFTER`. The peak is unchanged (the
     same arrays are alive at once). Nothing happens with another C library or when glibc
-    refuses the setting.
+    refuses the setting. The arrays get no transparent huge pages meanwhile
+    (:func:`small_pages`).
     """
-    lib = _glibc() if (KEEP_HEAP if enabled is None else enabled) else None
-    if lib is None or not lib.mallopt(_M_MMAP_THRESHOLD, HEAP_KEPT):
+    if not (KEEP_HEAP if enabled is None else enabled):
         yield
         return
-    lib.mallopt(_M_TRIM_THRESHOLD, HEAP_KEPT)
-    try:
-        yield
-    finally:
-        lib.mallopt(_M_MMAP_THRESHOLD, HEAP_AFTER[0])
-        lib.mallopt(_M_TRIM_THRESHOLD, HEAP_AFTER[1])
-        lib.malloc_trim(0)
+    with small_pages(True):
+        lib = _glibc()
+        if lib is None or not lib.mallopt(_M_MMAP_THRESHOLD, HEAP_KEPT):
+            yield
+            return
+        lib.mallopt(_M_TRIM_THRESHOLD, HEAP_KEPT)
+        try:
+            yield
+        finally:
+            lib.mallopt(_M_MMAP_THRESHOLD, HEAP_AFTER[0])
+            lib.mallopt(_M_TRIM_THRESHOLD, HEAP_AFTER[1])
+            lib.malloc_trim(0)

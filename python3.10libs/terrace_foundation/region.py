@@ -894,6 +894,10 @@ def _clip_ring_to_line(ring: np.ndarray, axis: int, value: float, sign: float) -
     """One Sutherland-Hodgman step: the part of ``ring`` where ``sign * (p[axis] - value)`` is
     at least 0. The result may hold edges along the line (a ring that leaves and re-enters
     the half-plane); they enclose no area, so its shoelace area is that of the part.
+
+    Not :func:`geometry.clip_halfplane`: that one clips batches of *convex* polygons and drops
+    a part of fewer than three vertices; a region's ring may be concave, and its part may
+    be degenerate (zero area) without harm here, since only its area is used.
     """
     s = sign * (ring[:, axis] - value)
     nxt = np.roll(ring, -1, axis=0)

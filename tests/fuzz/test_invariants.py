@@ -192,8 +192,14 @@ def _assert_partition(hf, regions, res):
     # the union in the grid's frame too: GEOS 3.14's union of two valid triangles at LV95
     # dropped one, a sliver of 2.1e-7 along the other's edge (0.5625 for 0.5625002109; in
     # the grid's frame it is exact; test_sliver_beside_an_earlier_region_at_lv95_counts)
-    near = unary_union([translate(_shape(r), -ox, -oy) for r in regions]).intersection(
-        translate(grid, -ox, -oy))
+    # and each region cut to the grid before the union: GEOS 3.14's union of a triangle
+    # with corners 1e-323 and 2.5e-323 from (0, 0) and a later triangle on (0, 0) reaching
+    # beyond the grid, cut to the grid afterwards, kept the later one's part beyond the grid
+    # (0.000317321 for 0.000314957, the sum of the parts less their overlap;
+    # test_union_with_denormal_corners_is_cut_to_the_grid_region_by_region)
+    local_grid = translate(grid, -ox, -oy)
+    near = unary_union([translate(_shape(r), -ox, -oy).intersection(local_grid)
+                        for r in regions]).intersection(local_grid)
     ground = translate(near, ox, oy)
     # outlines are stored in world coordinates: each vertex is rounded to the coordinates'
     # spacing (4.7e-10 at 2.6e6), so an area is known to about perimeter x that spacing
@@ -1608,6 +1614,36 @@ def test_sliver_half_an_ulp_high_along_the_south_edge_at_lv95_beside_a_corner_tr
     _, res = _run(hf, regs, dict(_SMALL))
     sliver = [lot for lot in res.lots if lot.region_id == 2]
     assert sliver and sum(lot.area for lot in sliver) == pytest.approx(4.0745e-10, rel=1e-4)
+
+
+def test_union_with_denormal_corners_is_cut_to_the_grid_region_by_region():
+    """Found by the long run on main 8cd4a09 (edge_cases, seed 7011, after 2826 passing; not
+    fully shrunk): the lots summed 0.000314957, the oracle's ground 0.000317321. The lots
+    are right: the parts on the grid of the three regions (a corner triangle, a needle
+    with corners 1e-323 and 2.5e-323 from (0, 0), a narrow triangle on (0, 0) half beyond
+    the grid's west edge) less the needle's and triangle's overlap (1.1e-17) give
+    0.000314957; GEOS 3.14's union of the needle and the triangle, cut to the grid
+    afterwards, kept the triangle's half beyond the grid (2.36e-6). The oracle cuts each
+    region to the grid before the union. Replay (the example as found): @reproduce_failure(
+    '6.155.2', b'AXicc2R2ZHZkQIHMjuyOTBr2r8Jm61xUk9SwP5O8n7dK/DZQhlHDrur6p1l71ns4sjoyazBAAZwB1'
+    b'IYpBoTIHMJKGBhRuBr29/iK9aIz/joCJdiw6of7AMVIdC4jgssO1sIGNJAJxaaVM0FgFtANOGyiRAwjIOzviE'
+    b'nmf37noGG/v87k7i+PTRg+PzjL4debnS8cmcDuh/kSAK58N48=') on
+    test_lots_partition_regions_meeting_the_grid_edges_and_one_another."""
+    hf = _slope(3, 3, 0.5, (0.0, 1.5))
+    needle = np.array([[9.881312916824931e-324, 1.5e-07], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0],
+                       [2.470328229206233e-323, 0.0], [1.234608060168999, 0.3326910232265432]])
+    tri = np.array([[0.0, 0.0], [6.875997663585277e-05, 6.875997663585276e-02],
+                    [-6.875997663585277e-05, 6.875997663585276e-02]])
+    regs = [(np.array([[0.0, 1.5], [-0.025, 1.475], [0.025, 1.475]]), []),
+            (needle, []), (tri, [])]
+    test_lots_partition_regions_meeting_the_grid_edges_and_one_another.hypothesis.inner_test(
+        (hf, regs, dict(_SMALL)))
+    _, res = _run(hf, regs, dict(_SMALL))
+    grid = box(*hf.extent)
+    parts = [Polygon(r).intersection(grid).area for r, _ in regs]
+    both = Polygon(needle).intersection(Polygon(tri)).area
+    assert both == pytest.approx(1.125e-17, rel=1e-3)
+    assert sum(lot.area for lot in res.lots) == pytest.approx(sum(parts) - both, rel=1e-12)
 
 
 # Found by the long run of 1 December, 23:52 (cell-centre property, seed 8002), on main 4f2ef60.

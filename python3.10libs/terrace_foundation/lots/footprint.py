@@ -996,6 +996,22 @@ def lot_outlines(pieces: np.ndarray, count: np.ndarray, piece_lot: np.ndarray, n
     return _chain_groups(seg, seg_lot, n_lots, shift)
 
 
+def _ring_table(outlines: list[list[list[np.ndarray]]]
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every ring of every outline in one table: the vertices ``(V, 2)``, ring by ring; each
+    ring's vertex count ``(R,)``; and each vertex's outline ``(V,)``.
+    """
+    polys = [poly for fp in outlines for poly in fp]
+    rings = [r for poly in polys for r in poly]
+    if not rings:
+        return np.empty((0, 2)), np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp)
+    per_poly = np.fromiter(map(len, polys), dtype=np.intp, count=len(polys))
+    poly_owner = np.repeat(np.arange(len(outlines)),
+                           np.fromiter(map(len, outlines), dtype=np.intp, count=len(outlines)))
+    size = np.fromiter(map(len, rings), dtype=np.intp, count=len(rings))
+    return np.concatenate(rings), size, np.repeat(np.repeat(poly_owner, per_poly), size)
+
+
 def pinched_outlines(outlines: list[list[list[np.ndarray]]]) -> np.ndarray:
     """Which outlines have a ring passing a point twice (or twice in a row).
 
@@ -1013,16 +1029,11 @@ def pinched_outlines(outlines: list[list[list[np.ndarray]]]) -> np.ndarray:
     (N,) ndarray of bool
     """
     out = np.zeros(len(outlines), dtype=bool)
-    polys = [poly for fp in outlines for poly in fp]
-    rings = [r for poly in polys for r in poly]
-    if not rings:
+    p, size, owner = _ring_table(outlines)
+    if not len(size):
         return out
-    per_poly = np.fromiter(map(len, polys), dtype=np.intp, count=len(polys))
-    poly_owner = np.repeat(np.arange(len(outlines)),
-                           np.fromiter(map(len, outlines), dtype=np.intp, count=len(outlines)))
-    size = np.fromiter(map(len, rings), dtype=np.intp, count=len(rings))
-    p = np.concatenate(rings) + 0.0                # -0.0 and 0.0 alike
-    ring_no = np.repeat(np.arange(len(rings)), size)
+    p = p + 0.0                                    # -0.0 and 0.0 alike
+    ring_no = np.repeat(np.arange(len(size)), size)
     # a hash of (ring, x, y) sorted once finds the candidates (one sort of one key: the
     # exact lexsort of every vertex of 48 000 lots cost more than tracing them)
     bits = p.view(np.uint64)
@@ -1035,7 +1046,6 @@ def pinched_outlines(outlines: list[list[list[np.ndarray]]]) -> np.ndarray:
     cand = np.nonzero(np.isin(h, same))[0]      # then the exact test, on those alone
     pid = _point_ids(ring_no[cand], p[cand, 0], p[cand, 1])
     twice = cand[np.bincount(pid)[pid] > 1]
-    owner = np.repeat(np.repeat(poly_owner, per_poly), size)
     out[owner[twice]] = True
     return out
 
@@ -1068,21 +1078,15 @@ def folded_outlines(outlines: list[list[list[np.ndarray]]]) -> np.ndarray:
     (N,) ndarray of bool
     """
     out = np.zeros(len(outlines), dtype=bool)
-    polys = [poly for fp in outlines for poly in fp]
-    rings = [r for poly in polys for r in poly]
-    if not rings:
+    p, size, owner = _ring_table(outlines)
+    if not len(size):
         return out
-    per_poly = np.fromiter(map(len, polys), dtype=np.intp, count=len(polys))
-    poly_owner = np.repeat(np.arange(len(outlines)),
-                           np.fromiter(map(len, outlines), dtype=np.intp, count=len(outlines)))
-    size = np.fromiter(map(len, rings), dtype=np.intp, count=len(rings))
     start = np.repeat(np.cumsum(size) - size, size)
     end = np.repeat(np.cumsum(size), size)
     idx = np.arange(len(start))
     nxt = np.where(idx + 1 == end, start, idx + 1)
     prev = np.where(idx == start, end - 1, idx - 1)
-    tips = _fold_tips(np.concatenate(rings), prev, nxt)
-    owner = np.repeat(np.repeat(poly_owner, per_poly), size)
+    tips = _fold_tips(p, prev, nxt)
     out[owner[tips]] = True
     return out
 

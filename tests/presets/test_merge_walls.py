@@ -67,13 +67,17 @@ def _cell_sides(seed: int, cell: float = 2.5):
     return p + rng.normal(scale=1e-9, size=p.shape), 1e-6 * cell
 
 
-@pytest.mark.parametrize("seed", range(30))
-def test_merge_equals_the_dictionary_walk(seed):
-    pieces, tol = _cell_sides(seed)
+def _assert_merge_equals_the_walk(pieces, tol):
+    """The merged polylines are the dictionary walk's, bit for bit and in the same order."""
     got, want = _merge(pieces, tol), _dict_walk(pieces, tol)
     assert len(got) == len(want)
     for a, b in zip(got, want):
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_merge_equals_the_dictionary_walk(seed):
+    _assert_merge_equals_the_walk(*_cell_sides(seed))
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -135,11 +139,7 @@ def _random_graph(seed: int):
 
 @pytest.mark.parametrize("seed", range(40))
 def test_merge_equals_the_dictionary_walk_on_branching_graphs(seed):
-    pieces, tol = _random_graph(seed)
-    got, want = _merge(pieces, tol), _dict_walk(pieces, tol)
-    assert len(got) == len(want)
-    for a, b in zip(got, want):
-        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    _assert_merge_equals_the_walk(*_random_graph(seed))
 
 
 def test_merge_many_on_branching_graphs_group_by_group():

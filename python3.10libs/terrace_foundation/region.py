@@ -645,7 +645,7 @@ def _slot_tables(cols: list[np.ndarray], w: int) -> list[tuple[np.ndarray, ...]]
     differences :func:`points_in_edges` takes per point, taken once per edge (the same
     roundings).
     """
-    out = []
+    out: list[tuple[np.ndarray, ...]] = []
     for i in range(w):
         ax, ay, bx, by = (np.ascontiguousarray(col[:, i]) for col in cols)
         out.append((ax, ay, by, bx - ax, by - ay))

@@ -271,7 +271,12 @@ def rounded_repr_field(values: np.ndarray, digits: int = 6
     fields : list of Field
     ok : (N,) bool
     """
-    neg, whole, frac, ok = fixed_parts(values, digits)
+    return _rounded_repr(*fixed_parts(values, digits), digits)
+
+
+def _rounded_repr(neg: np.ndarray, whole: np.ndarray, frac: np.ndarray, ok: np.ndarray,
+                  digits: int) -> tuple[list[Field], np.ndarray]:
+    """:func:`rounded_repr_field` from :func:`fixed_parts`' parts (``ok`` is updated)."""
     ok &= whole < 10 ** (15 - digits)
     ok &= (whole > 0) | (frac == 0) | (frac >= 10 ** max(digits - 4, 0))
     return fixed_field(neg, whole, frac, digits, strip=True), ok
@@ -314,8 +319,12 @@ def float_texts(values: np.ndarray, digits: int = 6) -> list[str]:
     a = np.asarray(values, dtype=np.float64).reshape(-1)
     if not len(a):
         return []
-    fields, ok = rounded_repr_field(a, digits)
-    ok &= rounded(a, digits).view(np.int64) == a.view(np.int64)
+    neg, whole, frac, ok = fixed_parts(a, digits)
+    fields, ok = _rounded_repr(neg, whole, frac, ok, digits)
+    # a value its own round(v, digits): :func:`rounded`'s quotient from the same parts
+    # (where ``ok`` its whole part is below 10**(15 - digits), in its bulk range)
+    own = np.copysign((whole * 10 ** digits + frac).astype(np.float64) / float(10 ** digits), a)
+    ok &= own.view(np.int64) == a.view(np.int64)
     texts = join_rows([*fields, const_field("\n", len(a))]).decode("ascii").split("\n")[:-1]
     for i in np.flatnonzero(~ok).tolist():
         texts[i] = float.__repr__(float(a[i]))

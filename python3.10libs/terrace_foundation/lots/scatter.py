@@ -380,9 +380,13 @@ class SampleBlocks:
         cell = np.where(cell > 0, cell, np.maximum(ext.max(axis=1), 1e-300))
         nxy = np.clip(np.ceil(ext / cell[:, None]), 1, 4096).astype(np.int64)
         base = np.cumsum(nxy[:, 0] * nxy[:, 1]) - nxy[:, 0] * nxy[:, 1]
-        gi = np.repeat(np.arange(len(present)), np.diff(np.r_[g_first, self.n_q]))
-        c = np.minimum(((q - lo[gi]) / cell[gi, None]).astype(np.int64), nxy[gi] - 1)
-        key = base[gi] + c[:, 1] * nxy[gi, 0] + c[:, 0]
+        # each group's figures repeated over its run of queries (the same values a gather
+        # by group would give, without reading an index per query)
+        runs = np.diff(np.r_[g_first, self.n_q])
+        nxy_q = np.repeat(nxy, runs, axis=0)
+        c = np.minimum(((q - np.repeat(lo, runs, axis=0)) / np.repeat(cell, runs)[:, None]
+                        ).astype(np.int64), nxy_q - 1)
+        key = np.repeat(base, runs) + c[:, 1] * nxy_q[:, 0] + c[:, 0]
         order = np.argsort(key)
         key = key[order]
         starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])

@@ -417,13 +417,24 @@ def polygon_halfplanes(poly: np.ndarray, count: np.ndarray, shared: bool = False
         vertical, horizontal = (e[..., 0] == 0) & (e[..., 1] != 0), \
             (e[..., 1] == 0) & (e[..., 0] != 0)
         normal = np.where(vertical[..., None] | horizontal[..., None], np.sign(normal), normal)
-        offset = (normal * base).sum(axis=-1)
+        offset = _dot2(normal, base)
     else:
-        offset = (normal * poly).sum(axis=-1)
+        offset = _dot2(normal, poly)
     dead = (np.arange(k)[None, :] >= count[:, None]) | ((e[..., 0] == 0) & (e[..., 1] == 0))
     normal[dead] = 0.0
     offset[dead] = 1.0
     return normal, offset
+
+
+def _dot2(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``(u * v).sum(axis=-1)`` of ``(..., 2)`` arrays, bit for bit, without a reduction over
+    an axis of two: ``ux * vx + uy * vy``, plus ``0.0`` as the sum's start (the sum of two
+    ``-0.0`` is ``+0.0`` there).
+    """
+    out = u[..., 0] * v[..., 0]
+    out += u[..., 1] * v[..., 1]
+    out += 0.0
+    return out
 
 
 def slot_sum(terms: np.ndarray) -> np.ndarray:

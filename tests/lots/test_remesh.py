@@ -142,3 +142,27 @@ def test_end_of_a_sliver_lot_near_a_grid_line_keeps_its_triangles():
     mesh = remesh_lots(pieces, count, np.array([0]), 5.0)
     shape = _lot_shapes(mesh)[0]
     assert shape.symmetric_difference(Polygon(pieces[0])).area <= 1e-12 * shape.area
+
+
+def test_dot2_and_farthest_are_the_reductions_they_replace():
+    """``geometry._dot2`` is ``(u * v).sum(axis=-1)`` bit for bit (the sign of a zero sum,
+    infinities and NaN too), and ``remesh._farthest`` is ``abs(tri - anchor).max()`` of the
+    remesh's triangles, anchor inside, beside or far from them."""
+    from terrace_foundation.geometry import _dot2
+    from terrace_foundation.lots.remesh import _farthest
+
+    rng = np.random.default_rng(5)
+    u = rng.standard_normal((500, 7, 2)) * 10.0 ** rng.integers(-3, 6, (500, 7, 1))
+    v = rng.standard_normal((500, 7, 2)) * 1e3
+    u[0, :4] = [[-0.0, -0.0], [0.0, -0.0], [np.inf, 1.0], [np.nan, 2.0]]
+    v[0, :4] = [[1.0, 1.0], [-3.0, 2.0], [1.0, -np.inf], [1.0, 1.0]]
+    v[1, :3] = 0.0
+    with np.errstate(invalid="ignore"):
+        want = (u * v).sum(axis=-1)
+        got = _dot2(u, v)
+    assert np.array_equal(got.view(np.int64), want.view(np.int64))
+    tri = rng.random((1000, 3, 2)) * [300.0, 40.0] + [2.6e6, 1.2e6]
+    for anchor in ([2.6e6, 1.2e6], [2.6e6 + 150.0, 1.2e6 + 20.0], [0.0, 0.0], [3e6, 1e6]):
+        ax, ay = anchor
+        want_far = float(np.abs(tri - np.array([ax, ay])).max())
+        assert _farthest(tri, ax, ay) == want_far

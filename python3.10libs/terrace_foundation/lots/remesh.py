@@ -149,7 +149,7 @@ def remesh_lots(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarr
     # width): a sliver thinner than size * 1e-7 keeps its two sides apart (issue 15: a sliver
     # 1e-6 of a cell thick at remesh size 50 cells collapsed to zero-area triangles, and the
     # cell centres on it got no lot); never below a few ulps of the coordinates
-    big = float(np.abs(tri - np.array([ax, ay])).max()) if len(tri) else 1.0
+    big = _farthest(tri, ax, ay) if len(tri) else 1.0
     floor = 16.0 * float(np.spacing(max(big, 1.0)))
     # vertices are never shared between lots, and the triangles are sorted by lot: merge them
     # a batch of whole lots at a time (the same numbering as one merge over all of them, in a
@@ -194,6 +194,19 @@ def remesh_lots(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarr
     vertex_lot = np.concatenate(vlots)
     vid = np.concatenate(vids)
     return LotMesh(vertices, vertex_lot, vid.reshape(-1, 3), tlot)
+
+
+def _farthest(tri: np.ndarray, ax: float, ay: float) -> float:
+    """``abs(tri - (ax, ay)).max()`` of ``(T, 3, 2)`` points, from their bounds: a rounded
+    difference is monotone in its operand, so the largest ``|p - a|`` is ``max - a`` or
+    ``a - min`` of each coordinate, rounded alike (no copy of the triangles).
+    """
+    flat = tri.reshape(-1, 2)
+    far = []
+    for c, a in ((0, ax), (1, ay)):          # per column (a reduction over axis 0 of an
+        col = flat[:, c]                     # (N, 2) array is several times slower)
+        far += [col.max() - np.float64(a), np.float64(a) - col.min()]
+    return float(np.abs(np.array(far)).max())         # NaN if any point is NaN, as before
 
 
 def _lot_thinness(thin: np.ndarray, piece_lot: np.ndarray) -> np.ndarray:

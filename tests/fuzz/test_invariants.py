@@ -433,18 +433,18 @@ def test_outline_of_a_lot_holding_a_needle_end_narrower_than_the_world_spacing_i
 
 
 # Found by the long run of 2 December, 01:28 (edge_cases, seed 7005), on i15a 41e6331.
-@pytest.mark.xfail(strict=True, reason="open (issue 15): a later region's lot whose notch, "
-                   "where an earlier triangle's corner sits on the grid's west edge, opens 1e-15"
-                   " wide through a west edge slanted by 2.8e-16: traced as shell + hole + a"
-                   " sliver shell inside it ('Nested shells')")
 def test_notch_of_an_earlier_corner_on_a_slanted_grid_edge_gives_a_valid_outline():
     """The earlier triangle's corner (-0.5, 2.2985) lies on the grid's west edge; the later
     region's west edge runs from x = -0.49999999999999972 to x = -0.5, so the corner is
-    1.7e-16 outside it and the earlier triangle cuts a notch into it whose mouth is about
-    1e-15 wide. Lot 36's outline came out as its shell with the triangle as a hole (corner
-    at x = -0.4999999999999997) plus a second polygon, a sliver triangle between that corner
-    and the west edge, nested in the first ('Nested shells' at (-0.5, 2.2985)). Not traced
-    (footprint.chain_rings' turns at the notch's mouth are the first suspect). Replay:
+    1.7e-16 outside it; the overlap rule leaves the later region with the triangle as a hole
+    touching its shell at that corner (valid). Lot 36's outline came out as its shell with the
+    hole's corner moved to x = -0.4999999999999997 plus a second polygon, a sliver triangle
+    between that corner and the west edge, nested in the first ('Nested shells' at
+    (-0.5, 2.2985)). The engine was wrong, not the oracle: fracture.decompose_regions ordered
+    the edges in the slab 2.8e-16 wide between x = -0.5 and the slanted edge's end by their
+    rounded mid heights, which tied for the hole's two edges leaving the corner (ends 4.4e-16
+    below and above it); the tie left them in input order and both trapezoids of that slab
+    took the hole's tip. Now ordered by the exact sum of the end heights. Replay:
     @reproduce_failure('6.155.2', b'AXicc+R25HZkAMP/joyODkCayZEdxNewf+wf/+kp62OwJKPG/u3COz'
     b'bM2L4MKMukwQAFcAZWMZApyBxULpIO+3emxyNjxDIZGIEW2V95u+27kkYeyAkHYKoZHJkJGIfKBQsxQn3GCA'
     b'CsLSFw') on test_lots_partition_regions_meeting_the_grid_edges_and_one_another."""

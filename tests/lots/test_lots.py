@@ -66,6 +66,25 @@ def test_slab_decomposition_is_exact():
     assert union.symmetric_difference(ref).area < 1e-6 * ref.area
 
 
+def test_slab_pairs_two_edges_leaving_a_vertex_in_their_exact_order():
+    """A hole's corner (0, 3) on the shell, the next vertex x 3e-16 away: in that slab the
+    hole's edges end at 3 - 4.4e-16 and 3 + 4.4e-16, their rounded mid heights both 3. The
+    slab ordered them by that mid height, a tie left them in input order, and the two
+    trapezoids each took the hole's tip between them (they overlapped; the lot's outline came
+    out with a sliver shell nested in it, issue 15, long run seed 7005)."""
+    w = 3e-16
+    reg = tf.Region.from_rings(np.array([[w, 0.0], [4.0, 0.0], [4.0, 6.0], [0.0, 6.0],
+                                         [0.0, 3.0]]),
+                               [np.array([[0.0, 3.0], [1.0, 4.0], [1.0, 2.0]])])
+    traps = decompose_region(reg)
+    slab = traps[traps[:, :, 0].max(axis=1) <= w]
+    assert len(slab) == 2
+    lower, upper = slab[np.argsort(slab[:, 0, 1] + slab[:, 1, 1])]
+    # each trapezoid runs (x0, bottom), (x1, bottom), (x1, top), (x0, top): disjoint
+    assert lower[3, 1] <= upper[0, 1] and lower[2, 1] <= upper[1, 1]
+    assert lower[2, 1] < 3.0 < upper[1, 1]
+
+
 def test_voronoi_matches_shapely():
     rng = np.random.default_rng(1)
     pts = rng.random((60, 2)) * 100

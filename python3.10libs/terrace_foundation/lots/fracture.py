@@ -94,8 +94,15 @@ def decompose_regions(edges, chunk: int = 4_000_000) -> tuple[np.ndarray, np.nda
         slope = (ry - ly) / (rx - lx)
         y0 = np.where(x0 == lx, ly, np.where(x0 == rx, ry, ly + (x0 - lx) * slope))
         y1 = np.where(x1 == rx, ry, np.where(x1 == lx, ly, ly + (x1 - lx) * slope))
-        ymid = 0.5 * (y0 + y1)
-        order = np.lexsort((ymid, si))
+        # ordered by y0 + y1 exactly: its rounded sum, then the sum's rounding error (Knuth's
+        # two-sum; the rounded sum is monotone in the exact one). The rounded mid height
+        # alone tied for two edges leaving one vertex 3e-16 from the next vertex x (at y = 3,
+        # y0 + y1 = 6 +- 4.4e-16, both round to 6), left them in input order, and a
+        # trapezoid took the hole between them: two trapezoids overlapped (issue 15)
+        ysum = y0 + y1
+        ypart = ysum - y0
+        yerr = (y0 - (ysum - ypart)) + (y1 - ypart)
+        order = np.lexsort((yerr, ysum, si))
         si, y0, y1, x0, x1 = si[order], y0[order], y1[order], x0[order], x1[order]
         # rank within slab
         first = np.r_[True, si[1:] != si[:-1]]

@@ -284,8 +284,10 @@ def rounded(values: np.ndarray, digits: int) -> np.ndarray:
     The decimal is ``(whole * 10**digits + frac) / 10**digits`` of :func:`fixed_parts`: both
     integers are exact doubles below ``2**53``, and the one division rounds to the nearest
     double (a decimal of at most 53 significant bits is never half-way between two), with
-    the sign of ``v`` (``round(-1e-9, 6)`` is ``-0.0``). Values beyond (not finite, or a
-    numerator of ``2**53`` or more) go through Python's ``round``.
+    the sign of ``v`` (``round(-1e-9, 6)`` is ``-0.0``). A value that is not finite is its
+    own round, bit for bit (CPython's ``round`` returns it as it is: the report's NaN
+    figures of lots without cells, 40 % of the rows of a town of small lots, cost no Python
+    call). Values beyond (a numerator of ``2**53`` or more) go through Python's ``round``.
 
     Returns
     -------
@@ -295,6 +297,10 @@ def rounded(values: np.ndarray, digits: int) -> np.ndarray:
     neg, whole, frac, ok = fixed_parts(a, digits)
     ok &= whole < (2 ** 53) // 10 ** digits
     out = np.copysign((whole * 10 ** digits + frac).astype(np.float64) / float(10 ** digits), a)
+    same = ~np.isfinite(a)
+    if same.any():
+        out[same] = a[same]
+        ok |= same
     slow = np.flatnonzero(~ok)
     if len(slow):
         out[slow] = [round(v, digits) for v in a[slow].tolist()]

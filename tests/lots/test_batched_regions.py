@@ -191,6 +191,51 @@ def test_points_in_groups_equals_each_region_alone(kind):
         assert np.array_equal(got[mine][:300][far], inside[far])
 
 
+@pytest.mark.parametrize("order", ["by_region", "shuffled"])
+def test_points_in_groups_of_many_small_buildings(order):
+    """Many rotated rectangles (one slab each, every edge slanted: the town's buildings),
+    their samples region by region (the relaxation's order, edges by runs) or shuffled
+    (edges gathered): the answers of the plain test against each region's own edges,
+    point for point, points on the corners' heights included; shapely away from the
+    boundary."""
+    from shapely import contains_xy
+    from shapely.geometry import Polygon
+
+    from terrace_foundation.region import points_in_edges, points_in_groups
+
+    rng = np.random.default_rng(21)
+    regs = []
+    for g in range(300):
+        c = rng.random(2) * 1000.0
+        t = rng.random() * np.pi / 2 + 0.01
+        rot = np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+        half = rng.random(2) * 6.0 + 1.0
+        ring = (np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) * half) @ rot.T + c
+        regs.append(Region.from_rings(ring, region_id=g))
+    a, b, start, count = region_edges(regs)
+    group = np.repeat(np.arange(len(regs)), rng.integers(0, 400, len(regs)))
+    box = np.array([r.bounds for r in regs])[group]
+    u = rng.random((len(group), 2))
+    x = box[:, 0] + u[:, 0] * (box[:, 2] - box[:, 0])
+    y = box[:, 1] + u[:, 1] * (box[:, 3] - box[:, 1])
+    y[::7] = np.array([r.rings[0][1, 1] for r in regs])[group[::7]]
+    if order == "shuffled":
+        perm = rng.permutation(len(group))
+        x, y, group = x[perm], y[perm], group[perm]
+    got = points_in_groups(x, y, group, a, b, start, count)
+    assert 0.3 < got.mean() < 0.9
+    for g, reg in enumerate(regs):
+        mine = group == g
+        ra, rb = reg.edges()
+        assert np.array_equal(got[mine], points_in_edges(x[mine], y[mine], ra, rb))
+    poly = [Polygon(r.rings[0]) for r in regs]
+    sample = rng.choice(len(group), 2000, replace=False)
+    for i in sample.tolist():
+        p = poly[group[i]]
+        if p.boundary.distance(_pt((x[i], y[i]))) > 1e-6:
+            assert got[i] == contains_xy(p, x[i], y[i])
+
+
 def _pt(p):
     from shapely.geometry import Point
     return Point(p)

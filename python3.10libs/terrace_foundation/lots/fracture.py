@@ -205,8 +205,9 @@ def _voronoi_bucket(points, rows, grp, p_start, p_count, w, rect, neighbours):
     d2 = dx ** 2 + dy ** 2
     d2[~valid | (cols == rows[:, None])] = np.inf
     order = np.argsort(d2, axis=1, kind="stable")
-    nb = np.take_along_axis(cols, order, axis=1)
-    nd2 = np.take_along_axis(d2, order, axis=1)
+    # the neighbours in that order: cols' entries by arithmetic (column j of a row is its
+    # group's point p_start + j, or the row itself past the group), no gather
+    nb = np.where(order < size[:, None], p_start[grp][:, None] + order, rows[:, None])
     poly, count = rect.copy(), np.full(n, 4)
     todo = np.arange(n)
     level = neighbours
@@ -228,7 +229,7 @@ def _voronoi_bucket(points, rows, grp, p_start, p_count, w, rect, neighbours):
         count[todo] = tcount
         more = k < size[todo] - 1
         radius2 = ((tpoly - pi) ** 2).sum(axis=2).max(axis=1)
-        next_d2 = nd2[todo, np.minimum(k, w - 1)]
+        next_d2 = d2[todo, order[todo, np.minimum(k, w - 1)]]
         todo = todo[more & (next_d2 < 4.0 * radius2)]
         level *= 2
     return poly, count

@@ -257,6 +257,30 @@ def _covered_chunks(tri_xy: np.ndarray, tri_value: np.ndarray, grid: Heightfield
     """
     rows, cols = grid.shape
     wr0, wr1, wc0, wc1 = (0, rows, 0, cols) if window is None else window
+    for co, t, row, lo, hi, slow in _chunk_spans(tri_xy, tri_value, grid, window, max_cells):
+        pieces = _span_cells(co, t, row, lo, hi, wr0, wc0, wc1 - wc0)
+        if slow is not None:
+            pieces.append(slow)
+        yield pieces
+
+
+def _chunk_spans(tri_xy: np.ndarray, tri_value: np.ndarray, grid: Heightfield,
+                 window: tuple[int, int, int, int] | None = None, max_cells: int = 250_000):
+    """The spans of :func:`_covered_chunks`, a chunk of triangles at a time, not yet
+    expanded into cells.
+
+    Yields
+    ------
+    co : _Coefficients
+    t, row, lo, hi : (P,) ndarray of int64
+        Triangle, grid row, first and last grid column of each span, cut to the window's
+        columns (a span outside them has ``lo > hi``).
+    slow : tuple or None
+        ``(triangle, flat cell in the window, value)`` of the rows tested cell by cell
+        (:func:`_cells`), None when there are none.
+    """
+    rows, cols = grid.shape
+    wr0, wr1, wc0, wc1 = (0, rows, 0, cols) if window is None else window
     width = wc1 - wc0
     co = _Coefficients(tri_xy, tri_value, grid)
     ra = np.maximum(co.r0, wr0)
@@ -274,12 +298,9 @@ def _covered_chunks(tri_xy: np.ndarray, tri_value: np.ndarray, grid: Heightfield
         if len(idx) == 0:
             continue
         t, row, lo, hi, ts, rs = _spans(co, idx, ra[idx], rb[idx])
-        pieces = _span_cells(co, t, row, np.maximum(lo, wc0), np.minimum(hi, wc1 - 1),
-                             wr0, wc0, width)
-        if len(ts):
-            pieces.append(_cells(co, ts, rs, np.maximum(co.c0[ts], wc0),
-                                 np.minimum(co.c1[ts], wc1 - 1), wr0, wc0, width))
-        yield pieces
+        slow = _cells(co, ts, rs, np.maximum(co.c0[ts], wc0), np.minimum(co.c1[ts], wc1 - 1),
+                      wr0, wc0, width) if len(ts) else None
+        yield co, t, row, np.maximum(lo, wc0), np.minimum(hi, wc1 - 1), slow
 
 
 def _span_cells(co: _Coefficients, t, row, lo, hi, wr0: int, wc0: int, width: int):
@@ -448,10 +469,13 @@ def rasterize_into(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: np.ndar
     """The cells of :func:`rasterize_window` written into arrays of the window.
 
     The same cells, values and labels (the first triangle wins where triangles overlap),
-    with no list of the window's cells: each chunk of triangles (:func:`_covered_chunks`,
-    cache-sized) writes its cells as it comes. A cell already written by an earlier chunk
-    keeps its value (the earlier chunk's triangles come first); cells covered twice within a
-    chunk are found by one owner per window cell and given to their lowest triangle.
+    with no list of the window's cells: each chunk of triangles (:func:`_chunk_spans`,
+    cache-sized) expands its spans a column offset at a time and writes their cells as they
+    come. The lowest triangle of each window cell is kept in one owner per cell
+    (``numpy.minimum.at``); a chunk's triangles come after every earlier chunk's, so a cell
+    already written keeps its triangle, and of the cells covered twice within a chunk
+    (centres on a shared edge) only the lowest triangle's entry is written. The box of the
+    covered cells comes from the spans (a row and two columns each), not from the cells.
 
     Parameters
     ----------
@@ -480,39 +504,44 @@ def rasterize_into(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: np.ndar
     val_f = value_out.reshape(-1)
     assert np.shares_memory(lab, label_out) and np.shares_memory(val_f, value_out), \
         "the window arrays are written in place"
-    owner = np.empty(lab.size, dtype=np.int32 if len(tri_label) < 2**31 else np.int64)
-    lo_cell, hi_cell, lo_col, hi_col = lab.size, -1, width, -1
-    for pieces in _covered_chunks(tri_xy, tri_value, grid, window, max_candidates):
-        pieces = [p for p in pieces if len(p[1])]
-        if not pieces:
-            continue
-        t = np.concatenate([p[0] for p in pieces])
-        cell = np.concatenate([p[1] for p in pieces])
-        val = np.concatenate([p[2] for p in pieces])
-        fresh = lab[cell] == 0                 # cells of earlier chunks keep their triangle
-        if not fresh.all():
-            t, cell, val = t[fresh], cell[fresh], val[fresh]
-            if len(cell) == 0:
-                continue
-        # one entry of each cell owns it (whichever was written last); the others are
-        # duplicates, and so are the owners of their cells
-        tt = t.astype(owner.dtype)
-        owner[cell] = tt
-        won = owner[cell] == tt
-        if not won.all():
-            owner[cell[~won]] = -1
-            many = owner[cell] == -1
-            dup = np.flatnonzero(many)
-            dup = dup[np.lexsort((t[dup], cell[dup]))]       # the lowest triangle first
-            first = np.r_[True, cell[dup][1:] != cell[dup][:-1]]
-            many[dup[first]] = False
-            keep = ~many
-            t, cell, val = t[keep], cell[keep], val[keep]
-        lab[cell] = tri_label[t]
-        val_f[cell] = val
-        lo_cell, hi_cell = min(lo_cell, int(cell.min())), max(hi_cell, int(cell.max()))
-        col = cell % width
-        lo_col, hi_col = min(lo_col, int(col.min())), max(hi_col, int(col.max()))
-    if hi_cell < 0:
+    tri_label = tri_label.astype(label_out.dtype, copy=False)   # gathered as it is written
+    big = len(tri_label) >= 2**31 - 1
+    owner = np.full(lab.size, np.iinfo(np.int64 if big else np.int32).max,
+                    dtype=np.int64 if big else np.int32)
+    box = [r1 - r0, -1, width, -1]
+    for co, t, row, lo, hi, slow in _chunk_spans(tri_xy, tri_value, grid, window,
+                                                max_candidates):
+        run = hi >= lo
+        if not run.all():
+            t, row, lo, hi = t[run], row[run], lo[run], hi[run]
+        pieces = _span_cells(co, t.astype(owner.dtype), row, lo, hi, r0, c0, width) \
+            if len(t) else []
+        if len(t):
+            _grow_box(box, int(row.min()) - r0, int(row.max()) - r0, int(lo.min()) - c0,
+                      int(hi.max()) - c0)
+        if slow is not None and len(slow[1]):
+            pieces.append((slow[0].astype(owner.dtype), slow[1], slow[2]))
+            s_row, s_col = np.divmod(slow[1], width)
+            _grow_box(box, int(s_row.min()), int(s_row.max()), int(s_col.min()),
+                      int(s_col.max()))
+        # each cell's lowest triangle: those of earlier chunks are lower than this chunk's,
+        # so a cell they covered keeps their triangle
+        for tt, cell, _ in pieces:
+            np.minimum.at(owner, cell, tt)
+        for tt, cell, val in pieces:
+            won = owner[cell] == tt
+            if not won.all():
+                tt, cell, val = tt[won], cell[won], val[won]
+            lab[cell] = tri_label[tt]
+            val_f[cell] = val
+    if box[1] < 0:
         return None
-    return lo_cell // width, hi_cell // width + 1, lo_col, hi_col + 1
+    return box[0], box[1] + 1, box[2], box[3] + 1
+
+
+def _grow_box(box: list[int], row0: int, row1: int, col0: int, col1: int) -> None:
+    """Grow ``box`` (``[first row, last row, first column, last column]``, in place) to
+    cover rows ``row0..row1`` and columns ``col0..col1``.
+    """
+    box[0], box[1] = min(box[0], row0), max(box[1], row1)
+    box[2], box[3] = min(box[2], col0), max(box[3], col1)

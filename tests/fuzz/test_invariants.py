@@ -461,6 +461,27 @@ def test_notch_of_an_earlier_corner_on_a_slanted_grid_edge_gives_a_valid_outline
         (hf, regs, params))
 
 
+# Found by the long run of 2 December, 03:31 (edge_cases, seed 8101), on main fbea9f6.
+def test_needle_one_ulp_wide_on_the_grid_edge_has_a_mesh_and_a_finite_pad():
+    """The triangle's part on the grid is a needle along its west edge x = 11, one ulp
+    (1.8e-15) wide at its base and 33 long (area 2.9e-14). The remesh dropped every one of its
+    triangles as slivers of its cut (under 1e-10 x min(size, extent)²), so its one lot had no
+    mesh: no vertices, a NaN pad height (the finite-output property), and the partition
+    property's allowance for a lot without an outline, 16 ulps x its length, took the length
+    of its (empty) slice vertices' box. The engine was wrong: the lot now keeps those
+    triangles. Replay: @reproduce_failure('6.155.2', b'AXicc2R2ZHZk1HBQYwADRwZHRsd/jhCa2ZF'
+    b'Jg0EKNOw/QFUwaex78mNrx+OMj3BJkGoEhxlqDAMEAgD8og8B') on
+    test_lots_partition_regions_meeting_the_grid_edges_and_one_another."""
+    hf = Heightfield(400.0 + np.array([[0.0, 3.3, 6.6], [7.7, 11.0, 14.3], [15.4, 18.7, 22.0]]),
+                     11.0, (11.0, 11.0))
+    regs = [(np.array([[10.99967, -22.0], [11.000000000000002, -22.0], [11.0, 11.0]]), [])]
+    params = {"seed": 0, "scatter_count": 1, "relax_iterations": 0, "min_lot_size": 60.5,
+              "remesh_size": 3.3, "blur_radius": 0.0, "blend": 0.0, "preset": "reference"}
+    for prop in (test_lots_partition_regions_meeting_the_grid_edges_and_one_another,
+                 test_deterministic_finite_and_strict_json):
+        prop.hypothesis.inner_test((hf, regs, dict(params)))
+
+
 def test_lot_areas_match_the_oracle_in_the_grid_frame_at_lv95():
     """Found by the long campaign: shapely cutting this triangle with the grid at LV95
     magnitudes gives 0.1071537694 (cut points rounded to 4.7e-10), the lots 0.1071537696,
@@ -523,6 +544,27 @@ def test_needle_lot_has_its_outline_and_its_exact_area():
     regions, res = _run(hf, [(needle, [])], dict(_SMALL))
     assert res is not None and len(res.lots) == 1
     _assert_outlines_are_the_lots(hf, regions, res)
+
+
+# Found by the long run of 2 December, 03:40 (determinism property, seed 9016), on main fbea9f6.
+def test_lot_thinner_than_the_remesh_cut_threshold_keeps_its_triangles():
+    """A triangle with a base 2e-11 high on the grid's east edge leaves one lot on the grid, a
+    sliver 0.375 long and 1.4e-11 wide (area 5.4e-12). The remesh dropped every triangle of
+    its cut under 1e-10 x (remesh size 0.15)² as a sliver of the cut, which was all of them:
+    the lot had no slice vertices and a pad height of NaN. The threshold now scales with the
+    piece's width too. Replay: @reproduce_failure('6.155.2', b'AXicc2R2ZHZkQIGMjgwaDFCAYNg/gDAc'
+    b'mRFiDjCG7Zn/ulrq1l1wVUiMD1BFEJMREAA2RQ6f') on test_deterministic_finite_and_strict_json."""
+    hf = _slope(3, 3, 0.5, (0.0, 1.5))
+    ring = np.array([[0.375, 0.0], [0.375, 1.977931531748989e-11],
+                     [-0.3121101274103568, 0.6819730701192612]])
+    regions, res = _run(hf, [(ring, [])], dict(_SMALL))
+    assert res is not None and len(res.lots) == 1
+    lot = res.lots[0]
+    assert len(lot.triangles) and np.isfinite(lot.pad_height)
+    v = lot.vertices[lot.triangles, :2]
+    a, b = v[:, 1] - v[:, 0], v[:, 2] - v[:, 0]
+    assert 0.5 * (a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]).sum() == pytest.approx(lot.area, rel=1e-4)
+    test_deterministic_finite_and_strict_json.hypothesis.inner_test((hf, [(ring, [])], _SMALL))
 
 
 def test_sliver_on_the_grid_edge_at_lv95():

@@ -461,6 +461,27 @@ def test_notch_of_an_earlier_corner_on_a_slanted_grid_edge_gives_a_valid_outline
         (hf, regs, params))
 
 
+# Found by the long run of 2 December, 03:31 (edge_cases, seed 8101), on main fbea9f6.
+def test_needle_one_ulp_wide_on_the_grid_edge_has_a_mesh_and_a_finite_pad():
+    """The triangle's part on the grid is a needle along its west edge x = 11, one ulp
+    (1.8e-15) wide at its base and 33 long (area 2.9e-14). The remesh dropped every one of its
+    triangles as slivers of its cut (under 1e-10 x min(size, extent)²), so its one lot had no
+    mesh: no vertices, a NaN pad height (the finite-output property), and the partition
+    property's allowance for a lot without an outline, 16 ulps x its length, took the length
+    of its (empty) slice vertices' box. The engine was wrong: the lot now keeps those
+    triangles. Replay: @reproduce_failure('6.155.2', b'AXicc2R2ZHZk1HBQYwADRwZHRsd/jhCa2ZF'
+    b'Jg0EKNOw/QFUwaex78mNrx+OMj3BJkGoEhxlqDAMEAgD8og8B') on
+    test_lots_partition_regions_meeting_the_grid_edges_and_one_another."""
+    hf = Heightfield(400.0 + np.array([[0.0, 3.3, 6.6], [7.7, 11.0, 14.3], [15.4, 18.7, 22.0]]),
+                     11.0, (11.0, 11.0))
+    regs = [(np.array([[10.99967, -22.0], [11.000000000000002, -22.0], [11.0, 11.0]]), [])]
+    params = {"seed": 0, "scatter_count": 1, "relax_iterations": 0, "min_lot_size": 60.5,
+              "remesh_size": 3.3, "blur_radius": 0.0, "blend": 0.0, "preset": "reference"}
+    for prop in (test_lots_partition_regions_meeting_the_grid_edges_and_one_another,
+                 test_deterministic_finite_and_strict_json):
+        prop.hypothesis.inner_test((hf, regs, dict(params)))
+
+
 def test_lot_areas_match_the_oracle_in_the_grid_frame_at_lv95():
     """Found by the long campaign: shapely cutting this triangle with the grid at LV95
     magnitudes gives 0.1071537694 (cut points rounded to 4.7e-10), the lots 0.1071537696,

@@ -142,3 +142,17 @@ def test_end_of_a_sliver_lot_near_a_grid_line_keeps_its_triangles():
     mesh = remesh_lots(pieces, count, np.array([0]), 5.0)
     shape = _lot_shapes(mesh)[0]
     assert shape.symmetric_difference(Polygon(pieces[0])).area <= 1e-12 * shape.area
+
+
+def test_needle_lot_below_the_sliver_threshold_keeps_its_triangles():
+    """A lot that is one needle 1.8e-15 (one ulp at x = 11) wide at its base and 33 long:
+    every triangle of its cut is under the sliver threshold (1e-10 x min(size, extent)² =
+    1.1e-9), so all were dropped, and the lot had no mesh, no vertices and a NaN pad height
+    (issue 15, long run seed 8101). A lot is never dropped: it keeps them."""
+    pieces = np.array([[[11.0, -22.0], [11.000000000000002, -22.0], [11.0, 11.0]],
+                       [[11.0, -22.0], [44.0, -22.0], [44.0, 11.0]]])
+    mesh = remesh_lots(pieces, np.array([3, 3]), np.array([0, 1]), 3.3, anchor=(11.0, 11.0))
+    assert set(np.unique(mesh.triangle_lot).tolist()) == {0, 1}
+    assert set(np.unique(mesh.vertex_lot).tolist()) == {0, 1}
+    tri = mesh.vertices[mesh.triangles[mesh.triangle_lot == 0]]
+    assert np.all((tri[:, :, 0] >= 11.0) & (tri[:, :, 0] <= 11.000000000000002))

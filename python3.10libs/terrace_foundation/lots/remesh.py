@@ -97,6 +97,7 @@ def remesh_lots(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarr
     snap = np.maximum(snap, 1e-10 * span * np.minimum(span / np.maximum(
         np.minimum(span, thin), 1e-300), 1e7))
     tris, tri_lots = [], []
+    spare, spare_lots = [], []        # dropped slivers of lots with none kept (so far)
     # process pieces in chunks that keep the number of (piece, square) pairs bounded; each pair
     # takes its piece's K half-planes, so the chunk shrinks with K (about 64 MB of them)
     chunk = int(max(4096, min(max_pairs, 250_000 // max(pieces.shape[1], 1))))
@@ -136,10 +137,23 @@ def remesh_lots(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarr
         ok = cross > 1e-10 * scale * scale
         tris.append(tri[ok])
         tri_lots.append(piece_lot[pair_piece[src[ok]]])
+        # a lot is never dropped: one whose triangles are all below that threshold (a needle
+        # one ulp wide and 33 long, area 2.9e-14) keeps them, or it had no mesh, no vertices
+        # and a NaN pad height (issue 15, long run seed 8101)
+        low = np.nonzero((cross > 0) & ~ok)[0]
+        if len(low):
+            low_lot = piece_lot[pair_piece[src[low]]]
+            bare = ~np.isin(low_lot, tri_lots[-1])
+            spare.append(tri[low[bare]])
+            spare_lots.append(low_lot[bare])
         if progress is not None:
             progress(sl.stop)
     tri = np.concatenate(tris) if tris else np.zeros((0, 3, 2))
     tlot = np.concatenate(tri_lots) if tri_lots else np.zeros(0, dtype=np.int64)
+    if spare:
+        s_tri, s_lot = np.concatenate(spare), np.concatenate(spare_lots)
+        bare = ~np.isin(s_lot, tlot)
+        tri, tlot = np.concatenate([tri, s_tri[bare]]), np.concatenate([tlot, s_lot[bare]])
     # stable order: by lot, then by creation (the triangles are gathered in this order batch
     # by batch below, never copied whole)
     order = np.argsort(tlot, kind="stable")

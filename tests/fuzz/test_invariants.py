@@ -546,6 +546,27 @@ def test_needle_lot_has_its_outline_and_its_exact_area():
     _assert_outlines_are_the_lots(hf, regions, res)
 
 
+# Found by the long run of 2 December, 03:40 (determinism property, seed 9016), on main fbea9f6.
+def test_lot_thinner_than_the_remesh_cut_threshold_keeps_its_triangles():
+    """A triangle with a base 2e-11 high on the grid's east edge leaves one lot on the grid, a
+    sliver 0.375 long and 1.4e-11 wide (area 5.4e-12). The remesh dropped every triangle of
+    its cut under 1e-10 x (remesh size 0.15)² as a sliver of the cut, which was all of them:
+    the lot had no slice vertices and a pad height of NaN. The threshold now scales with the
+    piece's width too. Replay: @reproduce_failure('6.155.2', b'AXicc2R2ZHZkQIGMjgwaDFCAYNg/gDAc'
+    b'mRFiDjCG7Zn/ulrq1l1wVUiMD1BFEJMREAA2RQ6f') on test_deterministic_finite_and_strict_json."""
+    hf = _slope(3, 3, 0.5, (0.0, 1.5))
+    ring = np.array([[0.375, 0.0], [0.375, 1.977931531748989e-11],
+                     [-0.3121101274103568, 0.6819730701192612]])
+    regions, res = _run(hf, [(ring, [])], dict(_SMALL))
+    assert res is not None and len(res.lots) == 1
+    lot = res.lots[0]
+    assert len(lot.triangles) and np.isfinite(lot.pad_height)
+    v = lot.vertices[lot.triangles, :2]
+    a, b = v[:, 1] - v[:, 0], v[:, 2] - v[:, 0]
+    assert 0.5 * (a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]).sum() == pytest.approx(lot.area, rel=1e-4)
+    test_deterministic_finite_and_strict_json.hypothesis.inner_test((hf, [(ring, [])], _SMALL))
+
+
 def test_sliver_on_the_grid_edge_at_lv95():
     """Found by the long campaign: a sliver 0.3 mm high lying on the grid's bottom edge at
     LV95 magnitudes. The engine works in the grid's frame, where the grid's edge is exact

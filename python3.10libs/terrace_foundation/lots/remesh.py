@@ -132,9 +132,12 @@ def remesh_lots(pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarr
                 (tri[:, 1, 1] - tri[:, 0, 1]) * (tri[:, 2, 0] - tri[:, 0, 0])
         # drop slivers of the square grid's cut; the threshold scales with the smaller of the
         # remesh size and the piece, so a lot far smaller than the remesh size keeps its
-        # triangles (issue 15, defect 15)
+        # triangles (issue 15, defect 15), and with the piece's width (area / extent): a lot
+        # 1.4e-11 wide and 0.375 long lost every triangle under 1e-10 x 0.15², so it had no
+        # slice vertices and a NaN pad (issue 15). A piece's triangles add up to twice its area
+        # (extent x width), so the largest of fewer than 1e10 of them is always kept
         scale = np.minimum(size, extent[pair_piece[src]])
-        ok = cross > 1e-10 * scale * scale
+        ok = cross > 1e-10 * scale * np.minimum(scale, thin[pair_piece[src]])
         tris.append(tri[ok])
         tri_lots.append(piece_lot[pair_piece[src[ok]]])
         # a lot is never dropped: one whose triangles are all below that threshold (a needle

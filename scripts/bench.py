@@ -230,7 +230,12 @@ def run_one(size: int, preset: str | None, outputs: bool = False,
             tile_size: int | None = None, scheduler: str | None = None) -> dict:
     import numpy as np  # noqa: F401
 
+    # the engine's modules before the clock: `generate` imports them on its first call, and
+    # this machine compiles them from source every time (PYTHONDONTWRITEBYTECODE=1: about
+    # 0.3 s CPU that a process running the engine twice pays once)
     import terrace_foundation as tf
+    import terrace_foundation.pipeline  # noqa: F401
+    import terrace_foundation.presets  # noqa: F401
 
     hf, regions = synthetic_case(size)
     area = sum(r.area for r in regions)
@@ -554,11 +559,13 @@ def main(argv=None) -> int:
 #: blocks, changed cells, band cells) is named with its share. Float64 throughout (see
 #: tiling.py and the README for why); lot mask and labels int32.
 RASTER_PASSES = {
-    "rasterize": (3, "window arrays written at the covered cells, chunk by chunk: an owner "
-                     "per cell (duplicates), the lot mask, the slice heights (zeros elsewhere); "
-                     "per triangle row ~25 operations (the span from the weights' crossings), "
-                     "~12 per covered cell; rows with a cell centre within rounding of an edge "
-                     "(rare) cell by cell as before"),
+    "rasterize": (4, "window arrays: an owner per cell filled once (each cell's lowest "
+                     "triangle, numpy.minimum.at), the lot mask and the slice heights written "
+                     "at the covered cells (zeros elsewhere), chunk by chunk; per triangle "
+                     "row ~25 operations (the span from the weights' crossings), ~16 per "
+                     "covered cell (the span's cells and values, the owner's minimum, the "
+                     "winners kept and written); rows with a cell centre within rounding of an "
+                     "edge (rare) cell by cell as before"),
     "read": (2, "the window (float64 copy), the box's terrain kept"),
     "blend": (53, "difference: the lot cells around the box once (shared with the band and "
                   "the report), the slice heights less the terrain where lots (2); any() per "
@@ -599,7 +606,9 @@ RASTER_PASSES = {
 #: for its edge slopes over the band's box, now on live blocks and band cells only); 151 at
 #: commit 9bf6b08 (blend 58, slopes 12 over the whole box, pads 29, created slopes 9); 135 at
 #: main 6ab847f (slopes 12, volumes 4, created slopes 8); 136 at main 10bb1b0 (blend 53,
-#: band 18, lot figures 13, volumes 5, embankments 2, created slopes 9).
+#: band 18, lot figures 13, volumes 5, embankments 2, created slopes 9); 131 at main 4f2ef60;
+#: 132 at main 6af8d6b (the rasteriser's owner array filled once, numpy.minimum.at: fewer
+#: operations per covered cell, one more pass over the window).
 RASTER_PASSES_BEFORE = 235
 
 

@@ -50,13 +50,19 @@ class Lot:
 
     @property
     def centroid(self) -> tuple[float, float]:
-        """Area-weighted centroid of the slice triangles."""
+        """Area-weighted centroid of the slice triangles; the mean of the slice vertices
+        when the triangles have no area (a needle lot whose vertices merged across its width,
+        issue 15).
+        """
         v = self.vertices[self.triangles][:, :, :2]
         cross = (v[:, 1, 0] - v[:, 0, 0]) * (v[:, 2, 1] - v[:, 0, 1]) - \
                 (v[:, 1, 1] - v[:, 0, 1]) * (v[:, 2, 0] - v[:, 0, 0])
         w = 0.5 * cross
         c = v.mean(axis=1)
         s = w.sum()
+        if not s > 0:
+            x, y = self.vertices[:, :2].mean(axis=0)
+            return (float(x), float(y))
         return (float((c[:, 0] * w).sum() / s), float((c[:, 1] * w).sum() / s))
 
 

@@ -197,15 +197,22 @@ def edge_tangents_at(heights: np.ndarray, active: np.ndarray, rows: np.ndarray,
     m, n = heights.shape
     out = np.zeros(len(rows))
     h0 = heights[rows, cols]
+    # every neighbour in the array (the usual case: cells of a tile inside its box): no
+    # bounds per neighbour
+    inside = len(rows) > 0 and int(rows.min()) > 0 and int(rows.max()) < m - 1 \
+        and int(cols.min()) > 0 and int(cols.max()) < n - 1
     for dr in (-1, 0, 1):
         for dc in (-1, 0, 1):
             if dr == 0 and dc == 0:
                 continue
             r, c = rows + dr, cols + dc
-            ok = (r >= 0) & (r < m) & (c >= 0) & (c < n)
-            np.clip(r, 0, m - 1, out=r)
-            np.clip(c, 0, n - 1, out=c)
-            ok &= active[r, c]
+            if inside:
+                ok = active[r, c]
+            else:
+                ok = (r >= 0) & (r < m) & (c >= 0) & (c < n)
+                np.clip(r, 0, m - 1, out=r)
+                np.clip(c, 0, n - 1, out=c)
+                ok &= active[r, c]
             g = np.subtract(heights[r, c], h0)
             np.abs(g, out=g)
             g *= 1.0 / (cell_size * float(np.hypot(abs(dr), abs(dc))))

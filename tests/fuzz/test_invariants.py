@@ -480,6 +480,30 @@ def test_needle_one_ulp_wide_on_the_grid_edge_has_a_mesh_and_a_finite_pad():
     for prop in (test_lots_partition_regions_meeting_the_grid_edges_and_one_another,
                  test_deterministic_finite_and_strict_json):
         prop.hypothesis.inner_test((hf, regs, dict(params)))
+    # its vertices merge across its width (no triangle area): the centroid is their mean
+    _, res = _run(hf, regs, dict(params))
+    assert [np.isfinite(lot.centroid).all() for lot in res.lots] == [True]
+
+
+# Found by the long run of 2 December, 04:05 (edge_cases, seed 8101), on main adb34e1.
+def test_needle_with_a_vertex_near_its_ulp_high_end_is_not_closed_to_a_crumb():
+    """A triangle at LV95 one ulp (2.3e-10) high at its west end and 1.5 long on the grid's
+    south edge, with a vertex on its long side 4.7e-10 from that end: region.close_needles
+    took its far corner for a needle's tip and removed it, which left a triangle of 5.4e-20
+    (the guard stopped only at no area at all): the lots had 5.4e-20 of the region's 1.75e-10. The
+    engine was wrong: a shell whose tips would take more area than they leave is all needle
+    and stays as it is; the lots and the outline now have all of it. Replay:
+    @reproduce_failure('6.155.2', b'AXicc2R2ZHZkAEImMAmCjI4sIFqDAQogwhr2H1C4cFmQdkYkLgPEDK'
+    b'g6AOqoCUI=') on test_lots_partition_regions_meeting_the_grid_edges_and_one_another."""
+    hf = _slope(3, 3, 0.5, (2600000.0, 1200001.5))
+    ring = np.array([[2600001.5, 1200000.0], [2600000.0, 1200000.0000000002],
+                     [2600000.0, 1200000.0], [2600000.0000000005, 1200000.0]])
+    test_lots_partition_regions_meeting_the_grid_edges_and_one_another.hypothesis.inner_test(
+        (hf, [(ring, [])], dict(_SMALL)))
+    regions, res = _run(hf, [(ring, [])], dict(_SMALL))
+    assert sum(lot.area for lot in res.lots) == pytest.approx(regions[0].area, rel=1e-9)
+    assert not any("slit tip(s)" in w for w in res.warnings)
+    assert all(np.isfinite(lot.centroid).all() for lot in res.lots)
 
 
 def test_lot_areas_match_the_oracle_in_the_grid_frame_at_lv95():

@@ -180,6 +180,19 @@ def test_box_dilate_matches_scipy():
     assert (box_dilate(m, 4) == ref).all()
 
 
+def test_partial_sums_are_ordered_as_by_three_keys():
+    # one int64 code sorted once gives lexsort's permutation (ties kept in order); negative
+    # columns and codes too large for int64 take the three keys
+    from terrace_foundation.terrain.tiles import _part_order
+    rng = np.random.default_rng(12)
+    p = np.column_stack([rng.integers(0, 40, 5000), rng.integers(0, 300, 5000),
+                         rng.integers(0, 9, 5000), rng.normal(size=5000)]).astype(np.float64)
+    p[1::7, :3] = p[::7, :3][: len(p[1::7])]                    # repeated triples
+    for q in (p, p[:1], p[:0], np.where(np.arange(4) == 1, -p, p),
+              np.where(np.arange(4) == 0, p * 2.0**40, p)):
+        assert np.array_equal(_part_order(q), np.lexsort((q[:, 2], q[:, 1], q[:, 0])))
+
+
 def test_partial_sums_do_not_depend_on_the_split():
     rng = np.random.default_rng(4)
     v = rng.normal(size=(96, 256)) * (rng.random((96, 256)) > 0.3)
@@ -333,6 +346,9 @@ def test_edge_tangents_at_some_cells_equal_the_whole_grid():
     rows, cols = np.nonzero(active)
     got = edge_tangents_at(h, active, rows, cols, 2.5)
     assert got.tobytes() == edge_tangents(h, active, 2.5)[rows, cols].tobytes()
+    inner = (rows > 0) & (rows < 59) & (cols > 0) & (cols < 69)   # no neighbour outside
+    got = edge_tangents_at(h, active, rows[inner], cols[inner], 2.5)
+    assert got.tobytes() == edge_tangents(h, active, 2.5)[rows[inner], cols[inner]].tobytes()
 
 
 @pytest.mark.parametrize("h,block", [(2.7, 16), (3.3333333333333335, 40), (1.0, 7), (0.0, 16)])

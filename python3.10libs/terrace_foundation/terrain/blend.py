@@ -224,11 +224,12 @@ def blur_block(diff: np.ndarray, h: float, origin: tuple[int, int],
         return max(lo - grow * k, 0), min(hi + grow * k, size[axis])
 
     def count(axis: int, lo: int, hi: int) -> np.ndarray:
-        key = (axis, lo, hi)
-        got = cache.get(key)
+        # each position's weight depends on its own position only: computed once for the
+        # whole axis of ``diff`` and sliced
+        got = cache.get(axis)
         if got is None:
-            got = cache[key] = _pass_counts(h, origin[axis], lo, hi, full_shape[axis])
-        return got
+            got = cache[axis] = _pass_counts(h, origin[axis], 0, size[axis], full_shape[axis])
+        return got[lo:hi]
 
     r0, r1 = span(0, 3)
     c0, c1 = span(1, 3)

@@ -483,11 +483,10 @@ def _sweep_fields(v: np.ndarray, lab: np.ndarray, rows: range, wa: float, wd: fl
             pv = v[:, prev, :]
             pl = lab[:, prev, :]
             cand = pv - wa
-            diag_l = pv[:, :-1] - wd
-            diag_r = pv[:, 1:] - wd
+            diag = pv - wd                  # the diagonal candidates of both sides, once
             for sl_cur, val, sl_src in ((slice(None), cand, slice(None)),
-                                        (slice(1, None), diag_l, slice(None, -1)),
-                                        (slice(None, -1), diag_r, slice(1, None))):
+                                        (slice(1, None), diag[:, :-1], slice(None, -1)),
+                                        (slice(None, -1), diag[:, 1:], slice(1, None))):
                 c = cur[:, sl_cur]
                 better = val > c
                 np.copyto(c, val, where=better)

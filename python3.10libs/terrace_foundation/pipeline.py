@@ -188,12 +188,13 @@ def fracture_regions(regions: Sequence[Region], params: TerraceParams,
     on_grid, on_count, on_group = intersect_pieces(pieces, four, box, np.full(g_n, 4),
                                                    piece_group, groups)
     on_area = np.bincount(on_group, polygon_area(on_grid), minlength=g_n)
-    area = np.array([r.area for r in regions])
     # nothing of a region on the grid: no lots, and no draws from its stream (generate
     # refuses a region wholly outside before this, with the one check, region.check_on_grid;
     # what is left here is a part the overlap rule left off the grid, or a sliver below
-    # rounding)
-    live = on_area > 1e-12 * np.maximum(area, 1e-300)
+    # rounding); any area is kept: a relative floor of 1e-12 of the whole region's area
+    # dropped a part 1.5e-14 wide on the grid's west edge (5.6e-15 of 0.035), about 135
+    # ulps of its coordinates wide, with no lot and no word (issue 15, long run seed 9201)
+    live = on_area > 0
     if not live.all():
         keep = live[on_group]
         on_grid, on_count, on_group = on_grid[keep], on_count[keep], on_group[keep]

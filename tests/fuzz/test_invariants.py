@@ -506,21 +506,14 @@ def test_needle_with_a_vertex_near_its_ulp_high_end_is_not_closed_to_a_crumb():
     assert all(np.isfinite(lot.centroid).all() for lot in res.lots)
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 15): a later region's part on the grid, "
-                   "a sliver 1.5e-14 wide, gets no lot and no warning (long run seed 9201; fracture_regions' live threshold)")
 def test_sliver_of_a_later_region_beside_an_earlier_needle_at_the_grid_corner_gets_a_lot():
     """Found by the long campaign (edge_cases property, seed 9201, main c0d3f89, after 2329
     passing): the later triangle lies west of the grid but for a sliver from (0, 0) to
     (1.5e-14, 0.75) along the grid's west edge (5.6e-15 of area); the earlier needle, apex on
-    the grid's corner, covers its foot up to y = 0.0625. The run warns of the clipping and of
-    the overlap, then makes one lot (the needle's half on the grid, 1.953125e-06) and none for
-    the sliver's 5.6e-15 left, without a word: the outlines add up to the ground less that
-    (the lot total passes only under its 1e-12 x grid-area floor). Traced, not fixed:
-    pipeline.fracture_regions keeps a region only when its part on the grid exceeds 1e-12 of
-    the whole region's area (``live``, meant for parts the overlap rule leaves off the grid
-    and slivers below rounding); here 5.6e-15 of 0.035, while the part is about 135 ulps of
-    its coordinates wide and 10x its own rounding. The fix is a threshold from the part's own
-    rounding (or a warning naming the drop); it needs its own long runs. Replay:
+    the grid's corner, covers its foot up to y = 0.0625. pipeline.fracture_regions kept a
+    region only when its part on the grid exceeded 1e-12 of the whole region's area, so the
+    sliver, about 135 ulps of its coordinates wide, got no lot and no warning; any area now
+    counts. Replay:
     @reproduce_failure('6.155.2', b'AXicc2R2ZHZkQIGMQBEmDQYogDOAYvs3YIrZsrXMbluoPVvD/gFUkNERSQ'
     b'GDhv0BmFqI4VBrAEcmDgg=') on test_lots_partition_regions_meeting_the_grid_edges_and_one_another."""
     hf = _slope(3, 3, 0.5, (0.0, 1.5))

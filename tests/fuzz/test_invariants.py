@@ -525,6 +525,30 @@ def test_sliver_of_a_later_region_beside_an_earlier_needle_at_the_grid_corner_ge
         (hf, regs, params))
 
 
+@pytest.mark.xfail(strict=True, reason="open (issue 15): lot 14's outline crosses itself at "
+                   "LV95 (long run seed 9201 on 48778a5; fails on c0d3f89 too)")
+def test_three_regions_fanning_from_a_grid_corner_at_lv95_give_valid_outlines():
+    """Found by the long campaign (edge_cases property, seed 9201, on 48778a5; the case fails on
+    c0d3f89 too, so it is older than that commit's change): at LV95 two triangles share the
+    grid's corner (2600000, 1200000) and the vertex (2600002, 1200000.9473905677); a third
+    region's vertices are collinear (no area). Lot 14's outline is not valid
+    ('Self-intersection' at (2600001.15355091, 1200001.09772791)). Not traced. Replay:
+    @reproduce_failure('6.155.2', b'AXicc2R2ZHFkAEImMAmCUBENBigASWrYf4BwNOyfmLGwiE1XxlQC42jYP4CLMw'
+    b'MhyGwIyQSX0rB/AWEwOjJCrGUAq0Exkhkqxwi33REiwQhzKwA9HBWi') on
+    test_lots_partition_regions_meeting_the_grid_edges_and_one_another."""
+    hf = _slope(3, 4, 0.5, (2600000.0, 1200001.5))
+    regs = [(np.array([[2600000.0, 1200000.0], [2600000.0, 1200000.0],
+                       [2600002.0, 1200000.9473905677], [2600000.0, 1200000.75]]), []),
+            (np.array([[2600002.0, 1200000.9473905677], [2600002.0, 1200000.9473905677],
+                       [2600001.5, 1200001.0361952838], [2600001.0, 1200001.125]]), []),
+            (np.array([[2600000.0, 1200000.0], [2600002.0, 1200000.9473905677],
+                       [2600000.0, 1200001.5]]), [])]
+    params = {"seed": 0, "scatter_count": 1, "relax_iterations": 0, "min_lot_size": 0.125,
+              "remesh_size": 0.15, "blur_radius": 0.0, "blend": 0.0, "preset": "reference"}
+    test_lots_partition_regions_meeting_the_grid_edges_and_one_another.hypothesis.inner_test(
+        (hf, regs, params))
+
+
 def test_lot_areas_match_the_oracle_in_the_grid_frame_at_lv95():
     """Found by the long campaign: shapely cutting this triangle with the grid at LV95
     magnitudes gives 0.1071537694 (cut points rounded to 4.7e-10), the lots 0.1071537696,

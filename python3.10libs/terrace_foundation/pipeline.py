@@ -20,6 +20,7 @@ from .geometry import polygon_area
 from .heightfield import Heightfield, release_pages
 from .lot import Lot, LotColumns
 from .lots.footprint import (
+    doubled_outlines,
     folded_outlines,
     lot_footprint,
     lot_outlines,
@@ -603,8 +604,10 @@ def _footprints(regs: list[Region], lot_set: LotSet, shift: np.ndarray, warn: Wa
         outlines[i] = [[ring + shift for ring in poly] for poly in lot_footprint(
             ra, rb, lot_set.outline[i], int(lot_set.outline_count[i]))]
     # two vertices closer than the world coordinates' spacing are one point there: a ring
-    # that now passes a point twice is chained again, in world coordinates (issue 15)
-    pinched = pinched_outlines(outlines)
+    # that now passes a point twice is chained again, in world coordinates (issue 15); so is
+    # an outline two of whose rings now share an edge (a lot's two parts either side of a
+    # gap narrower than that spacing), the edge gone and the rings one (issue 15, long run)
+    pinched = pinched_outlines(outlines) | doubled_outlines(outlines)
     for i in np.nonzero(pinched)[0]:
         outlines[i] = rechained(outlines[i])
     # both sides of a spike narrower than that spacing (a needle's end 9e-11 wide at LV95)

@@ -191,6 +191,45 @@ def test_rechained_splits_a_ring_pinched_in_world_coordinates():
     assert moved.symmetric_difference(want).area <= 8 * want.length * ulp
 
 
+def test_rechained_joins_two_parts_of_a_lot_sharing_an_edge_in_world_coordinates():
+    """A lot in two parts either side of a slanted gap 1e-11 wide (an earlier region's
+    sliver, issue 15): two rings in the grid's frame, valid; moved to LV95 (spacing 2.3e-10
+    in y) both sides of the gap are one edge, run once each way, and the two polygons are
+    not a valid outline. doubled_outlines finds it (pinched_outlines does not: no ring
+    passes a point twice) and rechained drops the edge both ways: one ring, valid, of the
+    parts' area within the coordinates' spacing x its perimeter."""
+    from terrace_foundation.lots.footprint import doubled_outlines, pinched_outlines, rechained
+
+    d = 1e-11
+    lower = np.array([[0.0, 0.0], [2.0, 0.0], [2.0, 0.6], [0.0, 0.4]])
+    upper = np.array([[0.0, 0.4 + d], [2.0, 0.6 + d], [2.0, 1.0], [0.0, 1.0]])
+    assert MultiPolygon([Polygon(lower), Polygon(upper)]).is_valid
+    shift = np.array([2600000.0, 1200000.0])
+    world = [[lower + shift], [upper + shift]]
+    assert (world[0][0][2:] == world[1][0][1::-1]).all()     # the gap's sides: one edge
+    assert not MultiPolygon([Polygon(p[0]) for p in world]).is_valid
+    square = [[np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]) + shift]]
+    corner = [square[0], [square[0][0] + 1.0]]              # two squares touching at a corner
+    holed = [[np.array([[0.0, 0.0], [3.0, 0.0], [3.0, 3.0], [0.0, 3.0]]) + shift,
+              square[0][0][::-1] + 1.0]]                     # a square with a hole
+    outlines = [world, square, corner, holed, []]
+    assert doubled_outlines(outlines).tolist() == [True, False, False, False, False]
+    assert not pinched_outlines(outlines).any()
+    polys = rechained(world)
+    assert [len(p) for p in polys] == [1]
+    got = Polygon(polys[0][0])
+    assert got.is_valid
+    want = Polygon(lower).area + Polygon(upper).area
+    ulp = float(np.spacing(2600000.0))
+    assert abs(got.area - want) <= 8 * got.length * ulp
+    assert got.symmetric_difference(Polygon(np.array([[0.0, 0.0], [2.0, 0.0], [2.0, 1.0],
+                                                      [0.0, 1.0]]) + shift)).area <= 1e-12
+    # an edge run twice one way and once the other: one pair goes (the shoelace sum, which
+    # a pair run both ways adds nothing to, stays), one edge stays
+    polys = rechained([[lower + shift], [upper + shift], [lower + shift]])
+    assert sum(Polygon(p[0]).area for p in polys) == pytest.approx(3.0, abs=1e-8)
+
+
 @pytest.mark.parametrize("below", [0, 1, 3])
 @pytest.mark.parametrize("steep", [10.0, 1000.0])
 @pytest.mark.parametrize("form", ["hole", "earlier region"])

@@ -14,7 +14,7 @@ from ..geometry import bbox_pairs, polygon_area, polygon_halfplanes, roll_next
 from ..region import point_ids, points_in_edges, ring_area
 
 __all__ = ["lot_footprint", "lot_footprints", "pieces_outline", "lot_outlines", "chain_rings",
-           "pinched_outlines", "rechained"]
+           "pinched_outlines", "doubled_outlines", "rechained"]
 
 
 def _crossing_t(a: np.ndarray, b: np.ndarray, normal: np.ndarray, offset: np.ndarray) -> np.ndarray:
@@ -1050,6 +1050,61 @@ def pinched_outlines(outlines: list[list[list[np.ndarray]]]) -> np.ndarray:
     return out
 
 
+def _edge_keys(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each edge ``a -> b`` as its ends in a fixed order (lexicographic: ``lo``, ``hi``) and
+    whether it runs from ``hi`` to ``lo``: an edge and its reverse have the same ends.
+    """
+    a, b = a + 0.0, b + 0.0                        # -0.0 and 0.0 alike
+    back = (a[:, 0] > b[:, 0]) | ((a[:, 0] == b[:, 0]) & (a[:, 1] > b[:, 1]))
+    lo = np.where(back[:, None], b, a)
+    hi = np.where(back[:, None], a, b)
+    return lo, hi, back
+
+
+def doubled_outlines(outlines: list[list[list[np.ndarray]]]) -> np.ndarray:
+    """Which outlines run an edge both ways (in two of their rings, or twice in one).
+
+    Traced in the grid's frame, a lot's parts on either side of a gap narrower than the
+    world coordinates' spacing are rings apart; moved to world coordinates, both sides of
+    the gap round onto one line and the two rings share an edge, once each way, which no
+    valid outline does: a sliver of a later region's ground, left to an earlier region
+    1.2e-10 wide at LV95 (ulp 2.3e-10), split a lot of the later region in two there
+    (issue 15, long run, edge_cases seed 9201). Exact (the ends' coordinates compared), after
+    a hash of each edge's ends finds the candidates.
+
+    Parameters
+    ----------
+    outlines : list of polygons per outline (``[[outer, hole, ...], ...]``)
+
+    Returns
+    -------
+    (N,) ndarray of bool
+    """
+    out = np.zeros(len(outlines), dtype=bool)
+    p, size, owner = _ring_table(outlines)
+    if not len(size):
+        return out
+    start = np.repeat(np.cumsum(size) - size, size)
+    end = np.repeat(np.cumsum(size), size)
+    idx = np.arange(len(start))
+    lo, hi, back = _edge_keys(p, p[np.where(idx + 1 == end, start, idx + 1)])
+    bl, bh = lo.view(np.uint64), hi.view(np.uint64)
+    h = (bl[:, 0] * np.uint64(0x9E3779B97F4A7C15)) ^ (bl[:, 1] * np.uint64(0xC2B2AE3D27D4EB4F)) \
+        ^ (bh[:, 0] * np.uint64(0x165667B19E3779F9)) ^ (bh[:, 1] * np.uint64(0x27D4EB2F165667C5)) \
+        ^ (owner.astype(np.uint64) * np.uint64(0x85EBCA77C2B2AE63))
+    hs = np.sort(h)
+    same = hs[1:][hs[1:] == hs[:-1]]
+    if not len(same):
+        return out
+    c = np.nonzero(np.isin(h, same))[0]           # then the exact test, on those alone
+    o = c[np.lexsort((back[c], hi[c, 1], hi[c, 0], lo[c, 1], lo[c, 0], owner[c]))]
+    one = (owner[o][1:] == owner[o][:-1]) & np.all(lo[o][1:] == lo[o][:-1], axis=1) & \
+        np.all(hi[o][1:] == hi[o][:-1], axis=1)
+    both = one & (back[o][1:] != back[o][:-1])      # the same ends, run both ways
+    out[owner[o][1:][both]] = True
+    return out
+
+
 def _fold_tips(p: np.ndarray, prev: np.ndarray, nxt: np.ndarray) -> np.ndarray:
     """Which vertices of rings (``p`` (N, 2), neighbours' indices ``prev`` and ``nxt``) are
     the tip of a fold: both neighbours on one ray from the vertex (exactly collinear, the
@@ -1122,13 +1177,30 @@ def unfolded(polys: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
 def rechained(polys: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
     """An outline's rings chained again where they are (:func:`chain_rings`): a ring
     passing a point twice falls into simple loops there (the shell and a hole touching it
-    at the point), zero-length edges go.
+    at the point), zero-length edges go, and so does an edge run both ways (two parts of
+    the lot meeting along it, :func:`doubled_outlines`: their rings become one), a pair
+    at a time.
     """
     seg = [np.stack([r, np.roll(r, -1, axis=0)], axis=1) for poly in polys for r in poly]
     if not seg:
         return []
     s = np.concatenate(seg)
-    return chain_rings(s[np.any(s[:, 0] != s[:, 1], axis=1)])[0]
+    s = s[np.any(s[:, 0] != s[:, 1], axis=1)]
+    if not len(s):
+        return []
+    lo, hi, back = _edge_keys(s[:, 0], s[:, 1])
+    # edges by their ends, then way; each edge's rank among the edges run its way
+    o = np.lexsort((np.arange(len(s)), back, hi[:, 1], hi[:, 0], lo[:, 1], lo[:, 0]))
+    new = np.r_[True, np.any(lo[o][1:] != lo[o][:-1], axis=1) | np.any(hi[o][1:] != hi[o][:-1],
+                                                                        axis=1)]
+    key = np.cumsum(new) - 1
+    kb = 2 * key + back[o]
+    runs = np.bincount(kb, minlength=2 * (int(key[-1]) + 1))
+    rank = np.arange(len(o)) - np.searchsorted(kb, kb)     # kb ascends along o
+    pairs = np.minimum(runs[0::2], runs[1::2])     # edges run both ways cancel, pair by pair
+    gone = np.zeros(len(s), dtype=bool)
+    gone[o] = rank < pairs[key]
+    return chain_rings(s[~gone])[0]
 
 
 def _ring_rank(nxt: np.ndarray, lab: np.ndarray) -> np.ndarray:

@@ -62,6 +62,40 @@ def test_nearest_feature_ties_go_to_the_smaller_column_then_row(shape, share, se
     np.testing.assert_array_equal(dist, np.sqrt(d2.min(axis=-1).astype(np.float64)) * 1.5)
 
 
+def test_running_extremes_down_the_rows_equal_numpy_accumulate():
+    # edt._accumulate_down (row by row on long rows) gives numpy's accumulate down axis 0,
+    # on C-ordered arrays and on their reversed views, both paths
+    from terrace_foundation.terrain.edt import _accumulate_down
+    rng = np.random.default_rng(11)
+    for shape in ((1, 200), (5, 3), (300, 70), (257, 512)):
+        a = rng.integers(-1000, 1000, size=shape).astype(np.int32)
+        for op in (np.maximum, np.minimum):
+            for view in (lambda x: x, lambda x: x[::-1]):
+                want = a.copy()
+                op.accumulate(view(want), axis=0, out=view(want))
+                got = a.copy()
+                _accumulate_down(op, view(got))
+                assert got.tobytes() == want.tobytes()
+
+
+def test_distance_on_a_window_of_lots_with_holes_matches_scipy():
+    # long rows (the row-by-row running extremes of the column pass and of the envelope's
+    # marks): blobs with holes and empty margins, as a grading window has
+    rng = np.random.default_rng(12)
+    rows, cols = np.indices((260, 330))
+    feat = np.zeros((260, 330), dtype=bool)
+    for _ in range(6):
+        cy, cx, r = rng.integers(30, 230), rng.integers(30, 300), rng.integers(10, 60)
+        d2 = (rows - cy) ** 2 + (cols - cx) ** 2
+        feat |= (d2 < r * r) & (d2 > (r // 3) ** 2)
+    feat &= rng.random(feat.shape) < 0.7
+    dist, (r, c) = distance_transform(feat, 1.0)
+    ref, (rr, rc) = ndimage.distance_transform_edt(~feat, return_indices=True)
+    np.testing.assert_allclose(dist, ref, rtol=1e-12, atol=1e-12)
+    assert feat[r, c].all()
+    np.testing.assert_allclose(np.hypot(r - rows, c - cols), ref, rtol=1e-12, atol=1e-12)
+
+
 def test_envelope_paths_agree_bit_for_bit():
     # the column-wise stacks (every line finite at the same positions) and the general
     # line-by-line walk give the same envelope

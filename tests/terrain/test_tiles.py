@@ -206,6 +206,58 @@ def test_partial_sums_do_not_depend_on_the_split():
     np.testing.assert_allclose(whole.totals(5), [v[keys == k].sum() for k in range(5)])
 
 
+def _add_cells_before(values, keys, rows, cols, by_key=False):
+    # PartialSums.add_cells before the one row-and-chunk code and 16-bit sort keys (issue 11)
+    v = np.asarray(values, dtype=np.float64)
+    rows = np.asarray(rows, dtype=np.int64)
+    chunk = np.asarray(cols, dtype=np.int64) // CHUNK
+    if isinstance(keys, (int, np.integer)):
+        k = np.full(len(v), int(keys), dtype=np.int64)
+    else:
+        k = np.asarray(keys, dtype=np.int64)
+        if not by_key:
+            order = np.argsort(k, kind="stable")
+            v, rows, chunk, k = v[order], rows[order], chunk[order], k[order]
+    new = np.r_[True, (k[1:] != k[:-1]) | (rows[1:] != rows[:-1]) | (chunk[1:] != chunk[:-1])]
+    starts = np.nonzero(new)[0]
+    sums = np.add.reduceat(v, starts)
+    k, rows, chunk = k[starts], rows[starts], chunk[starts]
+    block = rows // CHUNK
+    order = np.lexsort((rows, chunk, block, k))
+    k, block, chunk, sums = k[order], block[order], chunk[order], sums[order]
+    new = np.r_[True, (k[1:] != k[:-1]) | (block[1:] != block[:-1]) | (chunk[1:] != chunk[:-1])]
+    starts = np.nonzero(new)[0]
+    return np.column_stack([k[starts], block[starts], chunk[starts],
+                            np.add.reduceat(sums, starts)])
+
+
+@pytest.mark.parametrize("n_keys, col0, seed", [(5, 0, 1), (1200, 3 * CHUNK, 2),
+                                                 (70000, 0, 3), (40, -2 * CHUNK - 5, 4)])
+def test_partial_sums_of_cells_are_the_parts_they_were(n_keys, col0, seed):
+    # add_cells' parts bit for bit as before its row-and-chunk code and 16-bit sort keys:
+    # keys below and above 2**16, a lot cut in two in a chunk row, negative columns, one
+    # key for all, cells already sorted by key
+    rng = np.random.default_rng(seed)
+    shape = (150, 300)
+    mask = np.repeat(np.repeat(rng.integers(0, n_keys, size=(15, 12)), 10, axis=0), 25,
+                     axis=1)
+    mask[rng.random(shape) < 0.05] = rng.integers(0, n_keys)
+    v = rng.normal(size=shape) * 10.0 ** rng.integers(-3, 4, size=shape)
+    r, c = np.nonzero(mask >= 0)
+    rows, cols = r.astype(np.int64) + 7, c.astype(np.int64) + col0
+    keys = mask[r, c]
+    for args, kw in (((v[r, c], keys, rows, cols), {}), ((v[r, c], 3, rows, cols), {}),
+                     ((v[r, c][:1], keys[:1], rows[:1], cols[:1]), {})):
+        acc = PartialSums()
+        acc.add_cells(*args, **kw)
+        assert acc.parts[0].tobytes() == _add_cells_before(*args, **kw).tobytes()
+    order = np.argsort(keys, kind="stable")
+    acc = PartialSums()
+    acc.add_cells(v[r, c][order], keys[order], rows[order], cols[order], by_key=True)
+    assert acc.parts[0].tobytes() == _add_cells_before(
+        v[r, c][order], keys[order], rows[order], cols[order], by_key=True).tobytes()
+
+
 def test_the_memory_budget_counts_one_tile_window_of_a_streamed_run():
     from terrace_foundation.budget import check_budget
     from terrace_foundation.params import TerraceParams

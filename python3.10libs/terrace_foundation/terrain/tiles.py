@@ -240,17 +240,30 @@ class PartialSums:
         v = np.asarray(values, dtype=np.float64)
         rows = np.asarray(rows, dtype=np.int64)
         chunk = np.asarray(cols, dtype=np.int64) // CHUNK
+        # (row and chunk as one code: one gather and one comparison per cell fewer)
+        c_lo = int(chunk.min())
+        nch = int(chunk.max()) - c_lo + 1
+        rc = rows * nch
+        rc += chunk
+        if c_lo:
+            rc -= c_lo
+        del rows, chunk
         if isinstance(keys, (int, np.integer)):
             k = np.full(len(v), int(keys), dtype=np.int64)
+            new = np.r_[True, rc[1:] != rc[:-1]]
         else:
             k = np.asarray(keys, dtype=np.int64)
             if not by_key:
-                order = np.argsort(k, kind="stable")
-                v, rows, chunk, k = v[order], rows[order], chunk[order], k[order]
-        new = np.r_[True, (k[1:] != k[:-1]) | (rows[1:] != rows[:-1]) | (chunk[1:] != chunk[:-1])]
+                order = _stable_order(k)
+                v, rc, k = v[order], rc[order], k[order]
+                del order
+            new = np.r_[True, (k[1:] != k[:-1]) | (rc[1:] != rc[:-1])]
         starts = np.nonzero(new)[0]
         sums = np.add.reduceat(v, starts)
-        k, rows, chunk = k[starts], rows[starts], chunk[starts]
+        k = k[starts]
+        rows, chunk = np.divmod(rc[starts], nch)
+        if c_lo:
+            chunk += c_lo
         # the row partials of each block of CHUNK x CHUNK cells, summed in row order: a block
         # never straddles two tiles (tile edges are multiples of CHUNK), so these sums are
         # the same whatever the tiling, and a map's partials take 1/CHUNK of the memory
@@ -285,6 +298,16 @@ class PartialSums:
 
     def n_keys(self) -> int:
         return int(max(p[:, 0].max() for p in self.parts)) + 1 if self.parts else 1
+
+
+def _stable_order(k: np.ndarray) -> np.ndarray:
+    """``numpy.argsort(k, kind="stable")`` of int64 keys: the same permutation (a stable
+    sort's is unique), from 16-bit keys where every key fits in them (lot ids up to 65 535:
+    numpy sorts those by radix, about twice as fast as its merge sort of int64).
+    """
+    if len(k) and int(k.min()) >= 0 and int(k.max()) < 2 ** 16:
+        return np.argsort(k.astype(np.uint16), kind="stable")
+    return np.argsort(k, kind="stable")
 
 
 def _part_order(p: np.ndarray) -> np.ndarray:

@@ -168,6 +168,50 @@ def test_dot2_and_farthest_are_the_reductions_they_replace():
         assert _farthest(tri, ax, ay) == want_far
 
 
+def test_merge_grouping_is_the_lexsort_grouping():
+    """``remesh._grouped`` (one int64 key: the lot high, a mix of the quantised coordinates
+    low) groups exactly the equal ``(lot, qx, qy)`` keys ``np.lexsort`` groups, each group's
+    first index the lowest: with many repeats, negative and huge coordinates, lots out of
+    order, and the lexsort taken when the lots span more than 40 bits or two keys mix to
+    one."""
+    from terrace_foundation.lots import remesh as rm
+
+    def groups(srt, new):
+        label = np.cumsum(new) - 1
+        lab = np.empty(len(srt), dtype=np.int64)
+        lab[srt] = label
+        first = srt[new]
+        # the same partition: each element's group named by its group's first index
+        return first[lab], np.sort(first)
+
+    rng = np.random.default_rng(11)
+    for lots, lot_span, q_span in ((5000, 300, 4), (3000, 10**6, 10**15), (2000, 2**45, 3)):
+        n = 3 * lots
+        lot = np.sort(rng.integers(0, lot_span, n)) if lot_span < 2**40 else \
+            rng.integers(0, lot_span, n)
+        q = rng.integers(-q_span, q_span, (n, 2))
+        q[n // 2:n // 2 + 50] = [2**62, -2**62]                    # repeats far out
+        lot[n // 2:n // 2 + 50] = lot[n // 2]
+        want = np.lexsort((q[:, 1], q[:, 0], lot))
+        w_new = np.ones(n, dtype=bool)
+        w_new[1:] = (lot[want][1:] != lot[want][:-1]) | \
+            np.any(q[want][1:] != q[want][:-1], axis=1)
+        got_lab, got_first = groups(*rm._grouped(lot, q))
+        want_lab, want_first = groups(want, w_new)
+        assert np.array_equal(got_first, want_first)
+        assert np.array_equal(got_lab, want_lab)
+    # a collision of the mix is caught: two keys of one lot forced onto one int64
+    lot = np.zeros(4, dtype=np.int64)
+    q = np.array([[1, 2], [3, 4], [1, 2], [3, 4]])
+    mix = rm._mix
+    try:
+        rm._mix = lambda q: np.zeros(len(q), dtype=np.int64)
+        got_lab, _ = groups(*rm._grouped(lot, q))
+    finally:
+        rm._mix = mix
+    assert got_lab.tolist() == [0, 1, 0, 1]
+
+
 def test_needle_lot_below_the_sliver_threshold_keeps_its_triangles():
     """A lot that is one needle 1.8e-15 (one ulp at x = 11) wide at its base and 33 long:
     every triangle of its cut is under the sliver threshold (1e-10 x min(size, extent)² =

@@ -200,8 +200,10 @@ def _voronoi_bucket(points, rows, grp, p_start, p_count, w, rect, neighbours):
     local = np.arange(w)
     valid = local[None, :] < size[:, None]
     cols = np.where(valid, p_start[grp][:, None] + local[None, :], rows[:, None])
-    dx = points[rows, 0][:, None] - points[cols, 0]
-    dy = points[rows, 1][:, None] - points[cols, 1]
+    # (1-d gathers by take: several times faster than fancy indexing of (P, 2) rows)
+    px, py = points[:, 0], points[:, 1]
+    dx = px.take(rows)[:, None] - px.take(cols)
+    dy = py.take(rows)[:, None] - py.take(cols)
     d2 = dx ** 2 + dy ** 2
     d2[~valid | (cols == rows[:, None])] = np.inf
     order = np.argsort(d2, axis=1, kind="stable")
@@ -214,15 +216,16 @@ def _voronoi_bucket(points, rows, grp, p_start, p_count, w, rect, neighbours):
     while len(todo):
         k = np.minimum(level, size[todo] - 1)
         kmax = int(k.max())
-        pj = points[nb[todo, :kmax]]
-        pi = points[rows[todo]][:, None, :]
+        pj = points.take(nb[todo, :kmax], axis=0)
+        pi = points.take(rows[todo], axis=0)[:, None, :]
         normal = pj - pi
         mid = 0.5 * (pi + pj)
         offset = normal[..., 0] * mid[..., 0] + normal[..., 1] * mid[..., 1]
         skip = np.arange(kmax)[None, :] >= k[:, None]          # no such neighbour: no cut
         normal[skip] = 0.0
         offset[skip] = 1.0
-        tpoly, tcount = clip_halfplanes(rect[todo].copy(), np.full(len(todo), 4), normal, offset)
+        tpoly, tcount = clip_halfplanes(rect.take(todo, axis=0), np.full(len(todo), 4), normal,
+                                        offset)
         width = max(poly.shape[1], tpoly.shape[1])
         poly = widen_polygons(poly, count, width)
         poly[todo] = widen_polygons(tpoly, tcount, width)

@@ -60,35 +60,38 @@ def scatter_in_regions(edges, bounds: np.ndarray, counts: np.ndarray, rngs,
         act = np.nonzero(active)[0]
         if len(act) == 0:
             break
-        # the random draws are per region (each region's own stream), as points in its
-        # bounds: lo + u * span, the same bits as on whole arrays
-        draws = []
-        for g in act:
-            u = rngs[g].random((int(batch[g]), 2))
-            u *= span[g]
-            u += lo[g]
-            draws.append(u)
+        # the random draws are per region (each region's own stream), written straight
+        # into one array (``out=``: the same numbers as a fresh array per region); a
+        # tested draw becomes a point of its region's bounds as ``lo + u * span``, the same
+        # two roundings per number as on each region's own array
+        n_draw = batch[act]
+        d_start = np.cumsum(n_draw) - n_draw
+        u = np.empty((int(n_draw.sum()), 2))
+        for g, s0, n in zip(act.tolist(), d_start.tolist(), n_draw.tolist()):
+            rngs[g].random(out=u[s0:s0 + n])
         # only the first need[k] points inside region act[k] are kept in the end: test each
         # region's draws in order up to about need / share of them (with a margin), the
         # rest only where those held fewer than need (every point among the first need
         # inside is found; no untested one is among them)
         need = counts[act] - got[act]
-        look = np.minimum(batch[act], np.ceil(need / share[act] * 1.1).astype(np.int64) + 16)
+        look = np.minimum(n_draw, np.ceil(need / share[act] * 1.1).astype(np.int64) + 16)
         inside = np.zeros(len(act), dtype=np.int64)
         for part in ("head", "tail"):
             if part == "head":
                 sel = np.arange(len(act))
-                pts = np.concatenate([d[:k] for d, k in zip(draws, look.tolist())])
-                n_sel = look
+                first, n_sel = d_start, look
             else:
-                sel = np.flatnonzero((inside < need) & (look < batch[act]))
+                sel = np.flatnonzero((inside < need) & (look < n_draw))
                 if not len(sel):
                     break
-                pts = np.concatenate([draws[k][int(look[k]):] for k in sel.tolist()])
-                n_sel = batch[act[sel]] - look[sel]
+                first, n_sel = d_start[sel] + look[sel], n_draw[sel] - look[sel]
+            rows = _runs(first, n_sel)
+            pts = u.take(rows, axis=0)          # (take: several times faster than u[rows])
+            pts *= np.repeat(span[act[sel]], n_sel, axis=0)
+            pts += np.repeat(lo[act[sel]], n_sel, axis=0)
             grp = np.repeat(act[sel], n_sel)
             keep = points_in_groups(pts[:, 0], pts[:, 1], grp, a, b, e_start, e_count)
-            found.append((pts[keep], grp[keep]))
+            found.append((np.compress(keep, pts, axis=0), grp[keep]))
             inside[sel] += np.bincount(np.repeat(np.arange(len(sel)), n_sel), keep,
                                        minlength=len(sel)).astype(np.int64)
         got[act] += inside
@@ -96,17 +99,38 @@ def scatter_in_regions(edges, bounds: np.ndarray, counts: np.ndarray, rngs,
         batch = np.where(active, np.minimum(4 * batch, 1_000_000), batch)
     if not found:
         return np.zeros((0, 2)), np.zeros(0, dtype=np.intp)
-    pts = np.concatenate([p for p, _ in found])
-    grp = np.concatenate([g for _, g in found])
-    if len(found) == 1:                # one round, no second look: region by region already
-        order = np.arange(len(grp))
-    else:
-        order = np.argsort(grp, kind="stable")     # region by region, in the order drawn
-    grp = grp[order]
-    first = np.searchsorted(grp, np.arange(g_n))
-    rank = np.arange(len(grp)) - first[grp]
-    take = rank < counts[grp]
-    return pts[order[take]], grp[take].astype(np.intp)
+    # region by region, each region's points in the order drawn (the order of ``found``;
+    # a test's points are region by region): the first counts[g] of each region are kept,
+    # placed by a counting sort
+    per = np.array([np.bincount(g, minlength=g_n) for _, g in found])      # (tests, G)
+    keep_n = np.minimum(per.sum(axis=0), counts)
+    group = np.repeat(np.arange(g_n), keep_n).astype(np.intp)
+    if len(found) == 1:
+        p, g = found[0]
+        return (p if len(g) == int(keep_n.sum()) else
+                np.compress(_runs(np.zeros(g_n, np.int64), per[0]) <
+                            np.repeat(keep_n, per[0]), p, axis=0)), group
+    before = np.cumsum(per, axis=0) - per          # points of each region in earlier tests
+    out_start = np.cumsum(keep_n) - keep_n
+    points = np.empty((int(keep_n.sum()), 2))
+    flat = points.view(np.complex128).reshape(-1)  # one number per row: 1-d scatter
+    for (p, g), n_g, b0 in zip(found, per, before):
+        if not len(g):
+            continue
+        rank = _runs(np.zeros(g_n, np.int64), n_g)            # place within its test
+        take = rank < np.repeat(np.clip(keep_n - b0, 0, None), n_g)
+        dest = np.repeat(out_start + b0, n_g) + rank
+        flat[dest[take]] = np.compress(take, p, axis=0).view(np.complex128).reshape(-1)
+    return points, group
+
+
+def _runs(first: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """``first[k], first[k] + 1, ..., first[k] + count[k] - 1`` for every ``k``, concatenated."""
+    total = int(count.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.intp)
+    starts = np.cumsum(count) - count
+    return (np.arange(total) + np.repeat(first - starts, count)).astype(np.intp)
 
 
 def _bounds_share(edges, bounds: np.ndarray) -> np.ndarray:
@@ -387,11 +411,13 @@ class SampleBlocks:
         c = np.minimum(((q - np.repeat(lo, runs, axis=0)) / np.repeat(cell, runs)[:, None]
                         ).astype(np.int64), nxy_q - 1)
         key = np.repeat(base, runs) + c[:, 1] * nxy_q[:, 0] + c[:, 0]
-        order = np.argsort(key)
+        # stable: faster than the default sort; a block's queries may come in any order
+        # (each is answered alone, a block's box is their minimum and maximum)
+        order = np.argsort(key, kind="stable")
         key = key[order]
         starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
         self.order = order                                     # queries block by block
-        self.qx, self.qy = q[order, 0], q[order, 1]
+        self.qx, self.qy = q[:, 0].take(order), q[:, 1].take(order)
         self.b_start = starts
         self.b_count = np.diff(np.r_[starts, self.n_q])
         self.b_group = q_group[order[starts]]
@@ -469,8 +495,8 @@ class SampleBlocks:
             lq = np.arange(int(q_sorted[b]))
             real = lq[None, :] < self.b_count[blk, None]
             qi = np.where(real, self.b_start[blk, None] + lq[None, :], 0)
-            qx, qy = self.qx[qi], self.qy[qi]
-            cx, cy = px[cand], py[cand]
+            qx, qy = self.qx.take(qi), self.qy.take(qi)
+            cx, cy = px.take(cand), py.take(cand)
             # candidate by candidate over whole (block, query) arrays: a later candidate
             # wins only when strictly nearer (the lowest index on a tie, as argmin)
             best_d = np.full(qx.shape, np.inf)
@@ -486,7 +512,8 @@ class SampleBlocks:
                 np.less(d, best_d, out=nearer)
                 np.minimum(best_d, d, out=best_d)       # d where nearer: the same values
                 np.copyto(best, cand[:, j, None], where=nearer)
-            out[self.order[qi[real]]] = best[real]
+            flat = real.reshape(-1)
+            out[self.order.take(np.compress(flat, qi))] = np.compress(flat, best)
             b = e
         return out
 

@@ -496,7 +496,11 @@ def _regions_on_grid(regs: list[Region], hf: Heightfield, local: Heightfield,
     for note in check_budget(local, regs, p, window, streamed,  # refuse what cannot fit
                              preset.window_bytes_per_cell):
         warn.add(note)
-    regs, notes = resolve_overlaps(regs)          # later regions lose the overlap
+    # later regions lose the overlap, but to no region narrower than the spacing of the
+    # world coordinates the lots' outlines are written in (it could only cut them a gap
+    # those coordinates cannot hold)
+    spacing = float(np.spacing(max(abs(v) for v in hf.extent)))
+    regs, notes = resolve_overlaps(regs, spacing)
     for note in notes:
         warn.add(note)
     if notes:   # a part left by the overlap rule may lie off the grid: nothing to terrace there

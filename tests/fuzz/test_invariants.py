@@ -535,7 +535,9 @@ def test_three_regions_fanning_from_a_grid_corner_at_lv95_give_valid_outlines():
     whose sides of the hole are one edge in world coordinates, run once each way ('Self-
     intersection' at (2600001.15355091, 1200001.09772791)). pinched_outlines looked for a point
     twice in one ring only; footprint.doubled_outlines finds the edge and rechained drops it
-    both ways (one ring). Replay:
+    both ways (one ring). That repaired this case only (a gap whose sides round onto one edge
+    exactly); the rule now keeps the gap from being cut: a region narrower than the world
+    spacing takes no ground from later regions (``resolve_overlaps``; the next test). Replay:
     @reproduce_failure('6.155.2', b'AXicc2R2ZHFkAEImMAmCUBENBigASWrYf4BwNOyfmLGwiE1XxlQC42jYP4CLMw'
     b'MhyGwIyQSX0rB/AWEwOjJCrGUAq0Exkhkqxwi33REiwQhzKwA9HBWi') on
     test_lots_partition_regions_meeting_the_grid_edges_and_one_another."""
@@ -550,6 +552,36 @@ def test_three_regions_fanning_from_a_grid_corner_at_lv95_give_valid_outlines():
               "remesh_size": 0.15, "blur_radius": 0.0, "blend": 0.0, "preset": "reference"}
     test_lots_partition_regions_meeting_the_grid_edges_and_one_another.hypothesis.inner_test(
         (hf, regs, params))
+
+
+@pytest.mark.parametrize("apex, seed, scatter", [
+    ((2600001.5, 1200001.036195284), 0, 1),         # the case above with the apex an ulp up
+    ((2600001.2, 1200001.0894781135), 2, 5),        # a lot across the apex
+])
+def test_a_region_narrower_than_the_world_spacing_cuts_no_gap_into_a_later_one(apex, seed,
+                                                                                 scatter):
+    """Variants of the case above (found by probing it, 6 of 180 failing on 38752ae): the
+    sliver triangle's apex an ulp further from its base (3.5e-10 wide), or a lot of the later
+    region lying across the apex. The lot's two parts either side of the hole it cut had
+    their sides rounded one ulp across each other in world coordinates, or the apex's side
+    crossing the other's: not the one edge run both ways that doubled_outlines repairs
+    ('Self-intersection' in lots 14 and 18; 'Nested shells' after snapping the ends). The
+    sliver, narrower than the world coordinates' spacing everywhere, now takes no ground
+    from the later region (``overlap.resolve_overlaps``): no gap to round away, both
+    regions terrace its 1.7e-10 square units, which the property allows (within spacing x
+    length), and a warning says so."""
+    hf = _slope(3, 4, 0.5, (2600000.0, 1200001.5))
+    y0, y1 = 1200000.9473905677, 1200001.125
+    regs = [(np.array([[2600000.0, 1200000.0], [2600002.0, y0], [2600000.0, 1200000.75]]), []),
+            (np.array([[2600002.0, y0], apex, [2600001.0, y1]]), []),
+            (np.array([[2600000.0, 1200000.0], [2600002.0, y0], [2600000.0, 1200001.5]]), [])]
+    params = {"seed": seed, "scatter_count": scatter, "relax_iterations": 0,
+              "min_lot_size": 0.125, "remesh_size": 0.15, "blur_radius": 0.0, "blend": 0.0,
+              "preset": "reference"}
+    regions, res = _run(hf, regs, params)
+    assert res is not None
+    _assert_partition(hf, regions, res)
+    assert any("keeps its overlap with earlier region(s) 1" in w for w in res.warnings)
 
 
 def test_lot_areas_match_the_oracle_in_the_grid_frame_at_lv95():

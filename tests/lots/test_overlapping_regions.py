@@ -88,6 +88,24 @@ def test_difference_with_a_hole_is_valid():
     assert "loses 400" in notes[0]
 
 
+def test_a_region_narrower_than_the_spacing_takes_no_ground_from_a_later_one():
+    """A triangle 1.2e-10 wide (area 5.8e-11 over a length of 1) inside a later square: with
+    the world coordinates' spacing 4.7e-10 (LV95) it cuts no hole into the square (a gap no
+    outline in those coordinates can hold; issue 15) and a warning says both terrace it;
+    with a spacing well below its width (or none) the square loses it as before."""
+    sliver = Region.from_rings(np.array([[1.0, -0.375], [1.5, -0.46380471624433994],
+                                         [2.0, -0.5526094322558492]]), region_id=0)
+    square = Region.from_rings(sq(0.0, -1.0, 3.0), region_id=1)
+    assert sliver.area == pytest.approx(5.82e-11, rel=1e-3)
+    out, notes = resolve_overlaps([sliver, square], float(np.spacing(2.6e6)))
+    assert out == [sliver, square] and len(notes) == 1
+    assert "region 1 keeps its overlap with earlier region(s) 0" in notes[0]
+    for spacing in (0.0, 2e-11):
+        out, notes = resolve_overlaps([sliver, square], spacing)
+        assert len(out) == 2 and len(out[1].holes) == 1 and "loses 5.82" in notes[0]
+        assert out[1].area == pytest.approx(9.0 - sliver.area, rel=1e-15)
+
+
 @pytest.mark.parametrize("cell, base", [(0.3, 100.0), (1.0, 960.0), (0.3, 960.0)])
 def test_a_tiny_region_across_an_earlier_one_keeps_its_part(cell, base):
     """Found by the long campaign: a square 1e-3 of a cell across an earlier region's edge was

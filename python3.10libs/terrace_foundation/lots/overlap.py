@@ -5,7 +5,8 @@ ground is terraced once. **Later regions lose the overlap**: region ``k`` keeps
 ``R_k \ (R_0 ∪ ... ∪ R_{k-1})`` (input order), which may fall apart into several polygons
 (they keep ``k``'s region id) or vanish. A warning names every region that lost ground and how
 much, so lot areas add up to the ground that exists and every figure of the report is computed
-on the cells its lot owns.
+on the cells its lot owns. One exception: a region narrower than the spacing of the world
+coordinates everywhere takes no ground from later ones (:func:`resolve_overlaps`).
 
 The difference is traced exactly like a lot outline (:mod:`terrace_foundation.footprint`):
 every boundary edge of the regions involved is split where it meets another, and a piece of
@@ -238,13 +239,24 @@ def region_difference(keep: Region, lose: list[Region]) -> list[Region]:
     return out
 
 
-def resolve_overlaps(regions: list[Region]) -> tuple[list[Region], list[str]]:
+def resolve_overlaps(regions: list[Region], spacing: float = 0.0
+                     ) -> tuple[list[Region], list[str]]:
     """Apply the rule "later regions lose the overlap" (see the module docstring).
+
+    An earlier region narrower than ``spacing`` everywhere (its area at most ``spacing`` x
+    its box's longer side) takes no ground from later ones: the hole or slit it would cut
+    into them is narrower than the coordinates the outlines are written in can hold, and a
+    later region's lot across it, two parts apart in the grid's frame, had the two sides
+    rounded onto one another in world coordinates: its outline crossed itself (issue 15,
+    long run: a triangle 1.2e-10 wide at LV95, spacing 4.7e-10). Both terrace that ground,
+    at most ``spacing`` x its length; a warning says so.
 
     Parameters
     ----------
     regions : list of Region
         In input order (several may share a region id: parts of one MultiPolygon).
+    spacing : float
+        The spacing of the world coordinates the outlines are written in (0: none too thin).
 
     Returns
     -------
@@ -259,14 +271,20 @@ def resolve_overlaps(regions: list[Region]) -> tuple[list[Region], list[str]]:
     lo = np.array([r.exterior.min(axis=0) for r in regions])
     hi = np.array([r.exterior.max(axis=0) for r in regions])
     gi, gj = overlapping_boxes(lo, hi)
+    thin = [r.area <= spacing * float(np.ptp(r.exterior, axis=0).max()) for r in regions]
     earlier: dict[int, list[int]] = {}
+    kept_by: dict[int, list[int]] = {}
     for i, j in zip(gi.tolist(), gj.tolist()):
         if overlap_area(regions[i], regions[j]) > 1e-12 * max(
                 min(regions[i].area, regions[j].area), 1e-300):
-            earlier.setdefault(j, []).append(i)
+            (kept_by if thin[i] else earlier).setdefault(j, []).append(i)
+    notes = [f"region {regions[k].region_id} keeps its overlap with earlier region(s) "
+             + ", ".join(str(regions[i].region_id) for i in ii) + f", narrower than the"
+             f" spacing of the world coordinates ({spacing:.2g}) everywhere: both terrace it"
+             for k, ii in sorted(kept_by.items())]
     if not earlier:
-        return list(regions), []
-    out, notes = [], []
+        return list(regions), notes
+    out = []
     for k, reg in enumerate(regions):
         if k not in earlier:
             out.append(reg)

@@ -914,9 +914,13 @@ def close_needles(region: "Region", ulps: float = 4.0) -> tuple["Region", str | 
             tip = _needle_tips(ring, ulps)
             if not tip.any():
                 break
-            tip &= ~np.roll(tip, 1)            # never two neighbours in one pass
+            # never two neighbours in one pass; when every vertex is a tip (a ring going back
+            # and forth along one line) only the first goes: masked first, such a ring kept
+            # none, and the loop ran forever on it (issue 15, long run seed 9303)
             if tip.all():
                 tip[1:] = False
+            else:
+                tip &= ~np.roll(tip, 1)
             if len(ring) - int(tip.sum()) < 3:
                 break
             # a ring that is all needle (a triangle one ulp wide at its base: the corner

@@ -905,6 +905,65 @@ _NEEDLE_LV95 = np.array([[2600000.0, 1200000.0], [2600000.0000000005, 1200000.0]
                          [2600000.0, 1200001.5], [2600000.0, 1200000.75]])
 
 
+# A needle along the grid's west edge at LV95, its vertices within an ulp of x = 2599998.5:
+# once its first tip is gone, every vertex of the ring is a needle's tip.
+_ALL_TIPS_LV95 = np.array([[2599998.499999999, 1200003.4228021787],
+                           [2599998.4999999995, 1200004.1903066847],
+                           [2599998.5000000005, 1200001.5007324219],
+                           [2599998.5, 1200012.8312502848]])
+
+
+class _Hung(Exception):
+    pass
+
+
+def _within(seconds, call, *args):
+    """``call(*args)``, failed with :class:`_Hung` rather than left to run forever (the old
+    code looped without end; the call takes milliseconds)."""
+    import signal
+
+    def hung(signum, frame):
+        raise _Hung(f"{getattr(call, '__name__', call)} still running after {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(seconds)
+    try:
+        return call(*args)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_close_needles_ends_on_a_ring_whose_every_vertex_is_a_tip():
+    """A ring of four vertices that goes back and forth along one line (x = 2599998.5 within an
+    ulp, 11 long at LV95): every vertex is a tip. close_needles masked the tips to never two
+    neighbours first and only then asked whether all were tips, so such a ring kept no tip,
+    lost nothing and the loop ran forever (issue 15, long run seed 9303: generate hung in
+    pipeline._needles_closed). Now the first tip goes, within the stated change of area."""
+    from terrace_foundation.region import close_needles
+    region = Region.from_rings(_ALL_TIPS_LV95)
+    out, note = _within(60, close_needles, region)
+    assert note and "tip(s)" in note
+    assert len(out.exterior) == 3 and out.area > 0
+    assert Polygon(out.exterior).is_valid
+    ulp = float(np.spacing(2599998.5))
+    assert abs(out.area - region.area) <= 4 * ulp * 11.4
+
+
+def test_needle_along_the_west_edge_whose_every_vertex_becomes_a_tip_is_terraced():
+    """Found by the long campaign (edge_cases property, seed 9303, main 6c5605a): generate
+    hung in region.close_needles (test_close_needles_ends_on_a_ring_whose_every_vertex_is_a
+    _tip) on this region, a needle 5.5e-9 in area along the grid's west edge at LV95 (the
+    campaign's heights were noise; the hang is before they count). The run was stopped after
+    45 min, so there is no reproduce_failure blob: the case was read from the hung process."""
+    hf = _slope(24, 9, 0.5, (2599998.5, 1200013.5))
+    ring = np.insert(_ALL_TIPS_LV95, 2, [2599998.5, 1200004.9578111907], axis=0)
+    params = {"seed": 2, "scatter_count": 1, "relax_iterations": 0, "min_lot_size": 1.0,
+              "remesh_size": 0.5, "blur_radius": 0.0, "blend": 0.0, "preset": "grading"}
+    _within(300, test_lots_partition_regions_meeting_the_grid_edges_and_one_another.hypothesis
+            .inner_test, (hf, [(ring, [])], params))
+
+
 def test_region_one_ulp_wide_at_lv95_is_terraced():
     """Found by the long run on main 1876332 with i15b's b0645bf (edge_cases, seed 5101, after
     1238 passing examples): the needle of test_close_needles_leaves_a_region_that_is_all_needle

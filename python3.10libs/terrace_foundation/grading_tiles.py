@@ -78,7 +78,7 @@ from .presets.limits import (
 )
 from .presets.walls import grid_step_sides
 from .report import _grouped, edge_tangents_at, inner_cells
-from .terrain.edt import distance_transform, distance_within
+from .terrain.edt import nearest_within
 from .terrain.kernels import nearest_label, slope_tangent
 from .terrain.tiles import CHUNK, PartialSums, Window, grow, heap_kept, plan_tiles
 from .tiling import (
@@ -278,30 +278,38 @@ def _mask(job: GradingJob, win: Window) -> np.ndarray:
     return lm
 
 
-def _lot_distance(lots: np.ndarray, cs: float, reach: float):
-    """:func:`~terrace_foundation.terrain.edt.distance_transform` of ``lots`` where it is at
-    most ``reach`` (above ``reach`` farther out, ``inf`` and index 0 beyond the box):
-    :func:`~terrace_foundation.terrain.edt.distance_within` on the box around the lots grown
-    by more than ``reach``, which holds every lot cell, so the numbers are the same.
+def _rim_cells(lm: np.ndarray, own: Window, cs: float, width: float
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The rim cells of the window ``lm`` inside ``own`` (window rows and columns): cells
+    off the lots whose distance to the nearest lot cell less one cell lies in
+    ``(width - cs, width]``, as flat window indices in row-major order, with the flat index
+    of that lot cell (:func:`~terrace_foundation.terrain.edt.nearest_within` of the lots,
+    the exact transform within its reach: on the box around the lots grown by more than the
+    reach, which holds every lot cell, so the numbers are the window's own; read at the
+    cells within reach only, with no window-sized arrays of distances and indices).
     """
+    lots = lm > 0
     m, n = lots.shape
-    rr = np.flatnonzero(lots.any(axis=1))
-    if len(rr) == 0 or not np.isfinite(reach):
-        return distance_transform(lots, cs)
-    cc = np.flatnonzero(lots.any(axis=0))
-    k = int(np.ceil(reach / cs)) + 1
-    r0, r1 = max(int(rr[0]) - k, 0), min(int(rr[-1]) + 1 + k, m)
-    c0, c1 = max(int(cc[0]) - k, 0), min(int(cc[-1]) + 1 + k, n)
-    if (r1 - r0) * (c1 - c0) == m * n:
-        return distance_within(lots, cs, reach)
-    dist = np.full((m, n), np.inf)
-    nr = np.zeros((m, n), dtype=np.int64)
-    nc = np.zeros((m, n), dtype=np.int64)
-    d, (sr, sc) = distance_within(lots[r0:r1, c0:c1], cs, reach)
-    dist[r0:r1, c0:c1] = d
-    nr[r0:r1, c0:c1] = sr + r0
-    nc[r0:r1, c0:c1] = sc + c0
-    return dist, (nr, nc)
+    reach = width + cs
+    r0, r1, c0, c1 = 0, m, 0, n
+    if np.isfinite(reach):
+        rr = np.flatnonzero(lots.any(axis=1))
+        cc = np.flatnonzero(lots.any(axis=0))
+        k = int(np.ceil(reach / cs)) + 1
+        r0, r1 = max(int(rr[0]) - k, 0), min(int(rr[-1]) + 1 + k, m)
+        c0, c1 = max(int(cc[0]) - k, 0), min(int(cc[-1]) + 1 + k, n)
+    at, src, d = nearest_within(lots[r0:r1, c0:c1], cs, reach)
+    nb = c1 - c0
+    ar, ac = np.divmod(at, nb)
+    ar += r0
+    ac += c0
+    sr, sc = np.divmod(src, nb)
+    d_edge = d - cs
+    flat = ar * n
+    flat += ac
+    keep = (ar >= own[0]) & (ar < own[1]) & (ac >= own[2]) & (ac < own[3]) & \
+        (d_edge > width - cs) & (d_edge <= width) & ~lots.ravel()[flat]
+    return flat[keep], (sr[keep] + r0) * n + (sc[keep] + c0)
 
 
 def survey_tile(job: GradingJob, tile: Window, source) -> Survey:
@@ -352,12 +360,11 @@ def survey_tile(job: GradingJob, tile: Window, source) -> Survey:
     out.sides = _own_pairs(lm, lt)
     # the rim: outside cells on the band's outer edge, and their nearest lot
     width = job.width
-    dist, (nr, nc) = _lot_distance(lm > 0, cs, width + cs)
-    d_edge = dist[ts] - cs
-    rim = ~sel & (d_edge > width - cs) & (d_edge <= width)
-    near = lm[nr[ts][rim], nc[ts][rim]]
-    np.minimum.at(out.rim_min, near, h_t[rim])
-    np.maximum.at(out.rim_max, near, h_t[rim])
+    at, src = _rim_cells(lm, lt, cs, width)
+    near = lm.ravel()[src]
+    h_rim = h.ravel()[at]
+    np.minimum.at(out.rim_min, near, h_rim)
+    np.maximum.at(out.rim_max, near, h_rim)
     out.seconds = time.perf_counter() - t0
     return out
 

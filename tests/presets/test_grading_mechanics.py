@@ -100,6 +100,35 @@ def test_split_steps_cases_move_cells():
     assert sum(k > 0 for k in moved) >= 8, moved
 
 
+@pytest.mark.parametrize("seed, cell, width", [(0, 1.0, 9.0), (1, 2.0, 9.0), (2, 1.0, 3.5),
+                                               (3, 0.5, 6.0), (4, 1.0, float("inf"))])
+def test_survey_rim_cells_are_those_of_the_whole_transform(seed, cell, width):
+    # grading_tiles._rim_cells (the survey's rim, nearest_within on the lots' box) gives the
+    # cells and nearest lot cells of the whole window's exact transform, row-major
+    from terrace_foundation.grading_tiles import _rim_cells
+    from terrace_foundation.terrain.edt import distance_transform
+    rng = np.random.default_rng(seed)
+    m, n = (int(v) for v in rng.integers(40, 120, 2))
+    lm = np.zeros((m, n), dtype=np.int32)
+    for lot in range(1, 6):
+        r, c = (int(v) for v in rng.integers(10, min(m, n) - 10, 2))
+        h, w = (int(v) for v in rng.integers(2, 12, 2))
+        lm[r:r + h, c:c + w] = lot
+    own = (int(rng.integers(0, 10)), m - int(rng.integers(0, 10)),
+           int(rng.integers(0, 10)), n - int(rng.integers(0, 10)))
+    dist, (nr, nc) = distance_transform(lm > 0, cell)
+    d_edge = dist - cell
+    rim = (lm == 0) & (d_edge > width - cell) & (d_edge <= width)
+    inside = np.zeros_like(rim)
+    inside[own[0]:own[1], own[2]:own[3]] = True
+    want = np.flatnonzero(rim & inside)
+    at, src = _rim_cells(lm, own, cell, width)
+    assert (at == want).all() and len(at) == len(want)
+    assert (src == nr.ravel()[want].astype(np.int64) * n + nc.ravel()[want]).all()
+    if np.isfinite(width):
+        assert len(at) > 0
+
+
 @pytest.mark.parametrize("params", [{}, {"boundary": "wall"}, {"pad_rule": "max"},
                                     {"max_embankment_height": 2.0}])
 def test_map_cone_heights_are_those_of_one_window_with_every_lot(params, monkeypatch):

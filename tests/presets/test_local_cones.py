@@ -52,3 +52,24 @@ def test_envelope_is_the_maximum_over_seeds_within_reach(seed):
     # the distance is the nearest of the seeds that reach the maximum
     near = np.where(cand == want[..., None], d, np.inf).min(axis=-1)
     np.testing.assert_allclose(dist[win], near[win], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lot_cones_at_the_cells_they_reach_equal_the_nearest_seed_branch(seed):
+    # grade_limited's cones inside the lots beyond MAX_CONE_CELLS: _lot_cones_at's cells and
+    # values are local_cones' finite values bit for bit (its nearest-seed branch), and every
+    # other cell has none; reaches within and beyond edt.WITHIN_CELLS
+    rng = np.random.default_rng(40 + seed)
+    m, n = (int(v) for v in rng.integers(30, 140, 2))
+    label = np.repeat(np.repeat(rng.integers(0, 5, (m // 9 + 1, n // 9 + 1)), 9, 0),
+                      9, 1)[:m, :n]
+    e = np.where((rng.random((m, n)) < 0.03) & (label > 0),
+                 rng.integers(1, 9, (m, n)) * 0.75, 0.0)
+    cell = float(rng.choice([1.0, 0.5, 2.0]))
+    radius = cell * float(rng.choice([17.5, 18.0, 23.0, 45.0]))
+    want, _ = local_cones(np.where(e > 0, e, -np.inf), FALL, radius, cell, label=label)
+    at, val = limits._lot_cones_at(e, FALL, radius, cell, label)
+    got = np.full(m * n, -np.inf)
+    got[at] = val
+    assert (np.diff(at) > 0).all()
+    assert got.tobytes() == want.ravel().tobytes()

@@ -131,3 +131,22 @@ def test_distance_within_a_reach_is_the_transform_bit_for_bit(shape, share, reac
     assert (gr[near] == r[near]).all() and (gc[near] == c[near]).all()
     assert (got[~near] > reach).all()
     assert (gr[np.isinf(got)] == 0).all() and (gc[np.isinf(got)] == 0).all()
+
+
+@pytest.mark.parametrize("shape, share, reach, cell, seed", [
+    ((60, 47), 0.01, 18.0, 1.0, 31), ((40, 170), 0.02, 5.5, 1.5, 32), ((1, 25), 0.1, 7.0, 2.0, 33),
+    ((50, 50), 0.0, 5.0, 1.0, 34), ((70, 80), 0.002, 45.0, 1.0, 35), ((90, 70), 0.01, 30.0, 1.0, 36)])
+def test_nearest_within_lists_distance_within_at_its_cells(shape, share, reach, cell, seed):
+    # nearest_within: the cells distance_within gives a finite distance, row-major, with
+    # its nearest feature and distance bit for bit (45 cells: the transform's fallback)
+    from terrace_foundation.terrain.edt import nearest_within
+    rng = np.random.default_rng(seed)
+    feat = rng.random(shape) < share
+    if share:
+        feat[shape[0] // 2, shape[1] // 3] = True
+    dist, (r, c) = distance_within(feat, cell, reach)
+    at, src, d = nearest_within(feat, cell, reach)
+    want = np.flatnonzero(np.isfinite(dist))
+    assert at.tobytes() == want.astype(np.int64).tobytes()
+    assert d.tobytes() == dist.ravel()[want].tobytes()
+    assert (src == r.ravel()[want].astype(np.int64) * shape[1] + c.ravel()[want]).all()

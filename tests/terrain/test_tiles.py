@@ -234,9 +234,10 @@ def _add_cells_before(values, keys, rows, cols, by_key=False):
 @pytest.mark.parametrize("n_keys, col0, seed", [(5, 0, 1), (1200, 3 * CHUNK, 2),
                                                  (70000, 0, 3), (40, -2 * CHUNK - 5, 4)])
 def test_partial_sums_of_cells_are_the_parts_they_were(n_keys, col0, seed):
-    # add_cells' parts bit for bit as before its row-and-chunk code and 16-bit sort keys:
-    # keys below and above 2**16, a lot cut in two in a chunk row, negative columns, one
-    # key for all, cells already sorted by key
+    # add_cells' parts bit for bit as before its row-and-chunk code, 16-bit sort keys and
+    # groups summed without the sort: keys below and above 2**16, lots cut in two in a chunk
+    # row (the groups gathered again), negative columns, one key for all, cells already
+    # sorted by key, cells in no order (the sort)
     rng = np.random.default_rng(seed)
     shape = (150, 300)
     mask = np.repeat(np.repeat(rng.integers(0, n_keys, size=(15, 12)), 10, axis=0), 25,
@@ -246,8 +247,10 @@ def test_partial_sums_of_cells_are_the_parts_they_were(n_keys, col0, seed):
     r, c = np.nonzero(mask >= 0)
     rows, cols = r.astype(np.int64) + 7, c.astype(np.int64) + col0
     keys = mask[r, c]
+    shuffle = rng.permutation(len(r))
     for args, kw in (((v[r, c], keys, rows, cols), {}), ((v[r, c], 3, rows, cols), {}),
-                     ((v[r, c][:1], keys[:1], rows[:1], cols[:1]), {})):
+                     ((v[r, c][:1], keys[:1], rows[:1], cols[:1]), {}),
+                     ((v[r, c][shuffle], keys[shuffle], rows[shuffle], cols[shuffle]), {})):
         acc = PartialSums()
         acc.add_cells(*args, **kw)
         assert acc.parts[0].tobytes() == _add_cells_before(*args, **kw).tobytes()

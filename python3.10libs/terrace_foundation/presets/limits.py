@@ -59,7 +59,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..report import _num
-from ..terrain.edt import distance_transform, distance_within
+from ..terrain.edt import distance_transform, distance_within, nearest_within
 from ..terrain.kernels import cell_sides
 from ..wall import Wall
 from . import Band
@@ -441,6 +441,23 @@ def local_cones(seed: np.ndarray, fall, radius: float, cell_size: float,
             np.copyto(b[tgt], cv, where=bt)
             np.copyto(dd[tgt], d, where=bt)
     return sign * best, dist
+
+
+def _lot_cones_at(e_edge: np.ndarray, fall, radius: float, cell_size: float,
+                  label: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``local_cones(np.where(e_edge > 0, e_edge, -inf), fall, radius, cell_size,
+    label=label)`` where its reach is beyond :data:`MAX_CONE_CELLS` (each cell takes its
+    nearest seed within ``radius`` if that seed has the cell's label), as the cells it gives
+    a value and those values: ``(at, value)``, ``at`` flat and increasing; every other cell's
+    value is ``-inf``. The same numbers, bit for bit, without the window-sized arrays.
+    """
+    at, src, d_at = nearest_within(e_edge > 0, cell_size, radius)
+    near = d_at <= radius + 1e-9 * cell_size
+    at, src, d_at = at[near], src[near], d_at[near]
+    lab = label.ravel()
+    same = lab[src] == lab[at]
+    at, src, d_at = at[same], src[same], d_at[same]
+    return at, e_edge.ravel()[src] - fall(d_at)
 
 
 #: :func:`local_cones` walks the seeds instead of the cells when at most one cell in this many
@@ -923,6 +940,16 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
         top = float(e_edge.max()) if cone_heights is None else max(float(cone_heights[k_]),
                                                                    float(e_edge.max()))
         reach = _reach_of(fall_in, top, cell_size, sum(lm.shape))
+        if int(np.floor(reach / cell_size + 1e-9)) > MAX_CONE_CELLS:
+            # (local_cones' nearest-seed branch at the cells a seed reaches only: elsewhere
+            # the cones give nothing, so the offset and the embankment stay as they are)
+            at, val = _lot_cones_at(e_edge, fall_in, reach, cell_size, lm)
+            part = np.maximum(val, 0.0)
+            of, eh = offset.ravel(), emb_h.ravel()
+            of[at] += sign * part
+            eh[at] = np.maximum(eh[at], np.where(part > 0, np.minimum(part, max_emb), 0.0))
+            del at, val, part, of, eh
+            continue
         part, _ = local_cones(np.where(e_edge > 0, e_edge, -np.inf), fall_in, reach,
                               cell_size, label=lm, above=0.0)
         part = np.where(cov, np.maximum(part, 0.0), 0.0)

@@ -250,18 +250,20 @@ class PartialSums:
         del rows, chunk
         if isinstance(keys, (int, np.integer)):
             k = np.full(len(v), int(keys), dtype=np.int64)
-            new = np.r_[True, rc[1:] != rc[:-1]]
+            sums, k, rc = _run_sums(v, k, rc, one_key=True)
         else:
             k = np.asarray(keys, dtype=np.int64)
-            if not by_key:
+            if by_key:
+                sums, k, rc = _run_sums(v, k, rc)
+            elif len(rc) < 2 or (rc[1:] >= rc[:-1]).all():
+                # (row-major cells: each (key, row, chunk) group's cells in the order the
+                # stable sort by key would put them, without the sort)
+                sums, k, rc = _group_sums(v, k, rc)
+            else:
                 order = _stable_order(k)
-                v, rc, k = v[order], rc[order], k[order]
+                sums, k, rc = _run_sums(v[order], k[order], rc[order])
                 del order
-            new = np.r_[True, (k[1:] != k[:-1]) | (rc[1:] != rc[:-1])]
-        starts = np.nonzero(new)[0]
-        sums = np.add.reduceat(v, starts)
-        k = k[starts]
-        rows, chunk = np.divmod(rc[starts], nch)
+        rows, chunk = np.divmod(rc, nch)
         if c_lo:
             chunk += c_lo
         # the row partials of each block of CHUNK x CHUNK cells, summed in row order: a block
@@ -298,6 +300,57 @@ class PartialSums:
 
     def n_keys(self) -> int:
         return int(max(p[:, 0].max() for p in self.parts)) + 1 if self.parts else 1
+
+
+def _run_sums(v: np.ndarray, k: np.ndarray, rc: np.ndarray, one_key: bool = False):
+    """Sums of the runs of equal ``(k, rc)`` (of ``rc`` alone with ``one_key``: every ``k``
+    the same) in the given order: ``(sums, k, rc)`` per run.
+    """
+    new = np.empty(len(v), dtype=bool)
+    new[:1] = True
+    np.not_equal(rc[1:], rc[:-1], out=new[1:])
+    if not one_key:
+        new[1:] |= k[1:] != k[:-1]
+    starts = np.flatnonzero(new)
+    return np.add.reduceat(v, starts), k[starts], rc[starts]
+
+
+def _group_sums(v: np.ndarray, k: np.ndarray, rc: np.ndarray):
+    """:func:`_run_sums` of the cells stably sorted by ``k``, for cells whose ``rc`` never
+    decreases (row-major cells: ``rc`` = row and chunk), without sorting them: ``(sums, k,
+    rc)`` per ``(k, rc)`` group, in another order.
+
+    In the sorted order each group's cells are one run, in their given order (``rc`` never
+    decreasing within a key). In the given order most groups are one run as well; a group
+    whose run another key's cells cut in two (a lot that comes back in the same chunk of a
+    row) is summed from its cells gathered in their given order. Each group's sum is then
+    ``numpy.add.reduceat`` over the same values in the same order: the same bits.
+    """
+    sums, rk, rrc = _run_sums(v, k, rc)
+    order = np.lexsort((rrc, rk))
+    sk, sc = rk[order], rrc[order]
+    dup = (sk[1:] == sk[:-1]) & (sc[1:] == sc[:-1])
+    if not dup.any():
+        return sums, rk, rrc
+    # the runs of groups cut in two: their cells, in the given order, grouped stably
+    first = np.r_[True, ~dup]
+    gid = np.cumsum(first) - 1
+    cut_sorted = np.bincount(gid)[gid] > 1
+    cut = np.empty(len(rk), dtype=bool)
+    cut[order] = cut_sorted
+    new = np.empty(len(v), dtype=bool)
+    new[:1] = True
+    np.not_equal(rc[1:], rc[:-1], out=new[1:])
+    new[1:] |= k[1:] != k[:-1]
+    run = np.cumsum(new) - 1
+    cells = np.flatnonzero(cut[run])
+    ck, crc, cv = k[cells], rc[cells], v[cells]
+    o = np.lexsort((crc, ck))
+    ck, crc, cv = ck[o], crc[o], cv[o]
+    g_sums, gk, grc = _run_sums(cv, ck, crc)
+    keep = ~cut
+    return (np.concatenate([sums[keep], g_sums]), np.concatenate([rk[keep], gk]),
+            np.concatenate([rrc[keep], grc]))
 
 
 def _stable_order(k: np.ndarray) -> np.ndarray:

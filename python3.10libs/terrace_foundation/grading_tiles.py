@@ -546,11 +546,18 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
         fig.seconds = time.perf_counter() - t_start
         return fig
     hw = source.read(win)
-    graded, band, _, info = grade_limited(hw, lm, job.pad, cs, job.max_slope, job.max_wall,
-                                          job.max_emb, job.boundary, walls=job.walls,
-                                          col_offset=win[2], max_step=job.max_step,
-                                          cone_heights=job.cone_heights,
-                                          cap_reach=job.cap_reach, cap_rounds=job.cap_rounds)
+    graded, band, changed_win, info = grade_limited(
+        hw, lm, job.pad, cs, job.max_slope, job.max_wall, job.max_emb, job.boundary,
+        walls=job.walls, col_offset=win[2], max_step=job.max_step,
+        cone_heights=job.cone_heights, cap_reach=job.cap_reach, cap_rounds=job.cap_rounds)
+    sink.write(tile, graded[tile[0] - win[0]:tile[1] - win[0], tile[2] - win[2]:tile[3] - win[2]],
+               lm[tile[0] - win[0]:tile[1] - win[0], tile[2] - win[2]:tile[3] - win[2]])
+    # the figures are measured on the tile's part of the active box only: outside the box
+    # where grade_limited may change the terrain (every lot cell of the window and its reach)
+    # grown by one cell, no cell is a lot, changed, in the band or has a nearest lot, so no
+    # figure takes anything from it (active_part)
+    full_tile = tile
+    tile = active_part(tile, win, changed_win)
     # E: the tile plus one cell (the stencils' neighbours); everything below is on E
     ext = grow(tile, 1, shape)
     es = (slice(ext[0] - win[0], ext[1] - win[0]), slice(ext[2] - win[2], ext[3] - win[2]))
@@ -559,7 +566,6 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
     before_e, after_e, lm_e, band_e = hw[es], graded[es], lm[es], band[es]
     near_e = info["nearest_lot"][es]
     pad_cells_e = info["pad_cells"][es]
-    sink.write(tile, after_e[ts], lm_e[ts])
     sb = slope_tangent(before_e, cs)[ts]
     sa_e = slope_tangent(after_e, cs)
     sa = sa_e[ts]
@@ -637,6 +643,8 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
     outside = ~(band_w | lots_in)
     if outside.any():
         fig.maxima["change_outside_band"] = float(np.abs(d[outside]).max())
+    elif tile != full_tile:     # (the cells left out are outside, unchanged: 0)
+        fig.maxima["change_outside_band"] = 0.0
     touched = (band_w | lots_in) & changed
     deg_after = _deg(sa[touched])
     made = deg_after > _deg(sb[touched]) + CREATED_SLOPE_MARGIN
@@ -664,6 +672,32 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
             fig.pair_steps.append((pairs, best))
     fig.seconds = time.perf_counter() - t_start
     return fig
+
+
+def active_part(tile: Window, win: Window, changed: tuple[slice, slice]) -> Window:
+    """The part of ``tile`` a grading tile's figures are measured on: the tile's cells within
+    one cell of ``changed`` (``grade_limited``'s window of the cells it may change, which
+    holds every lot cell of the grading window ``win`` and the cells their cones and the cap
+    reach; window coordinates), its first row moved up to the start of its band of
+    :data:`SUM_BAND` rows from the tile's first row (the earthwork's partial sums are taken
+    in those bands: the same bands, so the same partial sums) and its columns widened to
+    whole :data:`CHUNK` columns; the whole tile where that part is empty.
+
+    Outside ``changed`` the graded terrain is the terrain, no cell is a lot or in the band
+    and the nearest lot is 0, so no cell there and no cell side whose cells both lie there
+    adds to any figure (faces, walls and steps need a lot or a nearest lot on one side; the
+    earthwork, a change); with one cell more every side touching ``changed`` keeps its
+    first cell, and every cell read with its neighbours keeps them.
+    """
+    r0 = win[0] + changed[0].start - 1
+    r1 = win[0] + changed[0].stop + 1
+    c0 = win[2] + changed[1].start - 1
+    c1 = win[2] + changed[1].stop + 1
+    part = (tile[0] + max(r0 - tile[0], 0) // SUM_BAND * SUM_BAND, min(tile[1], r1),
+            max(tile[2], c0 // CHUNK * CHUNK), min(tile[3], -(-c1 // CHUNK) * CHUNK))
+    if part[0] >= part[1] or part[2] >= part[3]:
+        return tile
+    return part
 
 
 def _nearest_lots(lm: np.ndarray, rows: np.ndarray, cols: np.ndarray, cs: float, halo: int,

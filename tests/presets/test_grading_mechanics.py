@@ -129,6 +129,53 @@ def test_survey_rim_cells_are_those_of_the_whole_transform(seed, cell, width):
         assert len(at) > 0
 
 
+@pytest.mark.parametrize("params, band", [({"tile_size": 64}, None),
+                                          ({"tile_size": 128, "boundary": "wall"}, None),
+                                          ({"tile_size": 128}, 64)])
+def test_grading_figures_on_the_active_part_are_those_of_the_whole_tile(params, band,
+                                                                         monkeypatch):
+    # grade_tile measures its figures on active_part (the tile's cells within one cell of
+    # grade_limited's window, rows from the start of their earthwork band): every output
+    # byte, the report and the walls are those measured on the whole tile; tiles of 64 and
+    # 128 cells around a town in the middle of a larger map, most of them cut (their first
+    # rows too where the earthwork's bands are one block)
+    import json
+
+    import terrace_foundation as tf
+    import terrace_foundation.grading_tiles as gt
+    from terrace_testkit import flower_region, mountain
+
+    if band:      # (earthwork bands of one block: a tile's first rows left out as well)
+        monkeypatch.setattr(gt, "SUM_BAND", band)
+    hf = mountain(420, 460, 1.0)
+    regions = [flower_region(hf, 0.12)]
+    cut = []
+    part = gt.active_part
+
+    def spy(tile, win, changed):
+        out = part(tile, win, changed)
+        cut.append((out[0] > tile[0], out[1] < tile[1], out[2] > tile[2], out[3] < tile[3]))
+        return out
+
+    def run():
+        res = tf.generate(hf, regions, preset="grading", seed=2, min_lot_size=400.0, **params)
+        rep = {k: v for k, v in res.report.items() if k not in ("timings", "seconds")}
+        return (res.terrace_heightfield.heights.tobytes(), res.lot_mask.tobytes(),
+                json.dumps(rep, sort_keys=True, default=repr), [repr(w) for w in res.walls])
+
+    monkeypatch.setattr(gt, "active_part", spy)
+    got = run()
+    monkeypatch.setattr(gt, "active_part", lambda tile, win, changed: tile)
+    want = run()
+    sides = np.array(cut).sum(axis=0)
+    assert sides[1] > 0, sides
+    if band:
+        assert sides[0] > 0, sides
+    assert got[0] == want[0] and got[1] == want[1]
+    assert got[2] == want[2]
+    assert got[3] == want[3]
+
+
 @pytest.mark.parametrize("params", [{}, {"boundary": "wall"}, {"pad_rule": "max"},
                                     {"max_embankment_height": 2.0}])
 def test_map_cone_heights_are_those_of_one_window_with_every_lot(params, monkeypatch):

@@ -267,6 +267,19 @@ def _own_pairs(lm: np.ndarray, own: Window) -> np.ndarray:
     return np.concatenate(out).astype(np.int64)
 
 
+def _lot_pairs(lm: np.ndarray, own: Window) -> np.ndarray:
+    """:func:`_own_pairs` of the box around the lot cells of ``own`` only: a side of two lots
+    has its first cell there, so the same sides in the same order.
+    """
+    sub = lm[own[0]:own[1], own[2]:own[3]] > 0
+    rr = np.flatnonzero(sub.any(axis=1))
+    if len(rr) == 0:
+        return _own_pairs(lm, (own[0], own[0], own[2], own[2]))
+    cc = np.flatnonzero(sub.any(axis=0))
+    return _own_pairs(lm, (own[0] + int(rr[0]), own[0] + int(rr[-1]) + 1,
+                           own[2] + int(cc[0]), own[2] + int(cc[-1]) + 1))
+
+
 def _local(tile: Window, win: Window) -> Window:
     return (tile[0] - win[0], tile[1] - win[0], tile[2] - win[2], tile[3] - win[2])
 
@@ -357,7 +370,7 @@ def survey_tile(job: GradingJob, tile: Window, source) -> Survey:
         out.split_lab = m_t[split].astype(np.int64)
         out.split_h = h_t[split]
     # cell sides shared by two lots (first cell in the tile)
-    out.sides = _own_pairs(lm, lt)
+    out.sides = _lot_pairs(lm, lt)
     # the rim: outside cells on the band's outer edge, and their nearest lot
     width = job.width
     at, src = _rim_cells(lm, lt, cs, width)

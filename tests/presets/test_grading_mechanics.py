@@ -100,6 +100,24 @@ def test_split_steps_cases_move_cells():
     assert sum(k > 0 for k in moved) >= 8, moved
 
 
+def test_survey_lot_pairs_of_the_lots_box_are_those_of_the_tile():
+    # grading_tiles._lot_pairs (the survey's sides between two lots, on the box around the
+    # tile's lot cells) gives _own_pairs of the whole tile: the same rows in the same order
+    from terrace_foundation.grading_tiles import _lot_pairs, _own_pairs
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        m, n = (int(v) for v in rng.integers(8, 60, 2))
+        lm = np.zeros((m, n), dtype=np.int32)
+        for lot in range(1, int(rng.integers(1, 6))):
+            r, c = (int(v) for v in rng.integers(0, min(m, n) - 3, 2))
+            lm[r:r + int(rng.integers(1, 15)), c:c + int(rng.integers(1, 15))] = lot
+        own = (int(rng.integers(0, 4)), m - int(rng.integers(0, 4)),
+               int(rng.integers(0, 4)), n - int(rng.integers(0, 4)))
+        want = _own_pairs(lm, own)
+        got = _lot_pairs(lm, own)
+        assert got.dtype == want.dtype and got.shape == want.shape and (got == want).all()
+
+
 @pytest.mark.parametrize("seed, cell, width", [(0, 1.0, 9.0), (1, 2.0, 9.0), (2, 1.0, 3.5),
                                                (3, 0.5, 6.0), (4, 1.0, float("inf"))])
 def test_survey_rim_cells_are_those_of_the_whole_transform(seed, cell, width):

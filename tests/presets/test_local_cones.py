@@ -73,3 +73,34 @@ def test_lot_cones_at_the_cells_they_reach_equal_the_nearest_seed_branch(seed):
     got[at] = val
     assert (np.diff(at) > 0).all()
     assert got.tobytes() == want.ravel().tobytes()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_outside_cones_are_the_two_nearest_seed_envelopes(seed):
+    # grade_limited's envelopes outside the lots found together (_outside_cones) are the two
+    # local_cones calls bit for bit, values and distances, with the lots' exact transform
+    from terrace_foundation.terrain.edt import distance_transform
+    rng = np.random.default_rng(60 + seed)
+    m, n = (int(v) for v in rng.integers(30, 120, 2))
+    lm = np.repeat(np.repeat(rng.integers(0, 4, (m // 11 + 1, n // 11 + 1)), 11, 0),
+                   11, 1)[:m, :n].astype(np.int32)
+    cov = lm > 0
+    g = rng.normal(size=(m, n)) * 5.0
+    w_fill, w_cut = rng.random(5) * 2.0, rng.random(5) * 2.0
+    edge = cov & (rng.random((m, n)) < 0.5)
+    cell = float(rng.choice([1.0, 0.5, 2.0]))
+    radius = cell * float(rng.choice([17.5, 19.0, 30.0]))
+    dist, (nr, nc) = distance_transform(cov, cell)
+
+    def fall(d):
+        return 0.6 * np.asarray(d)
+
+    lo, d_lo = local_cones(np.where(edge, g - w_fill[lm], -np.inf), fall, radius, cell,
+                           nearest=(dist, (nr, nc)))
+    up, d_up = local_cones(np.where(edge, g + w_cut[lm], np.inf), fall, radius, cell,
+                           lowest=True, nearest=(dist, (nr, nc)))
+    glo, gup, gd = limits._outside_cones(edge, g, lm, w_fill, w_cut, fall, radius, cell,
+                                         dist, nr, nc)
+    assert glo.tobytes() == lo.tobytes() and gup.tobytes() == up.tobytes()
+    assert gd.tobytes() == d_lo.tobytes() == d_up.tobytes()
+    assert np.isfinite(lo).any() and np.isfinite(up).any()

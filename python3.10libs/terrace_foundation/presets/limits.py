@@ -443,6 +443,36 @@ def local_cones(seed: np.ndarray, fall, radius: float, cell_size: float,
     return sign * best, dist
 
 
+def _outside_cones(edge: np.ndarray, g: np.ndarray, lm: np.ndarray, w_fill: np.ndarray,
+                   w_cut: np.ndarray, fall, radius: float, cell_size: float,
+                   dist: np.ndarray, nr: np.ndarray, nc: np.ndarray):
+    """``grade_limited``'s two envelopes outside the lots, ``local_cones(np.where(edge,
+    g - w_fill[lm], -inf), fall, radius, cell_size, nearest=(dist, (nr, nc)))`` and the same
+    of ``np.where(edge, g + w_cut[lm], inf)`` with ``lowest=True``, where the reach is beyond
+    :data:`MAX_CONE_CELLS` and ``edge`` has a cell: ``(lower, upper, distance)`` (the
+    distance is the same array for both). The same numbers, bit for bit: the cells within
+    reach, their nearest cells and falls found once, the seeds read at those cells only.
+    """
+    m, n = g.shape
+    at = np.flatnonzero(dist <= radius + 1e-9 * cell_size)
+    src = nr.ravel()[at] * n + nc.ravel()[at]
+    d_at = dist.ravel()[at]
+    f_at = fall(d_at)
+    e_src = edge.ravel()[src]
+    g_src = g.ravel()[src]
+    l_src = lm.ravel()[src]
+    out = []
+    for sign, seed_src in ((1.0, np.where(e_src, g_src - w_fill[l_src], -np.inf)),
+                           (-1.0, np.where(e_src, g_src + w_cut[l_src], np.inf))):
+        best = np.full((m, n), -np.inf)
+        best.ravel()[at] = sign * seed_src - f_at
+        best *= sign
+        out.append(best)
+    d = np.full((m, n), np.inf)
+    d.ravel()[at] = d_at / cell_size
+    return out[0], out[1], d
+
+
 def _lot_cones_at(e_edge: np.ndarray, fall, radius: float, cell_size: float,
                   label: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``local_cones(np.where(e_edge > 0, e_edge, -inf), fall, radius, cell_size,
@@ -1008,10 +1038,17 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     # (beyond MAX_CONE_CELLS each cell outside takes its nearest edge cell, which is its
     # nearest lot cell: an inner lot cell has a nearer neighbour; the cells of the lots, where
     # this differs, are not read below)
-    lower, d_lo = local_cones(np.where(edge, g - w_fill_e[lm], -np.inf), fall_out, reach,
-                              cell_size, nearest=(dist, (nr, nc)))
-    upper, d_up = local_cones(np.where(edge, g + w_cut_e[lm], np.inf), fall_out, reach,
-                              cell_size, lowest=True, nearest=(dist, (nr, nc)))
+    if int(np.floor(reach / cell_size + 1e-9)) > MAX_CONE_CELLS and edge.any() and \
+            np.isfinite(w_fill_e).all() and np.isfinite(w_cut_e).all():
+        # (both envelopes at once: the same cells, nearest edge cells and falls)
+        lower, upper, d_lo = _outside_cones(edge, g, lm, w_fill_e, w_cut_e, fall_out, reach,
+                                            cell_size, dist, nr, nc)
+        d_up = d_lo
+    else:
+        lower, d_lo = local_cones(np.where(edge, g - w_fill_e[lm], -np.inf), fall_out, reach,
+                                  cell_size, nearest=(dist, (nr, nc)))
+        upper, d_up = local_cones(np.where(edge, g + w_cut_e[lm], np.inf), fall_out, reach,
+                                  cell_size, lowest=True, nearest=(dist, (nr, nc)))
     del edge, nr, nc
     ring = np.floor(dist / (max_emb / t) + 1e-12)
     lower = lower - tier_wall * ring

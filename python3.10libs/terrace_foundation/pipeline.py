@@ -20,6 +20,7 @@ from .geometry import polygon_area
 from .heightfield import Heightfield, release_pages
 from .lot import Lot, LotColumns
 from .lots.footprint import (
+    crossed_outlines,
     doubled_outlines,
     folded_outlines,
     lot_footprint,
@@ -27,6 +28,7 @@ from .lots.footprint import (
     pieces_outline,
     pinched_outlines,
     rechained,
+    uncrossed,
     unfolded,
 )
 from .lots.fracture import decompose_regions, intersect_pieces, voronoi_cells_in_groups
@@ -611,7 +613,13 @@ def _footprints(regs: list[Region], lot_set: LotSet, shift: np.ndarray, warn: Wa
     # that now passes a point twice is chained again, in world coordinates (issue 15); so is
     # an outline two of whose rings now share an edge (a lot's two parts either side of a
     # gap narrower than that spacing), the edge gone and the rings one (issue 15, long run)
-    pinched = pinched_outlines(outlines) | doubled_outlines(outlines)
+    # and a vertex closer to another edge of its outline than that spacing can land on it or
+    # across it (a slit's tip 6e-11 inside a lot's side at LV95): the edge takes the vertex
+    # and the outline, passing it twice, is chained again (issue 15)
+    crossed = crossed_outlines(outlines)
+    for i in np.nonzero(crossed)[0]:
+        outlines[i] = uncrossed(outlines[i])
+    pinched = pinched_outlines(outlines) | doubled_outlines(outlines) | crossed
     for i in np.nonzero(pinched)[0]:
         outlines[i] = rechained(outlines[i])
     # both sides of a spike narrower than that spacing (a needle's end 9e-11 wide at LV95)

@@ -584,6 +584,43 @@ def test_a_region_narrower_than_the_world_spacing_cuts_no_gap_into_a_later_one(a
     assert any("keeps its overlap with earlier region(s) 1" in w for w in res.warnings)
 
 
+_WEDGE_TIP = [  # an earlier body with a wedge 0.72 long, its tip at a cell centre
+    (np.array([[2600001.966281475, 1200001.2500007197], [2600001.25, 1200001.25],
+               [2600001.966281475, 1200001.250000713], [2600002.466281775, 1200000.9500012163],
+               [2600002.4662811747, 1200001.5500012164]]), []),
+    (np.array([[2600003.2303370563, 1200000.9277860278], [2600001.9699763437, 1200002.0550117223],
+               [2600000.6948329494, 1200000.6292629614], [2600001.9551936626, 1199999.502037267]]),
+     [])]
+_WIDE_CORNER = [  # an earlier triangle's 44-degree corner at a cell centre
+    (np.array([[2600001.75, 1200001.25], [2600002.1202961165, 1200001.0987360384],
+               [2600002.1202961165, 1200001.4012639623]]), []),
+    (np.array([[2600003.358165057, 1200001.3499281316], [2600001.7773090773, 1200001.5136650868],
+               [2600001.641949865, 1200000.206791998], [2600003.222805844, 1200000.0430550426]]),
+     [])]
+
+
+@pytest.mark.parametrize("regs, seed, scatter", [(_WEDGE_TIP, 6, 1), (_WIDE_CORNER, 34, 2)])
+def test_tip_of_an_earlier_region_on_a_later_regions_edge_at_lv95(regs, seed, scatter):
+    """Found by probing i15a's open doubt (i15c, 2 December: regions only PARTLY narrower
+    than the world spacing): an earlier region whose tip or corner lies on a later region's
+    edge to within rounding (exactly, 6e-11 inside it), f2bbf5d's rule not applying (not
+    thin everywhere). The later region loses the earlier one's ground: a slit or notch
+    ending 6e-11 short of its edge. A lot across it (lot 7 here) had one ring running in
+    along the slit's sides to the tip and out again, and its side along the later region's
+    edge, whose ends are cut points rounded to the world spacing (4.7e-10), passed 2.8e-11
+    on the wrong side of the tip: the ring crossed itself ('Self-intersection' at the tip).
+    The probe: 6 of 2000 LV95 variants failed, every one with the tip or corner on the
+    later region's edge (2.8e-11 to 9.6e-11 across it); tips inside the region or wedges
+    across it: 0; origin 0: 0 of 400. ``footprint.crossed_outlines`` finds a vertex on or
+    across another edge of its outline (exact orientations) and ``uncrossed`` puts it into
+    that edge: the outline, passing the tip twice, is chained again into two parts touching
+    there (``rechained``)."""
+    hf = _slope(6, 6, 0.5, (2600000.0, 1200003.0))
+    regions, res = _run(hf, regs, dict(_SMALL, seed=seed, scatter_count=scatter))
+    assert res is not None
+    _assert_partition(hf, regions, res)
+
+
 def test_lot_areas_match_the_oracle_in_the_grid_frame_at_lv95():
     """Found by the long campaign: shapely cutting this triangle with the grid at LV95
     magnitudes gives 0.1071537694 (cut points rounded to 4.7e-10), the lots 0.1071537696,

@@ -230,6 +230,49 @@ def test_rechained_joins_two_parts_of_a_lot_sharing_an_edge_in_world_coordinates
     assert sum(Polygon(p[0]).area for p in polys) == pytest.approx(3.0, abs=1e-8)
 
 
+def test_uncrossed_splits_a_ring_whose_slit_tip_crosses_its_side_in_world_coordinates():
+    """A lot's ring at LV95 (issue 15, i15c's probe of an earlier wedge whose tip lies on a
+    later region's edge): a slit runs in from the lot's side A, A' to the wedge's tip
+    (2600001.25, 1200001.25), 6e-11 inside the later region's edge in exact arithmetic;
+    the lot's side along that edge has cut points for ends, rounded to the world spacing
+    (4.7e-10), and passes 2.8e-11 on the wrong side of the tip: the ring crosses itself.
+    No point twice, no edge run both ways, no fold: only crossed_outlines finds it; the
+    edge takes the tip and rechained makes two parts touching there, valid, of the same
+    area within the spacing x the perimeter."""
+    from terrace_foundation.lots.footprint import (
+        crossed_outlines,
+        doubled_outlines,
+        folded_outlines,
+        pinched_outlines,
+        rechained,
+        uncrossed,
+    )
+
+    ring = np.array([[2600001.159701037, 1200001.1490359555],
+                     [2600001.3645935003, 1200000.900737433],
+                     [2600001.517538691, 1200001.204405267],
+                     [2600001.4458677485, 1200001.2500001949],
+                     [2600001.25, 1200001.25],
+                     [2600001.4458677457, 1200001.2500001967],
+                     [2600001.321029439, 1200001.3294186248]])
+    assert not Polygon(ring).is_valid
+    shift = np.array([2600000.0, 1200000.0])
+    square = [[np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]) + shift]]
+    corner = [square[0], [square[0][0] + 1.0]]              # two squares touching at a corner
+    holed = [[np.array([[0.0, 0.0], [3.0, 0.0], [3.0, 3.0], [0.0, 3.0]]) + shift,
+              square[0][0][::-1] + 1.0]]                     # a square with a hole
+    notch = [[np.array([[0.0, 0.0], [2.0, 0.0], [2.0, 1.0], [1.0, 1e-9], [0.0, 1.0]]) + shift]]
+    outlines = [[[ring]], square, corner, holed, notch, []]
+    assert crossed_outlines(outlines).tolist() == [True, False, False, False, False, False]
+    for find in (pinched_outlines, doubled_outlines, folded_outlines):
+        assert not find(outlines).any()
+    polys = rechained(uncrossed([[ring]]))
+    got = MultiPolygon([Polygon(p[0], p[1:]) for p in polys])
+    assert got.is_valid and len(polys) == 2
+    ulp = float(np.spacing(2600001.0))
+    assert abs(got.area - Polygon(ring).area) <= 8 * got.length * ulp
+
+
 @pytest.mark.parametrize("below", [0, 1, 3])
 @pytest.mark.parametrize("steep", [10.0, 1000.0])
 @pytest.mark.parametrize("form", ["hole", "earlier region"])

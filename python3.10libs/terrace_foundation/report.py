@@ -196,11 +196,29 @@ def edge_tangents_at(heights: np.ndarray, active: np.ndarray, rows: np.ndarray,
     """
     m, n = heights.shape
     out = np.zeros(len(rows))
-    h0 = heights[rows, cols]
     # every neighbour in the array (the usual case: cells of a tile inside its box): no
     # bounds per neighbour
     inside = len(rows) > 0 and int(rows.min()) > 0 and int(rows.max()) < m - 1 \
         and int(cols.min()) > 0 and int(cols.max()) < n - 1
+    mh, ma = _row_memory(heights), _row_memory(active)
+    if inside and mh is not None and ma is not None:
+        # the same values gathered by one flat index into each array's memory (a row's
+        # pitch apart): ``take`` with one index instead of indexing by rows and columns
+        (fh, ph), (fa, pa) = mh, ma
+        bh = rows * ph + cols
+        ba = rows * pa + cols
+        h0 = fh.take(bh)
+        for dr in (-1, 0, 1):
+            for dc in (-1, 0, 1):
+                if dr == 0 and dc == 0:
+                    continue
+                ok = fa.take(ba + (dr * pa + dc))
+                g = np.subtract(fh.take(bh + (dr * ph + dc)), h0)
+                np.abs(g, out=g)
+                g *= 1.0 / (cell_size * float(np.hypot(abs(dr), abs(dc))))
+                np.maximum(out, g, out=out, where=ok)
+        return out
+    h0 = heights[rows, cols]
     for dr in (-1, 0, 1):
         for dc in (-1, 0, 1):
             if dr == 0 and dc == 0:
@@ -218,6 +236,22 @@ def edge_tangents_at(heights: np.ndarray, active: np.ndarray, rows: np.ndarray,
             g *= 1.0 / (cell_size * float(np.hypot(abs(dr), abs(dc))))
             np.maximum(out, g, out=out, where=ok)
     return out
+
+
+def _row_memory(a: np.ndarray) -> tuple[np.ndarray, int] | None:
+    """``(flat, pitch)``: a 1-D read-only view of the memory a 2-D array's rows lie in, with
+    ``a[r, c]`` at ``flat[r * pitch + c]``; None when its rows are not contiguous runs of
+    that memory (negative or odd strides, an empty array).
+    """
+    if a.ndim != 2 or a.size == 0:
+        return None
+    size = a.itemsize
+    s0, s1 = a.strides
+    if s1 != size or s0 < size * a.shape[1] or s0 % size:
+        return None
+    pitch = s0 // size
+    return np.lib.stride_tricks.as_strided(a, shape=((a.shape[0] - 1) * pitch + a.shape[1],),
+                                           strides=(size,), writeable=False), pitch
 
 
 def edge_slopes(heights: np.ndarray, active: np.ndarray, cell_size: float) -> np.ndarray:

@@ -406,6 +406,25 @@ def test_edge_tangents_at_some_cells_equal_the_whole_grid():
     assert got.tobytes() == edge_tangents(h, active, 2.5)[rows[inner], cols[inner]].tobytes()
 
 
+def test_edge_tangents_at_of_views_equal_the_whole_grid():
+    # a tile's box is a view of its window (rows a pitch apart): the flat gathers read the
+    # same cells; a transposed or reversed view takes the general path, with the same values
+    rng = np.random.default_rng(16)
+    big = rng.normal(size=(80, 90)) * 50
+    big_act = rng.random(big.shape) < 0.6
+    for h, active in ((big[7:67, 11:81], big_act[7:67, 11:81]),
+                      (big[7:67, 11:81], np.ascontiguousarray(big_act[7:67, 11:81])),
+                      (big[7:67, 11:81].T, big_act[7:67, 11:81].T),
+                      (big[67:7:-1, 11:81], big_act[67:7:-1, 11:81])):
+        m, n = h.shape
+        rows, cols = np.nonzero(active)
+        inner = (rows > 0) & (rows < m - 1) & (cols > 0) & (cols < n - 1)
+        rows, cols = rows[inner], cols[inner]
+        got = edge_tangents_at(h, active, rows, cols, 2.5)
+        want = edge_tangents(np.ascontiguousarray(h), np.ascontiguousarray(active), 2.5)
+        assert got.tobytes() == want[rows, cols].tobytes()
+
+
 @pytest.mark.parametrize("h,block", [(2.7, 16), (3.3333333333333335, 40), (1.0, 7), (0.0, 16)])
 def test_blur_added_block_by_block_equals_the_whole_blur(h, block):
     # a window of a larger grid touching its west and north edges; sparse differences, so

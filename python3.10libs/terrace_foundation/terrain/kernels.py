@@ -368,8 +368,10 @@ def nearest_label(lot_mask: np.ndarray, rows: np.ndarray, cols: np.ndarray, cell
     else:
         a = np.clip((blocks // nbc) * block - halo, 0, m - w)  # window corners, in the array
         c = np.clip((blocks % nbc) * block - halo, 0, n - w)
-        k = np.arange(w)
-        lab = lot_mask[(a[:, None] + k)[:, :, None], (c[:, None] + k)[:, None, :]]
+        # the windows copied whole from a view of every w x w window (numpy copies each
+        # window's rows as blocks; three broadcast index arrays gathered cell by cell took
+        # about 3x as long): the same values
+        lab = np.lib.stride_tricks.sliding_window_view(lot_mask, (w, w))[a, c]
     return _label_fields(lab, a, c, which, rows, cols, cell_size, col_offset)
 
 

@@ -1014,6 +1014,16 @@ def _ring_table(outlines: list[list[list[np.ndarray]]]
     return np.concatenate(rings), size, np.repeat(np.repeat(poly_owner, per_poly), size)
 
 
+def _ring_neighbours(size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each vertex's next and previous vertex in its ring, in a table of rings of ``size``
+    vertices each, stored ring by ring (:func:`_ring_table`): ``(V,)`` indices each.
+    """
+    start = np.repeat(np.cumsum(size) - size, size)
+    end = np.repeat(np.cumsum(size), size)
+    idx = np.arange(len(start))
+    return np.where(idx + 1 == end, start, idx + 1), np.where(idx == start, end - 1, idx - 1)
+
+
 def pinched_outlines(outlines: list[list[list[np.ndarray]]]) -> np.ndarray:
     """Which outlines have a ring passing a point twice (or twice in a row).
 
@@ -1086,10 +1096,7 @@ def doubled_outlines(outlines: list[list[list[np.ndarray]]]) -> np.ndarray:
     p, size, owner = _ring_table(outlines)
     if not len(size):
         return out
-    start = np.repeat(np.cumsum(size) - size, size)
-    end = np.repeat(np.cumsum(size), size)
-    idx = np.arange(len(start))
-    lo, hi, back = _edge_keys(p, p[np.where(idx + 1 == end, start, idx + 1)])
+    lo, hi, back = _edge_keys(p, p[_ring_neighbours(size)[0]])
     bl, bh = lo.view(np.uint64), hi.view(np.uint64)
     h = (bl[:, 0] * np.uint64(0x9E3779B97F4A7C15)) ^ (bl[:, 1] * np.uint64(0xC2B2AE3D27D4EB4F)) \
         ^ (bh[:, 0] * np.uint64(0x165667B19E3779F9)) ^ (bh[:, 1] * np.uint64(0x27D4EB2F165667C5)) \
@@ -1118,10 +1125,7 @@ def _vertex_edge_pairs(p: np.ndarray, size: np.ndarray, owner: np.ndarray, sel: 
     v, a, b : (P,) ndarray of int
         The vertex, and the edge ``a -> b`` (indices into ``p``).
     """
-    start = np.repeat(np.cumsum(size) - size, size)
-    end = np.repeat(np.cumsum(size), size)
-    idx = np.arange(len(p))
-    nxt = np.where(idx + 1 == end, start, idx + 1)
+    nxt = _ring_neighbours(size)[0]
     k = np.nonzero(sel[owner])[0]
     e = np.empty(0, dtype=np.intp)
     if not len(k):
@@ -1195,11 +1199,7 @@ def _crossings(outlines: list[list[list[np.ndarray]]], sel: np.ndarray
     p, size, owner = _ring_table(outlines)
     if not len(size) or not sel.any():
         return p, size, []
-    start = np.repeat(np.cumsum(size) - size, size)
-    end = np.repeat(np.cumsum(size), size)
-    idx = np.arange(len(p))
-    nxt = np.where(idx + 1 == end, start, idx + 1)
-    prev = np.where(idx == start, end - 1, idx - 1)
+    nxt, prev = _ring_neighbours(size)
     v, a, b = _vertex_edge_pairs(p, size, owner, sel)
     found = [(int(owner[vi]), vi, ai) for vi, ai, bi in zip(v.tolist(), a.tolist(), b.tolist())
              if _crosses(p, int(prev[vi]), vi, int(nxt[vi]), ai, bi)]
@@ -1230,16 +1230,12 @@ def crossed_outlines(outlines: list[list[list[np.ndarray]]]) -> np.ndarray:
     p, size, owner = _ring_table(outlines)
     if not len(size):
         return out
-    start = np.repeat(np.cumsum(size) - size, size)
-    end = np.repeat(np.cumsum(size), size)
-    idx = np.arange(len(p))
-    nxt = np.where(idx + 1 == end, start, idx + 1)
-    prev = np.where(idx == start, end - 1, idx - 1)
+    nxt, prev = _ring_neighbours(size)
     e1, e2 = p - p[prev], p[nxt] - p
     turn = e1[:, 0] * e2[:, 1] - e1[:, 1] * e2[:, 0]
     plain = turn > 1e-6 * np.hypot(e1[:, 0], e1[:, 1]) * np.hypot(e2[:, 0], e2[:, 1])
     sel = np.bincount(owner, weights=~plain, minlength=len(outlines)) > 0
-    sel |= np.bincount(owner[start == idx], minlength=len(outlines)) > 1   # rings
+    sel |= np.bincount(owner[np.cumsum(size) - size], minlength=len(outlines)) > 1   # rings
     if not sel.any():
         return out
     _, _, found = _crossings(outlines, sel)
@@ -1313,11 +1309,7 @@ def folded_outlines(outlines: list[list[list[np.ndarray]]]) -> np.ndarray:
     p, size, owner = _ring_table(outlines)
     if not len(size):
         return out
-    start = np.repeat(np.cumsum(size) - size, size)
-    end = np.repeat(np.cumsum(size), size)
-    idx = np.arange(len(start))
-    nxt = np.where(idx + 1 == end, start, idx + 1)
-    prev = np.where(idx == start, end - 1, idx - 1)
+    nxt, prev = _ring_neighbours(size)
     tips = _fold_tips(p, prev, nxt)
     out[owner[tips]] = True
     return out

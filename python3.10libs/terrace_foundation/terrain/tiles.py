@@ -302,16 +302,24 @@ class PartialSums:
         return int(max(p[:, 0].max() for p in self.parts)) + 1 if self.parts else 1
 
 
-def _run_sums(v: np.ndarray, k: np.ndarray, rc: np.ndarray, one_key: bool = False):
-    """Sums of the runs of equal ``(k, rc)`` (of ``rc`` alone with ``one_key``: every ``k``
-    the same) in the given order: ``(sums, k, rc)`` per run.
+def _run_starts(k: np.ndarray, rc: np.ndarray, one_key: bool = False) -> np.ndarray:
+    """Where a run of equal ``(k, rc)`` (of ``rc`` alone with ``one_key``: every ``k`` the
+    same) starts, in the given order: ``(N,)`` bool.
     """
-    new = np.empty(len(v), dtype=bool)
+    new = np.empty(len(rc), dtype=bool)
     new[:1] = True
     np.not_equal(rc[1:], rc[:-1], out=new[1:])
     if not one_key:
         new[1:] |= k[1:] != k[:-1]
-    starts = np.flatnonzero(new)
+    return new
+
+
+def _run_sums(v: np.ndarray, k: np.ndarray, rc: np.ndarray, one_key: bool = False,
+              new: np.ndarray | None = None):
+    """Sums of the runs of equal ``(k, rc)`` (:func:`_run_starts`, or its ``new`` when given)
+    in the given order: ``(sums, k, rc)`` per run.
+    """
+    starts = np.flatnonzero(_run_starts(k, rc, one_key) if new is None else new)
     return np.add.reduceat(v, starts), k[starts], rc[starts]
 
 
@@ -326,7 +334,8 @@ def _group_sums(v: np.ndarray, k: np.ndarray, rc: np.ndarray):
     row) is summed from its cells gathered in their given order. Each group's sum is then
     ``numpy.add.reduceat`` over the same values in the same order: the same bits.
     """
-    sums, rk, rrc = _run_sums(v, k, rc)
+    new = _run_starts(k, rc)
+    sums, rk, rrc = _run_sums(v, k, rc, new=new)
     order = np.lexsort((rrc, rk))
     sk, sc = rk[order], rrc[order]
     dup = (sk[1:] == sk[:-1]) & (sc[1:] == sc[:-1])
@@ -338,10 +347,6 @@ def _group_sums(v: np.ndarray, k: np.ndarray, rc: np.ndarray):
     cut_sorted = np.bincount(gid)[gid] > 1
     cut = np.empty(len(rk), dtype=bool)
     cut[order] = cut_sorted
-    new = np.empty(len(v), dtype=bool)
-    new[:1] = True
-    np.not_equal(rc[1:], rc[:-1], out=new[1:])
-    new[1:] |= k[1:] != k[:-1]
     run = np.cumsum(new) - 1
     cells = np.flatnonzero(cut[run])
     ck, crc, cv = k[cells], rc[cells], v[cells]

@@ -88,3 +88,9 @@ def test_lot_rows_column_by_column_equal_row_by_row():
         want = [r.to_json() for r in lot_rows(lots, stats, extra, w, f)]
         got = lot_json_rows(lots, stats, extra, w, f)
         assert json.dumps(got) == json.dumps(want) and got == want
+        # the columns kept for the writers: the rows' figures, NaN for None
+        for key in got.columns:
+            vals = [r[key] for r in got]
+            arr = got.column(key)
+            assert arr is not None and len(arr) == n
+            assert np.array_equal(arr, np.array(vals, dtype=np.float64), equal_nan=True)

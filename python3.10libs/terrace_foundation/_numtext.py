@@ -23,7 +23,7 @@ import numpy as np
 
 __all__ = ["Field", "fixed_parts", "fixed_field", "int_field", "const_field", "row_table",
            "join_rows", "interleave_rows", "rounded_repr_field", "rounded", "float_texts",
-           "FIXED_LIMIT"]
+           "float_text_field", "text_field", "patch_rows", "FIXED_LIMIT"]
 
 #: Largest magnitude formatted here (beyond it, and for NaN and inf, the callers use Python).
 FIXED_LIMIT = 1e14
@@ -310,6 +310,73 @@ def rounded(values: np.ndarray, digits: int) -> np.ndarray:
     if len(slow):
         out[slow] = [round(v, digits) for v in a[slow].tolist()]
     return out
+
+
+def text_field(texts: list[str]) -> Field:
+    """ASCII ``texts`` (no NUL character) as a field, each row left-aligned.
+
+    Parameters
+    ----------
+    texts : list of str, length N
+
+    Returns
+    -------
+    Field
+        ``chars`` (N, W) uint8, W the longest text (at least 1), and ``valid`` (N, W).
+    """
+    raw = np.array(texts, dtype=np.bytes_) if texts else np.zeros(0, dtype="S1")
+    w = max(raw.dtype.itemsize, 1)
+    chars = np.frombuffer(raw.astype(f"S{w}").tobytes(), dtype=np.uint8).reshape(len(texts), w)
+    lens = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    return Field(chars, np.arange(w)[None, :] < lens[:, None])
+
+
+def patch_rows(field: Field, rows: np.ndarray, texts: list[str]) -> Field:
+    """``field`` with rows ``rows`` replaced by the ASCII ``texts`` (left-aligned; the table
+    widened where a text is longer than its rows). A new field; ``field`` is not changed.
+    """
+    chars, valid = field
+    n, w = chars.shape
+    if valid is None:
+        valid = np.ones((n, w), dtype=bool)
+    if not len(rows):
+        return Field(chars, valid)
+    new = text_field(texts)
+    wn = new.chars.shape[1]
+    width = max(w, wn)
+    out_c = np.zeros((n, width), dtype=np.uint8)
+    out_v = np.zeros((n, width), dtype=bool)
+    out_c[:, :w] = chars
+    out_v[:, :w] = valid
+    out_c[rows] = 0
+    out_v[rows] = False
+    out_c[rows, :wn] = new.chars
+    out_v[rows, :wn] = new.valid
+    return Field(out_c, out_v)
+
+
+def float_text_field(values: np.ndarray, digits: int = 6) -> Field:
+    """``repr`` of each float (:func:`float_texts`) as one field: in bulk where a value has
+    at most ``digits`` decimals, through Python for the others.
+
+    Parameters
+    ----------
+    values : (N,) array_like of float
+        Finite values.
+
+    Returns
+    -------
+    Field
+        ``chars`` and ``valid`` (N, W): row ``i`` holds ``repr(values[i])``.
+    """
+    a = np.asarray(values, dtype=np.float64).reshape(-1)
+    neg, whole, frac, ok = fixed_parts(a, digits)
+    fields, ok = _rounded_repr(neg, whole, frac, ok, digits)
+    own = np.copysign((whole * 10 ** digits + frac).astype(np.float64) / float(10 ** digits), a)
+    ok &= own.view(np.int64) == a.view(np.int64)
+    slow = np.flatnonzero(~ok)
+    return patch_rows(row_table(fields), slow,
+                      [float.__repr__(v) for v in a[slow].tolist()])
 
 
 def float_texts(values: np.ndarray, digits: int = 6) -> list[str]:

@@ -8,6 +8,7 @@ blend band around the lots. Everything is grouped sums, minima and maxima over s
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from .params import TerraceParams
 
 __all__ = ["label_order", "lot_statistics", "lot_extras", "inner_cells", "edge_slopes",
-           "edge_tangents", "edge_tangents_at", "LotRow", "LotWall", "LotFigures", "lot_rows", "lot_json_rows", "build_report",
+           "edge_tangents", "edge_tangents_at", "LotRow", "LotWall", "LotFigures", "LotRows", "lot_rows", "lot_json_rows", "build_report",
            "window_report", "tile_report", "wall_totals", "fit_and_absurd", "CREATED_SLOPE_MARGIN",
            "CREATED_SLOPE_LIMIT"]
 
@@ -482,16 +483,74 @@ def lot_rows(lots, stats: dict[str, np.ndarray], extra: dict[str, np.ndarray],
 
 def _num_column(values: "np.ndarray | Sequence[float]") -> list:
     """:func:`_num` of each value, in bulk: floats rounded to 6 decimals, NaN as None."""
+    return _num_arrays(values)[0]
+
+
+def _num_arrays(values: "np.ndarray | Sequence[float]") -> tuple[list, np.ndarray]:
+    """:func:`_num_column` of ``values`` and the same figures as an array.
+
+    Returns
+    -------
+    column : list of float or None
+        ``round(v, 6)`` of each value, None for NaN.
+    array : (N,) ndarray of float64
+        The column's values, NaN where it holds None.
+    """
     from ._numtext import rounded
 
     a = np.asarray(values, dtype=np.float64).reshape(-1)
-    out = rounded(a, 6).tolist()                  # round(v, 6) of each, in bulk
+    r = rounded(a, 6)                             # round(v, 6) of each, in bulk
+    out = r.tolist()
     nan = np.isnan(a)
     if nan.any():
         obj = np.array(out + [None], dtype=object)[:-1]
         obj[nan] = None
         out = obj.tolist()
-    return out
+        r[nan] = np.nan
+    return out, r
+
+
+class LotRows(list):
+    """The lots' rows of ``report.json``: a plain list of dicts (one per lot, in report
+    order) to every reader, which also keeps the columns the rows were made from.
+
+    ``columns`` maps a key to ``(values, array)``: the list of the very objects the rows hold
+    under that key, lot by lot, and the same figures as an array (float64 with NaN where a
+    value is None, or int64). The writers (``report.json``, ``preview.html``) take the
+    figures from the arrays where every row still holds those objects (:meth:`column`, one
+    identity test a value), and read the rows otherwise: a row changed since is written as
+    it is. A copy or a pickle is a plain list.
+    """
+
+    def __init__(self, rows=(), columns: dict[str, tuple[list, np.ndarray]] | None = None):
+        super().__init__(rows)
+        self.columns = dict(columns or {})
+
+    def __reduce_ex__(self, protocol):
+        return (list, (list(self),))
+
+    def column(self, key: str, values: "list | None" = None) -> np.ndarray | None:
+        """The array of ``key`` when the rows hold exactly the objects it was made from,
+        else None.
+
+        Parameters
+        ----------
+        key : str
+        values : list, optional
+            The rows' values of ``key``, in row order (``[row[key] for row in self]``),
+            when the caller has them already.
+        """
+        got = self.columns.get(key)
+        if got is None or len(got[0]) != len(self):
+            return None
+        if values is None:
+            try:
+                values = [row[key] for row in self]
+            except (KeyError, TypeError):
+                return None
+        if len(values) != len(got[0]) or not all(map(operator.is_, values, got[0])):
+            return None
+        return got[1]
 
 
 #: The keys of a lot's row of ``report.json``, in order (:meth:`LotRow.to_json`).
@@ -518,11 +577,12 @@ def lot_json_rows(lots, stats: dict[str, np.ndarray], extra: dict[str, np.ndarra
     buildable = np.asarray(extra["buildable_cells"])[ids].astype(np.int64)
     with np.errstate(divide="ignore", invalid="ignore"):
         share = buildable / cells                     # int / int: the exactly rounded quotient
-    share_col = _num_column(share)
+    share_col, share_arr = _num_arrays(share)
     if not cells.all():
         obj = np.array(share_col + [None], dtype=object)[:-1]
         obj[cells == 0] = None
         share_col = obj.tolist()
+        share_arr[cells == 0] = np.nan
     # each lot's walls, wall by wall (each wall is listed in both of its lots)
     wall_col: list[list] = [[] for _ in range(len(ids))]
     if len(walls):
@@ -532,23 +592,26 @@ def lot_json_rows(lots, stats: dict[str, np.ndarray], extra: dict[str, np.ndarra
                 k = at.get(int(me))
                 if k is not None:
                     wall_col[k].append(LotWall(int(other), w.length, w.height).to_json())
-    cols = [
-        ids.tolist(), lc.region_id.tolist(), _num_column(lc.area),
-        _num_column(lc.pad_height), cells.tolist(),
-        _num_column(np.asarray(stats["cut"])[ids]), _num_column(np.asarray(stats["fill"])[ids]),
-        _num_column((np.asarray(stats["before_max"]) - np.asarray(stats["before_min"]))[ids]),
-        _num_column((np.asarray(stats["after_max"]) - np.asarray(stats["after_min"]))[ids]),
-        _num_column(np.asarray(stats["slope_before_max"])[ids]),
-        _num_column(np.asarray(stats["slope_after_max"])[ids]),
-        _num_column(np.asarray(extra["pad_range"])[ids]),
-        _num_column(np.asarray(extra["pad_slope_max"])[ids]),
-        _num_column(np.asarray(extra["embankment_slope_max"])[ids]),
-        share_col, wall_col]
+    ids64 = ids.astype(np.int64)
+    region64 = lc.region_id.astype(np.int64)
+    arrays = [
+        (ids64.tolist(), ids64), (region64.tolist(), region64), _num_arrays(lc.area),
+        _num_arrays(lc.pad_height), (cells.tolist(), cells),
+        _num_arrays(np.asarray(stats["cut"])[ids]), _num_arrays(np.asarray(stats["fill"])[ids]),
+        _num_arrays((np.asarray(stats["before_max"]) - np.asarray(stats["before_min"]))[ids]),
+        _num_arrays((np.asarray(stats["after_max"]) - np.asarray(stats["after_min"]))[ids]),
+        _num_arrays(np.asarray(stats["slope_before_max"])[ids]),
+        _num_arrays(np.asarray(stats["slope_after_max"])[ids]),
+        _num_arrays(np.asarray(extra["pad_range"])[ids]),
+        _num_arrays(np.asarray(extra["pad_slope_max"])[ids]),
+        _num_arrays(np.asarray(extra["embankment_slope_max"])[ids]),
+        (share_col, share_arr)]
+    cols = [col for col, _ in arrays] + [wall_col]
     rows = [dict(zip(LOT_KEYS, vals)) for vals in zip(*cols)]
     if figures is not None:
         for row, fig in zip(rows, figures):       # the preset's own figures, per lot
             row.update(fig.to_json())
-    return rows
+    return LotRows(rows, dict(zip(LOT_KEYS, arrays)))
 
 
 def build_report(rows: Sequence[LotRow] | Sequence[dict], walls: Sequence[Wall],
@@ -574,7 +637,8 @@ def build_report(rows: Sequence[LotRow] | Sequence[dict], walls: Sequence[Wall],
         "params": params,
         "grid": {"rows": int(grid_shape[0]), "cols": int(grid_shape[1]),
                  "cell_size": float(cell_size)},
-        "lots": [row if isinstance(row, dict) else row.to_json() for row in rows],
+        "lots": rows if isinstance(rows, LotRows) else
+        [row if isinstance(row, dict) else row.to_json() for row in rows],
         "walls": [w.report_row() for w in walls],
         "totals": {k: (_num(v) if isinstance(v, (float, np.floating)) else v)
                    for k, v in totals.items()},

@@ -9,13 +9,16 @@ from terrace_foundation._numtext import (
     const_field,
     fixed_field,
     fixed_parts,
+    float_text_field,
     float_texts,
     int_field,
     interleave_rows,
     join_rows,
+    patch_rows,
     rounded,
     rounded_repr_field,
     row_table,
+    text_field,
 )
 
 
@@ -98,6 +101,30 @@ def test_rounded_is_round(digits):
     # bit for bit (the sign of zero too, a NaN's sign and payload)
     same = got.view(np.int64) == want.view(np.int64)
     assert same.all(), v[~same][:5]
+
+
+def test_float_text_field_is_repr():
+    """float_text_field's rows are repr of each float (the bulk ones and those Python writes:
+    exponents, more decimals, huge), as float_texts."""
+    v = values(7)
+    mixed = np.concatenate([rounded(v, 6), v, [1e-5, 1e22, -0.0, 0.1 + 0.2]])
+    mixed = mixed[np.isfinite(mixed)]
+    assert lines([float_text_field(mixed)], len(mixed)) == [repr(x) for x in mixed.tolist()]
+    assert lines([float_text_field(np.zeros(0))], 0) == []
+
+
+def test_text_field_and_patch_rows():
+    """Texts as a field, left-aligned; patched rows replaced (the table widened for a longer
+    text), the others and the given field unchanged."""
+    f = text_field(["a", "", "xyz", "12"])
+    assert lines([f], 4) == ["a", "", "xyz", "12"]
+    assert lines([text_field([])], 0) == []
+    g = patch_rows(f, np.array([0, 2]), ["longer text", "q"])
+    assert lines([g], 4) == ["longer text", "", "q", "12"]
+    assert lines([f], 4) == ["a", "", "xyz", "12"]
+    h = patch_rows(int_field(np.array([5, -17, 300])), np.array([1]), ["null"])
+    assert lines([h, const_field(";", 3)], 3) == ["5;", "null;", "300;"]
+    assert lines([patch_rows(f, np.zeros(0, dtype=np.int64), [])], 4) == ["a", "", "xyz", "12"]
 
 
 def test_float_texts_is_repr():

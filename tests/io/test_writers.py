@@ -183,6 +183,41 @@ def test_report_bulk_text_is_json_dumps():
         dumps_report({"lots": lots})
 
 
+def test_report_rows_written_from_kept_columns_only_while_unchanged():
+    """The report's lot rows (report.LotRows) keep the columns they were made from; the
+    writer takes the figures from them only while every row holds those very values: a row
+    changed afterwards (another number, an equal int for a float, a key removed) is written
+    as it is, byte for byte json.dumps. A copy or a pickle is a plain list."""
+    import copy
+    import pickle
+
+    from terrace_foundation.io.writers.report_json import dumps_report
+    from terrace_foundation.report import LotRows, _num_arrays
+
+    n = 30
+    rng = np.random.default_rng(3)
+    raw = rng.normal(0, 100, n)
+    raw[::4] = np.nan
+    area, area_arr = _num_arrays(raw)
+    ids = np.arange(1, n + 1, dtype=np.int64)
+    cols = {"lot_id": (ids.tolist(), ids), "area": (area, area_arr)}
+    rows = LotRows([{"lot_id": i, "area": a, "walls": []} for i, a in zip(cols["lot_id"][0], area)],
+                   cols)
+    assert all(rows.column(k) is cols[k][1] for k in cols) and rows.column("walls") is None
+    want = json.dumps({"lots": list(rows)}, indent=2)
+    assert dumps_report({"lots": rows}) == want
+    for change in ({"area": 1.25}, {"area": 2}, {"lot_id": 1.0}, {"area": None}, {"area": -0.0}):
+        changed = LotRows([dict(r) for r in rows], cols)
+        changed[5].update(change)
+        assert changed.column(next(iter(change))) is None
+        assert dumps_report({"lots": changed}) == json.dumps({"lots": list(changed)}, indent=2)
+    changed = LotRows([dict(r) for r in rows], cols)
+    del changed[3]["area"]
+    assert dumps_report({"lots": changed}) == json.dumps({"lots": list(changed)}, indent=2)
+    for other in (copy.copy(rows), copy.deepcopy(rows), pickle.loads(pickle.dumps(rows))):
+        assert type(other) is list and other == rows
+
+
 def test_report_converts_numpy_and_is_strict(tmp_path):
     data = {"a": np.float32(1.5), "b": np.int64(3), "c": np.arange(3), "d": (1, 2),
             "e": np.bool_(True), "p": TerraceParams()}

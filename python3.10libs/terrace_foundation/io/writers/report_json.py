@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from itertools import chain
 from pathlib import Path
 from typing import Any, Callable
 
@@ -107,7 +108,7 @@ def _encode_list(value, level: int) -> str:
     if type(first) is dict and first and len(value) > 8:
         rows = _encode_rows(value, level + 1)
         if rows is not None:
-            return "[" + inner + ("," + inner).join(rows) + "\n" + "  " * level + "]"
+            return "[" + inner + rows + "\n" + "  " * level + "]"
     return "[" + inner + ("," + inner).join([_encode(v, level + 1) for v in value]) + \
         "\n" + "  " * level + "]"
 
@@ -116,38 +117,77 @@ def _encode_list(value, level: int) -> str:
 _EMPTY: dict[type, str] = {list: "[]", tuple: "[]", dict: "{}"}
 
 
-def _encode_column(col: list, level: int) -> list[str]:
-    """The values of one key of many rows, each as :func:`_encode` writes it."""
-    kinds = set(map(type, col))
-    if kinds <= {float, type(None)}:                  # figures (None for "no cell")
-        a = np.array([v for v in col if v is not None], dtype=np.float64)
-        if not np.isfinite(a).all():
-            raise _Slow
-        from ..._numtext import float_texts
-
-        if type(None) not in kinds:
-            return float_texts(a)                 # repr of each, in bulk
-        texts = np.array(float_texts(a) + ["null"], dtype=object)
-        at = np.cumsum([v is not None for v in col]) - 1
-        return texts[np.where([v is None for v in col], len(a), at)].tolist()
-    if kinds <= {int}:
-        return list(map(int.__repr__, col))
-    empty = _EMPTY
-    return [_encode(v, level) if v or type(v) not in empty else empty[type(v)] for v in col]
-
-
-def _encode_rows(rows: list, level: int) -> list[str] | None:
-    """Many dicts with the same keys in the same order (the report's lots), column by column:
-    the same text as :func:`_encode` of each, or None when the rows differ in their keys.
+def _figures_field(a: np.ndarray, nulls: int):
+    """Float64 figures ``a`` (NaN where the value is None, ``nulls`` of them) as a field of
+    their JSON text (``null`` for None).
     """
+    from ..._numtext import const_field, float_text_field, patch_rows
+
+    n = len(a)
+    if nulls == n:
+        return const_field("null", n)
+    finite = np.isfinite(a)
+    if int(finite.sum()) != n - nulls:            # a NaN or an infinity: the slow path
+        raise _Slow                               # names where it is
+    if not nulls:
+        return float_text_field(a)
+    a = np.where(finite, a, 0.0)
+    gaps = np.flatnonzero(~finite)
+    return patch_rows(float_text_field(a), gaps, ["null"] * len(gaps))
+
+
+def _column_field(col: list, kinds: list, level: int, known: np.ndarray | None = None):
+    """The values of one key of many rows as a :class:`~terrace_foundation._numtext.Field`,
+    row ``i`` holding :func:`_encode` of ``col[i]`` (numbers in bulk); ``kinds`` are the
+    values' types; ``known``: the column as an array, when the rows are known to hold
+    exactly its figures (:meth:`~terrace_foundation.report.LotRows.column`).
+    """
+    from ..._numtext import int_field, text_field
+
+    if known is not None:
+        if known.dtype == np.int64:
+            return int_field(known)
+        if known.dtype == np.float64:
+            return _figures_field(known, int(np.isnan(known).sum()))
+    kind = set(kinds)
+    if kind <= {float, type(None)}:                  # figures (None for "no cell")
+        return _figures_field(np.array(col, dtype=np.float64),       # None -> NaN
+                              kinds.count(type(None)))
+    if kind <= {int}:
+        try:
+            return int_field(np.array(col, dtype=np.int64))
+        except OverflowError:
+            return text_field(list(map(int.__repr__, col)))
+    empty = _EMPTY
+    return text_field([_encode(v, level) if v or type(v) not in empty else empty[type(v)]
+                       for v in col])
+
+
+def _encode_rows(rows: list, level: int) -> str | None:
+    """Many dicts with the same keys in the same order (the report's lots), column by column:
+    the rows as :func:`_encode` writes each at ``level``, joined by ``,`` and a new line
+    indented to ``level`` (as in a list), or None when the rows differ in their keys.
+    """
+    from ..._numtext import const_field, join_rows
+
     keys = tuple(rows[0])
-    if any(type(r) is not dict or tuple(r) != keys for r in rows):
+    m = len(keys)
+    if set(map(type, rows)) != {dict} or \
+            list(chain.from_iterable(rows)) != list(keys) * len(rows):
         return None
+    flat = list(chain.from_iterable(map(dict.values, rows)))     # row after row
+    known = getattr(rows, "column", None)          # the report's lots: their columns kept
+    fields = []
+    for j, k in enumerate(keys):
+        col = flat[j::m]
+        arr = None if known is None else known(k, col)
+        kinds = list(map(type, col)) if arr is None else []
+        fields += [_column_field(col, kinds, level + 1, arr), const_field("\0", len(rows))]
+    texts = join_rows(fields).decode("ascii").split("\0")
     inner = "\n" + "  " * (level + 1)
-    template = "{" + inner + ("," + inner).join(
+    row = "{" + inner + ("," + inner).join(
         _ESCAPE(_key(k)).replace("%", "%%") + ": %s" for k in keys) + "\n" + "  " * level + "}"
-    cols = [_encode_column([r[k] for r in rows], level + 1) for k in keys]
-    return [template % vals for vals in zip(*cols)]
+    return (("," + "\n" + "  " * level).join([row] * len(rows))) % tuple(texts[:-1])
 
 
 def dumps_report(data: dict) -> str:

@@ -106,12 +106,19 @@ def _lot_rows(result, ids: np.ndarray) -> list:
     n = len(cols)
     lot_ids = cols.lot_id
     rep_rows = (result.report or {}).get("lots", [])
-    rep_ids = np.array([int(r["lot_id"]) for r in rep_rows], dtype=np.int64)
+    # the report's columns where its rows still hold them (report.LotRows), else the rows
+    known = getattr(rep_rows, "column", lambda key: None)
+    rep_ids = known("lot_id")
+    if rep_ids is None:
+        rep_ids = np.array([int(r["lot_id"]) for r in rep_rows], dtype=np.int64)
     # the report row of each lot (the last one of an id, as a dict by id would keep)
     at = _lookup(lot_ids, rep_ids[::-1])
     at = np.where(at >= 0, len(rep_ids) - 1 - at, -1)
 
     def column(key, digits):
+        arr = known(key)
+        if arr is not None and arr.dtype == np.float64:       # NaN where the row has None
+            return _nums(np.append(arr, np.nan)[at], digits)   # -1: the NaN appended
         vals = [r.get(key) for r in rep_rows] + [None]
         return _nums(np.array(vals, dtype=object)[at], digits)   # -1: the None appended
 

@@ -337,6 +337,24 @@ def test_nearest_label_near_the_cells_equals_the_whole_sweep(shape, block, col_o
         assert mine == pytest.approx(oct_d.min(), abs=1e-9)
 
 
+@pytest.mark.parametrize("strip", [1, 7, 30, 1000])
+def test_nearest_label_of_a_dense_band_swept_in_strips_equals_the_whole_sweep(strip):
+    # a dense band is swept as strips of its rows (each grown by the halo, stacked as
+    # fields of one sweep): any strip height gives the whole sweep's labels
+    from terrace_foundation.terrain import kernels
+    lm = _lots_with_gaps((150, 170), 40, 6)
+    halo = 12
+    _, full_l = cone_envelope(np.where(lm > 0, 0.0, -np.inf), lm, 1.0, 2.0, col_offset=11)
+    rows, cols = np.nonzero(box_dilate(lm > 0, 9) & (lm == 0))
+    box = kernels._wanted_box(rows, cols, halo, *lm.shape)
+    a, which, wr = kernels._strips(rows, box, halo, strip)
+    assert len(a) == max(1, -(-(rows.max() + 1 - rows.min()) // strip))
+    assert ((rows - a[which] >= np.minimum(halo, rows - box[0]))
+            & (a[which] + wr - rows > np.minimum(halo, box[1] - 1 - rows))).all()
+    got = nearest_label(lm, rows, cols, 2.0, halo, col_offset=11, block=16, strip=strip)
+    assert got.tobytes() == full_l[rows, cols].tobytes()
+
+
 @pytest.mark.parametrize("block", [8, 16])
 def test_nearest_label_of_scattered_cells_swept_in_blocks_equals_the_whole_sweep(block):
     # wanted cells in a few patches far apart: their blocks' windows have fewer cells than

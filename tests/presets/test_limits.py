@@ -186,7 +186,7 @@ def test_pad_gap_is_the_step_two_tiers_a_side_grade():
 
 
 def test_report_counts_split_cells_and_pad_shifts(monkeypatch):
-    """The cells limits.split_steps moved (counted here by wrapping it: the union over its
+    """The cells limits.split_steps moved (counted here by wrapping its body: the union over its
     calls, one window on this single-tile grid) and the pads the limit rule raised or lowered
     (pad minus the pad rule's pad), per lot and in total, in report.json and in the text
     report."""
@@ -194,14 +194,14 @@ def test_report_counts_split_cells_and_pad_shifts(monkeypatch):
     from terrace_foundation.presets import limits
 
     moved: list[np.ndarray] = []
-    split = limits.split_steps
+    split = limits._split_steps        # (split_steps' body: grade_limited and the cap call it)
 
     def counting(graded, *args, **kwargs):
-        out, n = split(graded, *args, **kwargs)
+        out, n, cells = split(graded, *args, **kwargs)
         moved.append(out != graded)
-        return out, n
+        return out, n, cells
 
-    monkeypatch.setattr(limits, "split_steps", counting)
+    monkeypatch.setattr(limits, "_split_steps", counting)
     hf = _plane(30)
     res = tf.generate(hf, _town(hf), preset="grading", seed=2, min_lot_size=6000.0)
     t, rows = res.report["totals"], res.report["lots"]

@@ -75,10 +75,20 @@ def test_lot_cones_at_the_cells_they_reach_equal_the_nearest_seed_branch(seed):
     assert got.tobytes() == want.ravel().tobytes()
 
 
+def _dense_edge(cov):
+    """grade_limited's edge cells as its whole-window form: lot cells with a neighbour of
+    the 8 outside the lots, none on the window's first and last rows and columns."""
+    edge = cov.copy()
+    edge[1:-1, 1:-1] = cov[1:-1, 1:-1] & cov[:-2, 1:-1] & cov[2:, 1:-1] & cov[1:-1, :-2] & \
+        cov[1:-1, 2:] & cov[:-2, :-2] & cov[:-2, 2:] & cov[2:, :-2] & cov[2:, 2:]
+    return cov & ~edge
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_outside_cones_are_the_two_nearest_seed_envelopes(seed):
-    # grade_limited's envelopes outside the lots found together (_outside_cones) are the two
-    # local_cones calls bit for bit, values and distances, with the lots' exact transform
+    # grade_limited's envelopes outside the lots found together at the cells outside the
+    # lots (_outside_cones_at) are the two local_cones calls there bit for bit, values and
+    # distances, with the lots' exact transform
     from terrace_foundation.terrain.edt import distance_transform
     rng = np.random.default_rng(60 + seed)
     m, n = (int(v) for v in rng.integers(30, 120, 2))
@@ -87,7 +97,7 @@ def test_outside_cones_are_the_two_nearest_seed_envelopes(seed):
     cov = lm > 0
     g = rng.normal(size=(m, n)) * 5.0
     w_fill, w_cut = rng.random(5) * 2.0, rng.random(5) * 2.0
-    edge = cov & (rng.random((m, n)) < 0.5)
+    edge = _dense_edge(cov)
     cell = float(rng.choice([1.0, 0.5, 2.0]))
     radius = cell * float(rng.choice([17.5, 19.0, 30.0]))
     dist, (nr, nc) = distance_transform(cov, cell)
@@ -99,8 +109,20 @@ def test_outside_cones_are_the_two_nearest_seed_envelopes(seed):
                            nearest=(dist, (nr, nc)))
     up, d_up = local_cones(np.where(edge, g + w_cut[lm], np.inf), fall, radius, cell,
                            lowest=True, nearest=(dist, (nr, nc)))
-    glo, gup, gd = limits._outside_cones(edge, g, lm, w_fill, w_cut, fall, radius, cell,
-                                         dist, nr, nc)
-    assert glo.tobytes() == lo.tobytes() and gup.tobytes() == up.tobytes()
-    assert gd.tobytes() == d_lo.tobytes() == d_up.tobytes()
+    ob = np.flatnonzero(~cov)
+    src = nr.ravel()[ob].astype(np.int64) * n + nc.ravel()[ob]
+    glo, gup, gd = limits._outside_cones_at(dist.ravel()[ob], src, cov, g, lm, w_fill, w_cut,
+                                            fall, radius, cell)
+    assert glo.tobytes() == lo.ravel()[ob].tobytes()
+    assert gup.tobytes() == up.ravel()[ob].tobytes()
+    assert gd.tobytes() == d_lo.ravel()[ob].tobytes() == d_up.ravel()[ob].tobytes()
     assert np.isfinite(lo).any() and np.isfinite(up).any()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_edge_cells_at_a_list_equal_the_whole_window_form(seed):
+    rng = np.random.default_rng(80 + seed)
+    m, n = (int(v) for v in rng.integers(1, 30, 2))
+    cov = rng.random((m, n)) < float(rng.choice([0.3, 0.8, 1.0]))
+    cells = np.arange(m * n, dtype=np.int64)
+    assert limits._edge_at(cov, cells).tobytes() == _dense_edge(cov).ravel().tobytes()

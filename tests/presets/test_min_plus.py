@@ -1,13 +1,14 @@
 """presets.limits._min_plus (the cap's path-metric extensions): the rounds on the cells next
 to the last round's changes give the full rounds' result bit for bit, and with rounds enough
-to converge the result is the shortest-path minimum (scipy's Dijkstra as the oracle)."""
+to converge the result is the shortest-path minimum (scipy's Dijkstra as the oracle);
+presets.limits.cap_cells (the cap at the cells it may change) equals cap_steps bit for bit."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from terrace_foundation.presets.limits import _min_plus
+from terrace_foundation.presets.limits import _min_plus, cap_cells, cap_steps
 from terrace_testkit import needs
 
 
@@ -71,3 +72,35 @@ def test_converged_rounds_are_the_shortest_path_minimum(seed):
                           shape=(m * n + 1, m * n + 1)).tocsr()
     d = csgraph.dijkstra(g, indices=src)[:m * n].reshape(m, n) + v.min()
     np.testing.assert_allclose(got, d, rtol=0, atol=1e-9)
+
+
+def _cap_case(seed: int):
+    """Lots side by side with pads far apart (steps above the wall limit), a rough terrain
+    with cliffs, signed zeros, and a short or long reach."""
+    rng = np.random.default_rng(500 + seed)
+    m, n = (int(k) for k in rng.integers(2, 45, 2))
+    lots = np.zeros((m, n), dtype=np.int64)
+    r0, c0 = int(rng.integers(0, m)), int(rng.integers(0, n))
+    lots[r0:r0 + int(rng.integers(1, m + 1)), c0:] = 1 + np.arange(n - c0)[None, :] // \
+        int(rng.integers(2, 8))
+    terrain = rng.normal(0.0, float(rng.choice([0.5, 3.0])), (m, n)).cumsum(axis=1)
+    if seed % 3 == 0:
+        terrain[:, n // 2:] += 15.0                       # a cliff of the terrain
+    graded = terrain.copy()
+    graded[lots > 0] = (float(rng.choice([3.0, 10.0])) * lots)[lots > 0]
+    if seed % 4 == 1:
+        graded[rng.random((m, n)) < 0.2] = -0.0
+        graded[rng.random((m, n)) < 0.1] = 0.0
+    return graded, terrain, lots, int(rng.choice([0, 1, 2, 5, 40]))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_cap_cells_equal_cap_steps(seed):
+    graded, terrain, lots, reach = _cap_case(seed)
+    for wall, step, rise in ((4.0, 0.5, 1.3), (2.0, 0.0, 3.0), (np.inf, 0.5, 1.0)):
+        want = cap_steps(graded, terrain, wall, step, lots, rise=rise, reach=reach)
+        at, vals = cap_cells(graded, terrain, wall, step, lots, rise=rise, reach=reach)
+        assert np.all(np.diff(at) > 0)
+        got = graded.copy()
+        got.ravel()[at] = vals
+        assert got.tobytes() == want.tobytes()

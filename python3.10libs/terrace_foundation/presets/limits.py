@@ -65,7 +65,7 @@ from ..wall import Wall
 from . import Band
 
 __all__ = ["rim_bounds", "clamp_pads", "pull_pads", "pad_gap", "pad_reach", "reach_bounds", "grade_limited", "GradeInfo",
-           "local_cones", "tier_drop", "cap_steps", "terrain_step",
+           "local_cones", "tier_drop", "cap_steps", "cap_cells", "terrain_step",
            "GradingLotFigures", "lot_figures", "step_wall_sides", "walls_from_sides"]
 
 
@@ -443,33 +443,71 @@ def local_cones(seed: np.ndarray, fall, radius: float, cell_size: float,
     return sign * best, dist
 
 
-def _outside_cones(edge: np.ndarray, g: np.ndarray, lm: np.ndarray, w_fill: np.ndarray,
-                   w_cut: np.ndarray, fall, radius: float, cell_size: float,
-                   dist: np.ndarray, nr: np.ndarray, nc: np.ndarray):
-    """``grade_limited``'s two envelopes outside the lots, ``local_cones(np.where(edge,
-    g - w_fill[lm], -inf), fall, radius, cell_size, nearest=(dist, (nr, nc)))`` and the same
-    of ``np.where(edge, g + w_cut[lm], inf)`` with ``lowest=True``, where the reach is beyond
-    :data:`MAX_CONE_CELLS` and ``edge`` has a cell: ``(lower, upper, distance)`` (the
-    distance is the same array for both). The same numbers, bit for bit: the cells within
-    reach, their nearest cells and falls found once, the seeds read at those cells only.
+def _take(a: np.ndarray, flat: np.ndarray) -> np.ndarray:
+    """``a.ravel()[flat]`` of a 2-D ``a`` without copying a strided ``a`` whole."""
+    if a.flags.c_contiguous:
+        return a.ravel()[flat]
+    return a[np.divmod(flat, a.shape[1])]
+
+
+def _edge_at(cov: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """``grade_limited``'s edge cells (lot cells with a neighbour of the 8 outside the lots;
+    none on the window's first and last rows and columns) at the flat ``cells`` of the
+    C-ordered (M, N) bool ``cov``.
     """
-    m, n = g.shape
-    at = np.flatnonzero(dist <= radius + 1e-9 * cell_size)
-    src = nr.ravel()[at] * n + nc.ravel()[at]
-    d_at = dist.ravel()[at]
+    m, n = cov.shape
+    cf = cov.ravel()
+    r, c = np.divmod(cells, n)
+    inner = (r > 0) & (r < m - 1) & (c > 0) & (c < n - 1)
+    at = np.where(inner, cells, 0)
+    full = inner.copy()
+    for off in (-n - 1, -n, -n + 1, -1, 1, n - 1, n, n + 1):
+        full &= cf[at + off * inner]
+    return cf[cells] & inner & ~full
+
+
+def _outside_cones_at(dist: np.ndarray, src: np.ndarray, cov: np.ndarray, g: np.ndarray,
+                      lm: np.ndarray, w_fill: np.ndarray, w_cut: np.ndarray, fall,
+                      radius: float, cell_size: float):
+    """``grade_limited``'s two envelopes outside the lots, ``local_cones(np.where(edge,
+    g - w_fill[lm], -inf), fall, radius, cell_size, nearest=...)`` and the same of
+    ``np.where(edge, g + w_cut[lm], inf)`` with ``lowest=True`` (``edge``: the lot cells with
+    a neighbour outside, :func:`_edge_at`), where the reach is beyond :data:`MAX_CONE_CELLS`:
+    at a list of cells outside the lots only.
+
+    Parameters
+    ----------
+    dist : (C,) ndarray
+        Distance of each cell to its nearest lot cell, world units.
+    src : (C,) ndarray of int64
+        That lot cell, flat in the (M, N) window.
+    cov, g, lm : (M, N) ndarray
+        Lot cells, graded heights, lot ids of the window.
+    w_fill, w_cut : (L + 1,) ndarray
+        The outline walls per lot id.
+
+    Returns
+    -------
+    lower, upper, distance : (C,) ndarray
+        The two envelopes at the cells (``-inf`` / ``inf`` beyond ``radius``) and the
+        distance in cells to the winning seed (``inf`` beyond): the same numbers, bit for bit.
+    """
+    sel = dist <= radius + 1e-9 * cell_size
+    s_at, d_at = src[sel], dist[sel]
     f_at = fall(d_at)
-    e_src = edge.ravel()[src]
-    g_src = g.ravel()[src]
-    l_src = lm.ravel()[src]
+    e_src = _edge_at(cov, s_at)
+    g_src = g.ravel()[s_at]
+    l_src = _take(lm, s_at)
     out = []
-    for sign, seed_src in ((1.0, np.where(e_src, g_src - w_fill[l_src], -np.inf)),
-                           (-1.0, np.where(e_src, g_src + w_cut[l_src], np.inf))):
-        best = np.full((m, n), -np.inf)
-        best.ravel()[at] = sign * seed_src - f_at
-        best *= sign
+    for sign, seed_src, none in ((1.0, np.where(e_src, g_src - w_fill[l_src], -np.inf), -np.inf),
+                                 (-1.0, np.where(e_src, g_src + w_cut[l_src], np.inf), np.inf)):
+        best = np.full(len(dist), none)
+        v = sign * seed_src - f_at
+        v *= sign
+        best[sel] = v
         out.append(best)
-    d = np.full((m, n), np.inf)
-    d.ravel()[at] = d_at / cell_size
+    d = np.full(len(dist), np.inf)
+    d[sel] = d_at / cell_size
     return out[0], out[1], d
 
 
@@ -649,6 +687,17 @@ def split_steps(graded: np.ndarray, terrain: np.ndarray, lots: np.ndarray, dist:
     moved : int
         Cells moved.
     """
+    return _split_steps(graded, terrain, lots, dist, t, cell_size, max_step, rounds,
+                        max_wall)[:2]
+
+
+def _split_steps(graded: np.ndarray, terrain: np.ndarray, lots: np.ndarray, dist: np.ndarray,
+                 t: float, cell_size: float, max_step: float = 0.0,
+                 rounds: int = SPLIT_STEP_ROUNDS, max_wall: float = np.inf
+                 ) -> tuple[np.ndarray, int, np.ndarray]:
+    """:func:`split_steps` and the cells it may have moved: ``(graded, moved, cells)``,
+    ``cells`` flat, increasing (every cell whose value differs from ``graded``'s is one).
+    """
     f = graded.copy()
     m, n = f.shape
     rise = max(max_step, t * cell_size * (1 + 1e-9))
@@ -726,9 +775,9 @@ def split_steps(graded: np.ndarray, terrain: np.ndarray, lots: np.ndarray, dist:
             g = np.concatenate(grown)
             xs = np.union1d(xs, g[~lf[g]])
     if not touched:
-        return f, 0
+        return f, 0, np.zeros(0, dtype=np.int64)
     cells = np.unique(np.concatenate(touched))
-    return f, int((ff[cells] != graded.ravel()[cells]).sum())
+    return f, int((ff[cells] != graded.ravel()[cells]).sum()), cells
 
 
 #: The 8-neighbour offsets ``(dr, dc, distance in cells)``.
@@ -779,19 +828,25 @@ def _cap(out, heights, lot_mask, win, max_wall, info, band, max_step, rise,
     The cells it moves count as split (``info["split_cells"]``, ``info["split"]``).
     """
     before = out[win].copy()
-    terrain = heights[win].astype(np.float64)
-    lots = lot_mask[win] > 0
-    capped = cap_steps(before, terrain, max_wall, max_step,
-                       lot_mask[win], rise, reach=info["cap_reach"])
+    # (the terrain is only read: a view where it is float64 already)
+    terrain = np.asarray(heights[win], dtype=np.float64)
+    # (cap_steps at the cells where it may differ from ``before`` only, bit for bit)
+    at, vals = cap_cells(before, terrain, max_wall, max_step, lot_mask[win], rise,
+                         reach=info["cap_reach"])
+    old = before.ravel()[at]
     # (no clip on the change: a clip of a wall and two embankments left steps above the
     # limit on the Harder's face at Interlaken, 2 m cells, seeds 3 and 4; the cap follows
     # paths of at most cap_reach sides, so the change stays local)
-    info["cap_max_change"] = float(np.abs(capped - before).max())
-    by_cap = capped != before
-    info["capped_cells"] = int(by_cap.sum())
-    info["capped"][win] = by_cap
-    if not by_cap.any():
+    info["cap_max_change"] = float(np.abs(vals - old).max()) if len(at) else 0.0
+    diff = vals != old
+    info["capped_cells"] = int(diff.sum())
+    if not diff.any():
         return
+    info["capped"][win][np.divmod(at[diff], before.shape[1])] = True
+    lots = lot_mask[win] > 0
+    capped = before.copy()
+    capped.ravel()[at] = vals
+    del at, vals, old, diff
     split, _ = split_steps(capped, terrain, lots, dist, t, cell_size, max_step,
                            max_wall=max_wall, rounds=info["cap_rounds"])
     info["split"][win] |= split != capped
@@ -936,17 +991,26 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     if boundary != "wall":
         # (the nearest lot cell of every cell: the rim here, the envelopes outside below)
         dist, (nr, nc) = distance_transform(cov, cell_size)
-        dist0, nr0, nc0 = dist, nr, nc
-        d0 = np.maximum(dist0 - cell_size, 0.0)
-        rim0 = ~cov & (d0 > width - cell_size) & (d0 <= width)
-        flat0 = nr0[rim0] * lm.shape[1] + nc0[rim0]
+        nw = lm.shape[1]
+        # (the cells outside the lots within reach of the outside cones or on the rim, flat
+        # and row-major, with their distance and nearest lot cell: the outside section below
+        # reads nothing else but at the cells the split moves (a lot cell is at distance 0))
+        lim_o = max(OUTSIDE_TIERS * width + cell_size * (1.0 + 1e-9),
+                    width + cell_size) * (1.0 + 1e-9)
+        ob = np.flatnonzero((dist > 0.0) & (dist <= lim_o))
+        dist_o = dist.ravel()[ob]
+        src_o = nr.ravel()[ob].astype(np.int64) * nw + nc.ravel()[ob]
+        d_edge_o = np.maximum(dist_o - cell_size, 0.0)
+        rim_o = (d_edge_o > width - cell_size) & (d_edge_o <= width)
+        rim_src, h_rim = src_o[rim_o], _take(h, ob[rim_o])
+        del d_edge_o, rim_o
         # (at the lot cells nearest to a rim cell only: elsewhere no rim bounds the cell, and
         # the shares stay as they are)
-        at0, inv0 = np.unique(flat0, return_inverse=True)
+        at0, inv0 = np.unique(rim_src, return_inverse=True)
         hi0 = np.full(len(at0), -np.inf)
         lo0 = np.full(len(at0), np.inf)
-        np.maximum.at(hi0, inv0.ravel(), h[rim0])
-        np.minimum.at(lo0, inv0.ravel(), h[rim0])
+        np.maximum.at(hi0, inv0.ravel(), h_rim)
+        np.minimum.at(lo0, inv0.ravel(), h_rim)
         reach_out = max_wall + max_emb
         g_at, cov_at = g.ravel()[at0], cov.ravel()[at0]
         cut_o = g_at - (lo0 + reach_out)
@@ -956,7 +1020,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
             ef = e_.ravel()
             ef[at0] = np.maximum(ef[at0], np.where(cov_at & np.isfinite(over),
                                                    np.clip(over, 0.0, max_emb), 0.0))
-        del d0, rim0, flat0, at0, inv0, hi0, lo0, g_at, cov_at, cut_o, fill_o
+        del at0, inv0, hi0, lo0, g_at, cov_at, cut_o, fill_o
     # tier walls one cell's rise lower: a tier wall plus the embankment's rise over the cell
     # side stays within the wall limit
     tier_wall = max(max_wall - t * cell_size, 0.0)
@@ -1000,26 +1064,20 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     if boundary == "wall":     # the terrain outside stays: its outline walls take the step
         return out, band, win, info
     # 2. outside: the envelopes of every lot cell within the band, wall allowance per lot
+    # (at the cells ``ob`` outside the lots within reach, flat and row-major: every other
+    # cell outside the lots keeps the terrain, has no cone and is no wing until the split)
     near = lm[nr, nc]
-    seed = g[nr, nc]
-    d_edge = np.maximum(dist - cell_size, 0.0)
-    rim = ~cov & (d_edge > width - cell_size) & (d_edge <= width)
     nl = len(pad)
     need_fill = np.zeros(nl)
     need_cut = np.zeros(nl)
-    np.maximum.at(need_fill, near[rim], (seed[rim] - max_emb) - h[rim])
-    np.maximum.at(need_cut, near[rim], h[rim] - (seed[rim] + max_emb))
-    del seed, rim
+    near_r, seed_r = _take(lm, rim_src), g.ravel()[rim_src]
+    np.maximum.at(need_fill, near_r, (seed_r - max_emb) - h_rim)
+    np.maximum.at(need_cut, near_r, h_rim - (seed_r + max_emb))
+    del near_r, seed_r, rim_src, h_rim
     w_fill = np.clip(need_fill, 0.0, max_wall)
     w_cut = np.clip(need_cut, 0.0, max_wall)
     if walls is not None:
         w_fill, w_cut = walls
-    # only lot cells next to a cell outside can win (an inner cell is farther from every
-    # outside cell than the edge cell between them, and no higher after its wall)
-    edge = cov.copy()
-    edge[1:-1, 1:-1] = cov[1:-1, 1:-1] & cov[:-2, 1:-1] & cov[2:, 1:-1] & cov[1:-1, :-2] & \
-        cov[1:-1, 2:] & cov[:-2, :-2] & cov[:-2, 2:] & cov[2:, :-2] & cov[2:, 2:]
-    edge = cov & ~edge
 
     # beyond an outline wall at the lot's edge the embankment falls at max_slope from the
     # lot's edge cells: plain Euclidean cones (their envelope is never steeper than the slope,
@@ -1038,81 +1096,115 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     # (beyond MAX_CONE_CELLS each cell outside takes its nearest edge cell, which is its
     # nearest lot cell: an inner lot cell has a nearer neighbour; the cells of the lots, where
     # this differs, are not read below)
-    if int(np.floor(reach / cell_size + 1e-9)) > MAX_CONE_CELLS and edge.any() and \
+    if int(np.floor(reach / cell_size + 1e-9)) > MAX_CONE_CELLS and \
             np.isfinite(w_fill_e).all() and np.isfinite(w_cut_e).all():
         # (both envelopes at once: the same cells, nearest edge cells and falls)
-        lower, upper, d_lo = _outside_cones(edge, g, lm, w_fill_e, w_cut_e, fall_out, reach,
-                                            cell_size, dist, nr, nc)
+        lower, upper, d_lo = _outside_cones_at(dist_o, src_o, cov, g, lm, w_fill_e, w_cut_e,
+                                               fall_out, reach, cell_size)
         d_up = d_lo
     else:
+        # only lot cells next to a cell outside can win (an inner cell is farther from every
+        # outside cell than the edge cell between them, and no higher after its wall)
+        edge = cov.copy()
+        edge[1:-1, 1:-1] = cov[1:-1, 1:-1] & cov[:-2, 1:-1] & cov[2:, 1:-1] & \
+            cov[1:-1, :-2] & cov[1:-1, 2:] & cov[:-2, :-2] & cov[:-2, 2:] & cov[2:, :-2] & \
+            cov[2:, 2:]
+        edge = cov & ~edge
+        # (a cone reaches no farther than ``reach``: every cell it gives a value outside the
+        # lots is in ``ob``)
         lower, d_lo = local_cones(np.where(edge, g - w_fill_e[lm], -np.inf), fall_out, reach,
                                   cell_size, nearest=(dist, (nr, nc)))
         upper, d_up = local_cones(np.where(edge, g + w_cut_e[lm], np.inf), fall_out, reach,
                                   cell_size, lowest=True, nearest=(dist, (nr, nc)))
-    del edge, nr, nc
-    ring = np.floor(dist / (max_emb / t) + 1e-12)
+        lower, d_lo, upper, d_up = (a.ravel()[ob] for a in (lower, d_lo, upper, d_up))
+        del edge
+    del src_o, nr, nc
+    ring = np.floor(dist_o / (max_emb / t) + 1e-12)
     lower = lower - tier_wall * ring
     upper = upper + tier_wall * ring
     # a wing: two lots' envelopes cross; each cell takes the nearer lot's envelope
     cross = np.isfinite(lower) & np.isfinite(upper) & (lower > upper)
     lower_side = cross & (d_lo <= d_up)
     upper_side = cross & ~lower_side
-    del d_lo, d_up
+    del d_lo, d_up, ring
     lower = np.where(upper_side, -np.inf, lower)
     upper = np.where(lower_side, np.inf, upper)
     # half-width of the soft toe: a sixth of the embankment limit, at most a cell's rise
     r = min(max_emb / 6.0, t * cell_size)
     # (computed where a cone reaches: elsewhere both soft terms are 0)
     graded = h + 0.0
-    at = np.flatnonzero(np.isfinite(lower) | np.isfinite(upper))
-    h_at, lo_at, up_at = h.ravel()[at], lower.ravel()[at], upper.ravel()[at]
+    val = _take(graded, ob)
+    fi = np.flatnonzero(np.isfinite(lower) | np.isfinite(upper))
+    h_at, lo_at, up_at = val[fi], lower[fi], upper[fi]
     lo_f = np.where(np.isfinite(lo_at), lo_at, -np.inf)      # (no cone: no constraint)
     up_f = np.where(np.isfinite(up_at), up_at, np.inf)
-    graded.ravel()[at] = h_at + _soft(lo_f - h_at, r) - _soft(h_at - up_f, r)
-    del at, h_at, lo_at, up_at, lo_f, up_f
-    graded = np.where(lower_side, lower, np.where(upper_side, upper, graded))
-    del lower_side, upper_side
-    graded = np.where(cov, g, graded)
+    val[fi] = h_at + _soft(lo_f - h_at, r) - _soft(h_at - up_f, r)
+    del fi, h_at, lo_at, up_at, lo_f, up_f
+    graded.ravel()[ob] = np.where(lower_side, lower, np.where(upper_side, upper, val))
+    del lower_side, upper_side, val
+    np.copyto(graded, g, where=cov)
     del g
     # a step shorter than a cell's rise across the corner of four cells: onto one cell side
-    split, _ = split_steps(graded, h, cov, dist, t, cell_size, max_step)
-    info["split"][win] = split != graded
-    info["split_cells"] = int(info["split"].sum())
+    split, _, touched = _split_steps(graded, h, cov, dist, t, cell_size, max_step)
+    sp = touched[split.ravel()[touched] != graded.ravel()[touched]]
+    info["split"][win][np.divmod(sp, nw)] = True
+    info["split_cells"] = int(len(sp))
     graded = split
-    changed = ~cov & (graded != h)
-    bw = changed.astype(np.int8)
-    bw[changed & (d_edge > width)] = Band.FADE
-    bw[changed & cross & (d_edge <= width)] = Band.WING
+    del split, sp
+    # (the cells outside the lots the grading changed: in ``ob`` or moved by the split)
+    cand = np.union1d(ob, touched)
+    gf = graded.ravel()
+    ch = cand[~cov.ravel()[cand] & (gf[cand] != _take(h, cand))]
+    del cand, touched
+    pos = np.minimum(np.searchsorted(ob, ch), max(len(ob) - 1, 0))
+    in_o = ob[pos] == ch if len(ob) else np.zeros(len(ch), dtype=bool)
+    pos = pos[in_o]
+    cross_c = np.zeros(len(ch), dtype=bool)
+    cross_c[in_o] = cross[pos]
+    lo_a = np.full(len(ch), -np.inf)
+    up_a = np.full(len(ch), np.inf)
+    lo_a[in_o] = lower[pos]
+    up_a[in_o] = upper[pos]
+    del pos, in_o, cross, lower, upper, ob, dist_o
+    dist_c = dist.ravel()[ch]
+    d_edge_c = np.maximum(dist_c - cell_size, 0.0)
+    code = np.full(len(ch), Band.EMBANKMENT, dtype=np.int8)
+    code[d_edge_c > width] = Band.FADE
+    code[cross_c & (d_edge_c <= width)] = Band.WING
+    del cross_c, d_edge_c
     # faces: cells outside the lots with a step steeper than the slope to a neighbour (a
     # wing, the foot or top of an outline or tier wall) are walls, not embankment
     # (an embankment cell, which the grading changed, with such a step to one of its 8
     # neighbours: tested at the embankment cells only)
-    er, ec = np.nonzero(bw == Band.EMBANKMENT)
+    emb = np.flatnonzero(code == Band.EMBANKMENT)
+    er, ec = np.divmod(ch[emb], nw)
     face = np.zeros(len(er), dtype=bool)
     for dr, dc, dist_ in _OFFSETS8:
         lim = t * cell_size * dist_ * (1 + 1e-9)
-        ok = np.flatnonzero((er + dr >= 0) & (er + dr < bw.shape[0]) & (ec + dc >= 0) &
-                            (ec + dc < bw.shape[1]))
+        ok = np.flatnonzero((er + dr >= 0) & (er + dr < lm.shape[0]) & (ec + dc >= 0) &
+                            (ec + dc < nw))
         face[ok] |= np.abs(graded[er[ok], ec[ok]] - graded[er[ok] + dr, ec[ok] + dc]) > lim
-    bw[er[face], ec[face]] = Band.WING
-    del er, ec, face
+    code[emb[face]] = Band.WING
+    del emb, er, ec, face
+    bw = np.zeros(lm.shape, dtype=np.int8)
+    bw.ravel()[ch] = code
+    del code
     # embankment height: vertical distance from the embankment's top (the lot edge after its
     # outline wall, or the foot or top of the tier wall above it) to each of its cells
     # (the top of a cell's tier: the lot's edge cell or the ring before it, at most one band
     # width nearer, so at most max_emb higher on the cone; at the changed cells only, where
     # it is read)
-    at = np.flatnonzero(changed)
-    lo_a, up_a, gr_a = lower.ravel()[at], upper.ravel()[at], graded.ravel()[at]
-    on_tier = t * (dist.ravel()[at] - ring.ravel()[at] * (max_emb / t))
+    gr_a = gf[ch]
+    ring_c = np.floor(dist_c / (max_emb / t) + 1e-12)
+    on_tier = t * (dist_c - ring_c * (max_emb / t))
     top_f = np.where(np.isfinite(lo_a), lo_a + on_tier, -np.inf)
     top_c = np.where(np.isfinite(up_a), up_a - on_tier, np.inf)
     eh = np.where(gr_a < top_f, top_f - gr_a, np.where(gr_a > top_c, gr_a - top_c, 0.0))
-    emb_h.ravel()[at] = eh
+    emb_h.ravel()[ch] = eh
     info["embankment_height"][win] = emb_h
     out[win] = graded
     band[win] = bw
-    del at, lo_a, up_a, gr_a, on_tier, top_f, top_c, eh, emb_h, graded, bw, changed, cross, \
-        lower, upper, ring, d_edge
+    del ch, lo_a, up_a, gr_a, on_tier, top_f, top_c, eh, emb_h, graded, gf, bw, dist_c, ring_c
     if t * cell_size < max_wall:
         # (on cells coarser than max_wall / tan(max_slope) an embankment rises more than a
         # wall over one cell side: the cap would carry steps far up the slopes; skipped, the
@@ -1396,6 +1488,106 @@ def terrain_step(d_graded: np.ndarray, d_terrain: np.ndarray, outside: np.ndarra
         Rounding allowance (world units), as :func:`cap_steps`'.
     """
     return outside & (np.abs(d_graded) <= np.abs(d_terrain) + max_step + tol)
+
+
+def cap_cells(graded: np.ndarray, terrain: np.ndarray, max_wall: float, max_step: float,
+              lots: np.ndarray, rise: float = 0.0, tol: float = 1e-6,
+              reach: int = CAP_MARGIN) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`cap_steps` as the cells where it may differ from ``graded`` and its values
+    there: the same numbers, bit for bit, with a few whole-window passes instead of a few
+    dozen.
+
+    Parameters
+    ----------
+    As :func:`cap_steps` (``graded``, ``terrain`` (M, N) float64; ``lots`` (M, N) lot ids).
+
+    Returns
+    -------
+    at : (C,) ndarray of int64
+        Row-major flat indices, increasing: every cell whose value in ``cap_steps(...)``
+        differs from ``graded`` (and some whose value does not).
+    values : (C,) ndarray of float64
+        ``cap_steps(...)`` at ``at``; every other cell of it is ``graded``'s, bit for bit.
+
+    Notes
+    -----
+    Both extensions (:func:`_min_plus`) start with a round in which a cell changes only
+    where a neighbour plus the side's cost is below it. Every side's cost is at least
+    ``max_wall``, and rounding is monotone, so that needs a side whose two cells differ by
+    more than ``max_wall`` less a rounding allowance (``1e-12 (3 max|graded| + max_wall)``,
+    far above the error of a difference): those sides' cells are the first round's, the
+    later rounds walk the cells next to the last round's changes as :func:`_min_plus` does,
+    and the costs are computed at the sides read only. Where neither extension moved,
+    ``upper = lower = graded`` and ``cap_steps`` keeps ``graded``.
+    """
+    m, n = graded.shape
+    none = np.zeros(0, dtype=np.int64)
+    if reach < 1 or graded.size == 0 or not np.isfinite(max_wall):
+        return none, np.zeros(0)
+    big = max(float(graded.max()), -float(graded.min()))
+    thr = max_wall - 1e-12 * (3.0 * big + max_wall)
+    first = []
+    for axis, step in ((1, 1), (0, n)):
+        d = np.diff(graded, axis=axis)
+        np.abs(d, out=d)
+        r, c = np.nonzero(d > thr)
+        del d
+        a = r.astype(np.int64) * n + c
+        first += [a, a + step]
+    seeds = np.unique(np.concatenate(first))
+    if len(seeds) == 0:
+        return none, np.zeros(0)
+    tf_, lf = terrain.ravel(), lots.ravel()
+    wide = max(max_wall, rise)
+
+    def cost(a, b):
+        # (cap_steps' side cost, at the sides (a, b): the same elementwise operations)
+        la, lb = lf[a], lf[b]
+        c_ = np.where((la > 0) & (lb > 0) & (la != lb), max_wall, wide)
+        return np.where((la == 0) & (lb == 0),
+                        np.maximum(c_, np.abs(tf_[b] - tf_[a]) + max_step), c_)
+
+    def rounds(u, cells):
+        uf = u.ravel()
+        moved = _min_plus_visit(uf, m, n, cells, cost)
+        seen = [moved]
+        for _ in range(reach - 1):
+            if len(moved) == 0:
+                break
+            r_ = moved // n
+            c_ = moved - r_ * n
+            near = [moved[c_ > 0] - 1, moved[c_ < n - 1] + 1, moved[r_ > 0] - n,
+                    moved[r_ < m - 1] + n]
+            moved = _min_plus_visit(uf, m, n, np.unique(np.concatenate(near)), cost)
+            seen.append(moved)
+        return np.concatenate(seen)
+
+    up = graded.copy()
+    lo = np.negative(graded)
+    at = np.unique(np.concatenate([rounds(up, seeds), rounds(lo, seeds)]))
+    g = graded.ravel()[at]
+    mid = 0.5 * (up.ravel()[at] + -lo.ravel()[at])
+    return at, np.where(np.abs(mid - g) <= tol, g, mid)
+
+
+def _min_plus_visit(uf: np.ndarray, m: int, n: int, cells: np.ndarray, cost) -> np.ndarray:
+    """One :func:`_min_plus` round at ``cells`` (flat, increasing) of the (M, N) field
+    ``uf`` (flat), in place, with ``cost(a, b)`` the cost of the sides between the cells
+    ``a`` and ``b``: :func:`_min_plus_cells` with its costs computed where read. Returns
+    the cells it changed.
+    """
+    r = cells // n
+    c = cells - r * n
+    old = uf[cells]
+    new = old.copy()
+    for ok, nb in ((c > 0, cells - 1), (c < n - 1, cells + 1), (r > 0, cells - n),
+                   (r < m - 1, cells + n)):
+        at = np.flatnonzero(ok)
+        new[at] = np.minimum(new[at], uf[nb[at]] + cost(cells[at], nb[at]))
+    changed = new != old
+    if changed.any():
+        uf[cells] = new
+    return cells[changed]
 
 
 def cap_steps(graded: np.ndarray, terrain: np.ndarray, max_wall: float, max_step: float,

@@ -9,9 +9,13 @@ from terrace_foundation.geometry import (
     clip_halfplane,
     clip_halfplanes,
     pad_polygons,
+    polygon_moments,
     roll_next,
+    slot_sum,
+    widen_polygons,
 )
 from terrace_foundation.lots.scatter import SampleBlocks, _nearest, _nearest_brute, _nearest_dense
+from terrace_foundation.lots.subdivide import LotSet, _areas_of, piece_moments, subdivide_lots
 from terrace_foundation.report import label_order
 
 
@@ -152,6 +156,74 @@ def test_clip_halfplanes_in_place_equals_one_clip_at_a_time(seed):
             slots = np.arange(new.shape[1])[None, :] < new_n[:, None]
             assert new.shape == old.shape and new[slots].tobytes() == old[slots].tobytes()
             assert new[:, 0].tobytes() == old[:, 0].tobytes()
+
+
+def _moments_before(poly):
+    """:func:`polygon_moments` as it was: whole (N, K) terms summed by :func:`slot_sum`."""
+    x0, y0 = poly[..., 0], poly[..., 1]
+    x1, y1 = roll_next(x0, 1), roll_next(y0, 1)
+    c = x0 * y1 - x1 * y0
+    return (0.5 * slot_sum(c),
+            np.stack([slot_sum(c * (x0 + x1)) / 6.0, slot_sum(c * (y0 + y1)) / 6.0], axis=1),
+            np.stack([slot_sum(c * (x0 * x0 + x0 * x1 + x1 * x1)) / 12.0,
+                      slot_sum(c * (y0 * y0 + y0 * y1 + y1 * y1)) / 12.0,
+                      slot_sum(c * (x0 * y1 + 2 * x0 * y0 + 2 * x1 * y1 + x1 * y0)) / 24.0],
+                     axis=1))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_polygon_moments_slot_by_slot_equal_the_whole_terms(seed):
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(0, 200)), int(rng.integers(1, 11))
+    t = np.sort(rng.uniform(0, 2 * np.pi, (n, k)), axis=1)
+    poly = rng.uniform(-50, 50, (n, 1, 2)) + (2.6e6 if seed % 2 else 0.0) + \
+        rng.uniform(1, 9, (n, 1, 1)) * np.stack([np.cos(t), np.sin(t)], axis=-1)
+    count = rng.integers(3, k + 1, n) if k >= 3 else np.full(n, k)
+    pad_polygons(poly, count)
+    got, want = polygon_moments(poly), _moments_before(poly)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.tobytes() == w.tobytes()
+    # a unit square at (2, 3): area 1, centroid (2.5, 3.5)
+    sq = np.array([[[2.0, 3.0], [3.0, 3.0], [3.0, 4.0], [2.0, 4.0]]])
+    a, m1, m2 = polygon_moments(sq)
+    assert a[0] == 1.0 and np.allclose(m1[0], [2.5, 3.5])
+    assert np.allclose(m2[0], [2.5 ** 2 + 1 / 12, 3.5 ** 2 + 1 / 12, 2.5 * 3.5])
+
+
+def test_piece_moments_do_not_depend_on_the_batch_width():
+    """A piece keeps the figures it was measured with in any batch (the cache of
+    subdivide_lots), and the areas of some lots are those of all of them."""
+    rng = np.random.default_rng(5)
+    t = np.sort(rng.uniform(0, 2 * np.pi, (40, 6)), axis=1)
+    poly = rng.uniform(0, 100, (40, 1, 2)) + np.stack([np.cos(t), np.sin(t)], axis=-1)
+    count = rng.integers(3, 7, 40)
+    pad_polygons(poly, count)
+    m = piece_moments(poly)
+    assert m.shape == (40, 6)
+    wide = piece_moments(widen_polygons(poly, count, 11))
+    assert wide.tobytes() == m.tobytes()
+    assert piece_moments(poly[7:19]).tobytes() == m[7:19].tobytes()
+    lot = rng.integers(0, 9, 40)
+    lots = LotSet(poly[:9].copy(), np.full(9, 6), poly, count, lot)
+    which = np.array([1, 4, 5])
+    assert _areas_of(lots, which)[which].tobytes() == lots.areas()[which].tobytes()
+
+
+def test_subdivide_with_and_without_the_moments_cache_agree():
+    def square():
+        sq = np.array([[[0.0, 0.0], [40.0, 0.0], [40.0, 25.0], [0.0, 25.0]]])
+        return sq, sq.copy()
+
+    outline, pieces = square()
+    got = subdivide_lots(LotSet(outline, np.array([4]), pieces, np.array([4]), np.array([0])),
+                         30.0, 8, 0.7, np.random.default_rng(2))
+    assert got.moments is None and got.n_lots > 20
+    outline, pieces = square()
+    cached = subdivide_lots(LotSet(outline, np.array([4]), pieces, np.array([4]), np.array([0]),
+                                   moments=piece_moments(pieces)), 30.0, 8, 0.7,
+                            np.random.default_rng(2))
+    assert cached.pieces.tobytes() == got.pieces.tobytes()
+    assert np.array_equal(cached.piece_lot, got.piece_lot)
 
 
 @pytest.mark.parametrize("kind", ["uniform", "ties", "thin", "national grid"])

@@ -10,7 +10,7 @@ are split at once; levels repeat until no lot is too large or ``lot_iterations``
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -23,7 +23,7 @@ from ..geometry import (
 )
 from .contour import FLAT_RELIEF, ROW_RELIEF, contour_curves, contour_cut_normals
 
-__all__ = ["LotSet", "Cuts", "subdivide_lots", "lot_frames"]
+__all__ = ["LotSet", "Cuts", "subdivide_lots", "lot_frames", "piece_moments"]
 
 
 @dataclass
@@ -45,6 +45,10 @@ class LotSet:
         Lots of many regions at once: the region (index in the batch) of each lot, lots
         region by region and each region's pieces in the order its own run gives them.
         None: one region.
+    moments : (Q, 6) ndarray, optional
+        Each piece's area, first and second moments (:func:`piece_moments`), kept by
+        :func:`subdivide_lots` from level to level so only the pieces a split makes are
+        measured; None: measured when needed.
     """
 
     outline: np.ndarray
@@ -53,6 +57,7 @@ class LotSet:
     piece_count: np.ndarray
     piece_lot: np.ndarray
     lot_region: np.ndarray | None = None
+    moments: np.ndarray | None = None
 
     @property
     def n_lots(self) -> int:
@@ -71,7 +76,19 @@ class LotSet:
         pk = keep[self.piece_lot]
         return LotSet(self.outline[keep], self.outline_count[keep], self.pieces[pk],
                       self.piece_count[pk], new_index[self.piece_lot[pk]],
-                      None if self.lot_region is None else self.lot_region[keep])
+                      None if self.lot_region is None else self.lot_region[keep],
+                      None if self.moments is None else self.moments[pk])
+
+
+def piece_moments(pieces: np.ndarray) -> np.ndarray:
+    """:func:`~terrace_foundation.geometry.polygon_moments` of each piece as one ``(Q, 6)``
+    array: area, ``int x dA``, ``int y dA``, ``int x^2 dA``, ``int y^2 dA``, ``int x y dA``
+    (square world units times world units to the power 0, 1, 1, 2, 2, 2). A piece's figures
+    do not depend on the batch it is measured in (slots summed in order, padding adds
+    exact zeros), so a piece measured once keeps them.
+    """
+    a, m1, m2 = polygon_moments(pieces)
+    return np.column_stack([a, m1, m2])
 
 
 def lot_frames(lots: LotSet) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -90,15 +107,15 @@ def lot_frames(lots: LotSet) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
         Extent of the lot's pieces along the major axis.
     """
     n = lots.n_lots
-    a, m1, m2 = polygon_moments(lots.pieces)
+    m = piece_moments(lots.pieces) if lots.moments is None else lots.moments
     lot = lots.piece_lot
-    area = np.bincount(lot, a, minlength=n)
+    area = np.bincount(lot, m[:, 0], minlength=n)
     safe = np.where(area > 0, area, 1.0)
-    cx = np.bincount(lot, m1[:, 0], minlength=n) / safe
-    cy = np.bincount(lot, m1[:, 1], minlength=n) / safe
-    sxx = np.bincount(lot, m2[:, 0], minlength=n) / safe - cx * cx
-    syy = np.bincount(lot, m2[:, 1], minlength=n) / safe - cy * cy
-    sxy = np.bincount(lot, m2[:, 2], minlength=n) / safe - cx * cy
+    cx = np.bincount(lot, m[:, 1], minlength=n) / safe
+    cy = np.bincount(lot, m[:, 2], minlength=n) / safe
+    sxx = np.bincount(lot, m[:, 3], minlength=n) / safe - cx * cx
+    syy = np.bincount(lot, m[:, 4], minlength=n) / safe - cy * cy
+    sxy = np.bincount(lot, m[:, 5], minlength=n) / safe - cx * cy
     theta = 0.5 * np.arctan2(2 * sxy, sxx - syy)
     axis = np.column_stack([np.cos(theta), np.sin(theta)])
     proj = lots.pieces[..., 0] * axis[lot, 0, None] + lots.pieces[..., 1] * axis[lot, 1, None]
@@ -142,9 +159,10 @@ def _split(lots: LotSet, which: np.ndarray, normal: np.ndarray, offset: np.ndarr
     p_sel = np.nonzero(new_id[lots.piece_lot] >= 0)[0]
     idx = lots.piece_lot[p_sel]
     near, near_n, far, far_n = cut(lots.pieces[p_sel], lots.piece_count[p_sel], idx)
-    pieces, piece_count, piece_lot = _pieces_replaced(lots, p_sel, idx, new_id[idx],
-                                                      (near, near_n), (far, far_n))
-    return _ordered(lots, which, outline, outline_count, pieces, piece_count, piece_lot)
+    pieces, piece_count, piece_lot, moments = _pieces_replaced(
+        lots, p_sel, idx, new_id[idx], (near, near_n), (far, far_n))
+    return _ordered(lots, which, outline, outline_count, pieces, piece_count, piece_lot,
+                    moments)
 
 
 def _outlines_replaced(lots: LotSet, which: np.ndarray, near: tuple[np.ndarray, np.ndarray],
@@ -166,13 +184,14 @@ def _outlines_replaced(lots: LotSet, which: np.ndarray, near: tuple[np.ndarray, 
 def _pieces_replaced(lots: LotSet, p_sel: np.ndarray, near_lot: np.ndarray,
                      far_lot: np.ndarray, near: tuple[np.ndarray, np.ndarray],
                      far: tuple[np.ndarray, np.ndarray]
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """The pieces of ``lots`` with pieces ``p_sel`` replaced by their cut sides.
 
     ``near`` and ``far`` are ``(polygons, counts)`` of the sides, one row per cut piece,
     belonging to lots ``near_lot`` and ``far_lot``. The untouched pieces come first, then the
     near sides, then the far sides; sides of fewer than 3 vertices are dropped. Returns
-    ``(pieces, piece_count, piece_lot)``.
+    ``(pieces, piece_count, piece_lot, moments)`` (moments: as ``lots.moments``, None
+    without them).
     """
     width = max(lots.pieces.shape[1], near[0].shape[1], far[0].shape[1])
     rest = np.ones(len(lots.pieces), dtype=bool)
@@ -183,19 +202,29 @@ def _pieces_replaced(lots: LotSet, p_sel: np.ndarray, near_lot: np.ndarray,
     piece_count = np.concatenate([lots.piece_count[rest], near[1], far[1]])
     piece_lot = np.concatenate([lots.piece_lot[rest], near_lot, far_lot])
     keep = piece_count >= 3
-    return pieces[keep], piece_count[keep], piece_lot[keep]
+    moments: np.ndarray | None = None
+    if lots.moments is not None:
+        # the untouched pieces keep theirs; only the sides the cut made are measured
+        n_rest = len(piece_count) - len(near[1]) - len(far[1])
+        made = n_rest + np.flatnonzero(keep[n_rest:])
+        moments = np.empty((len(piece_count), 6))
+        moments[:n_rest] = lots.moments[rest]
+        moments[made] = piece_moments(pieces[made])
+        moments = moments[keep]
+    return pieces[keep], piece_count[keep], piece_lot[keep], moments
 
 
 def _ordered(lots: LotSet, which: np.ndarray, outline: np.ndarray, outline_count: np.ndarray,
-             pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarray
-             ) -> tuple[LotSet, np.ndarray, np.ndarray]:
+             pieces: np.ndarray, piece_count: np.ndarray, piece_lot: np.ndarray,
+             moments: np.ndarray | None = None) -> tuple[LotSet, np.ndarray, np.ndarray]:
     """The split's lots (far sides appended as lots ``n ..``), each region's new lots after
     its own lots; returns as :func:`_split`.
     """
     n = lots.n_lots
     far_id = n + np.arange(len(which))
     if lots.lot_region is None:
-        return LotSet(outline, outline_count, pieces, piece_count, piece_lot), which, far_id
+        return LotSet(outline, outline_count, pieces, piece_count, piece_lot, None,
+                      moments), which, far_id
     # many regions: each region's new lots follow its own lots, and its pieces keep the
     # order of a run of that region alone (kept, near sides, far sides)
     region = np.concatenate([lots.lot_region, lots.lot_region[which]])
@@ -204,7 +233,8 @@ def _ordered(lots: LotSet, which: np.ndarray, outline: np.ndarray, outline_count
     new_index[perm] = np.arange(len(perm))
     p_order = np.argsort(region[piece_lot], kind="stable")
     out = LotSet(outline[perm], outline_count[perm], pieces[p_order], piece_count[p_order],
-                 new_index[piece_lot[p_order]], region[perm])
+                 new_index[piece_lot[p_order]], region[perm],
+                 None if moments is None else moments[p_order])
     return out, new_index[which], new_index[far_id]
 
 
@@ -359,8 +389,8 @@ def _split_cuts(lots: LotSet, which: np.ndarray, cuts: Cuts
     far = np.where((whole_far & first)[:, None, None], src, far)
     far_n = np.where(whole_far, np.where(first, cnt_all[pp], 0), far_n)
     idx = lots.piece_lot[p_sel][pp]
-    pieces, piece_count, piece_lot = _pieces_replaced(lots, p_sel, idx, new_id[idx],
-                                                      (near, near_n), (far, far_n))
+    pieces, piece_count, piece_lot, moments = _pieces_replaced(
+        lots, p_sel, idx, new_id[idx], (near, near_n), (far, far_n))
     # outlines: a straight cut clips the lot's convex outline (the lot stays region ∩
     # outline); a curved one leaves lots no convex outline (count 0: their outline is only
     # ever traced from the pieces)
@@ -373,7 +403,8 @@ def _split_cuts(lots: LotSet, which: np.ndarray, cuts: Cuts
     o_far_n = np.where(straight & (lots.outline_count[which] > 0), o_far_n, 0)
     outline, outline_count = _outlines_replaced(lots, which, (o_near, o_near_n),
                                                 (o_far, o_far_n))
-    return _ordered(lots, which, outline, outline_count, pieces, piece_count, piece_lot)
+    return _ordered(lots, which, outline, outline_count, pieces, piece_count, piece_lot,
+                    moments)
 
 
 def subdivide_lots(lots: LotSet, min_lot_size: float, iterations: int | np.ndarray,
@@ -418,6 +449,8 @@ def subdivide_lots(lots: LotSet, min_lot_size: float, iterations: int | np.ndarr
     g_n = len(rngs)
     levels = np.broadcast_to(np.asarray(iterations, dtype=np.int64), (g_n,))
     active = np.ones(g_n, dtype=bool)   # a region whose cuts all missed stops (as alone)
+    if lots.moments is None:
+        lots = replace(lots, moments=piece_moments(lots.pieces))
     for level in range(int(levels.max()) if g_n else 0):
         active &= level < levels
         area, centroid, axis, length = lot_frames(lots)
@@ -448,7 +481,7 @@ def subdivide_lots(lots: LotSet, min_lot_size: float, iterations: int | np.ndarr
             point = centroid[big] + (0.3 * irregularity * u[:, 0] * length[big])[:, None] * ax
             offset = (normal * point).sum(axis=1)
             trial, near, far = _split(lots, big, normal, offset)
-        new_area = trial.areas()
+        new_area = _areas_of(trial, np.concatenate([near, far]))
         ok = (new_area[near] > 1e-9 * area[big]) & (new_area[far] > 1e-9 * area[big])
         if not ok.all():
             # A cut that missed the lot (possible for odd concave lots): split only the others;
@@ -463,4 +496,15 @@ def subdivide_lots(lots: LotSet, min_lot_size: float, iterations: int | np.ndarr
             else:
                 trial = _split(lots, big, normal, offset)[0]
         lots = trial
-    return lots
+    return replace(lots, moments=None)
+
+
+def _areas_of(lots: LotSet, which: np.ndarray) -> np.ndarray:
+    """:meth:`LotSet.areas` of lots ``which`` (the same sums, bit for bit: each lot's pieces
+    in order), ``(L,)`` with 0 for the other lots.
+    """
+    mine = np.zeros(lots.n_lots, dtype=bool)
+    mine[which] = True
+    sel = np.flatnonzero(mine[lots.piece_lot])
+    return np.bincount(lots.piece_lot[sel], polygon_area(lots.pieces[sel], relative=True),
+                       minlength=lots.n_lots)

@@ -14,7 +14,13 @@ from terrace_foundation.geometry import (
     slot_sum,
     widen_polygons,
 )
-from terrace_foundation.lots.scatter import SampleBlocks, _nearest, _nearest_brute, _nearest_dense
+from terrace_foundation.lots.scatter import (
+    SampleBlocks,
+    _nearest,
+    _nearest_brute,
+    _nearest_dense,
+    _repeat_rows,
+)
 from terrace_foundation.lots.subdivide import LotSet, _areas_of, piece_moments, subdivide_lots
 from terrace_foundation.report import label_order
 
@@ -156,6 +162,19 @@ def test_clip_halfplanes_in_place_equals_one_clip_at_a_time(seed):
             slots = np.arange(new.shape[1])[None, :] < new_n[:, None]
             assert new.shape == old.shape and new[slots].tobytes() == old[slots].tobytes()
             assert new[:, 0].tobytes() == old[:, 0].tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.float32])
+def test_repeat_rows_equals_repeat_along_axis_0(dtype):
+    rng = np.random.default_rng(4)
+    a = (rng.normal(size=(30, 2)) * 100).astype(dtype)
+    a[3] = [np.nan, -0.0] if dtype != np.int64 else [-5, 7]
+    count = rng.integers(0, 5, 30)
+    got, want = _repeat_rows(a, count), np.repeat(a, count, axis=0)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == want.tobytes()
+    assert _repeat_rows(a[::2], count[:15]).tobytes() == np.repeat(a[::2], count[:15], axis=0).tobytes()
+    assert _repeat_rows(a[:0], count[:0]).shape == (0, 2)
 
 
 def _moments_before(poly):

@@ -87,8 +87,8 @@ def scatter_in_regions(edges, bounds: np.ndarray, counts: np.ndarray, rngs,
                 first, n_sel = d_start[sel] + look[sel], n_draw[sel] - look[sel]
             rows = _runs(first, n_sel)
             pts = u.take(rows, axis=0)          # (take: several times faster than u[rows])
-            pts *= np.repeat(span[act[sel]], n_sel, axis=0)
-            pts += np.repeat(lo[act[sel]], n_sel, axis=0)
+            pts *= _repeat_rows(span[act[sel]], n_sel)
+            pts += _repeat_rows(lo[act[sel]], n_sel)
             grp = np.repeat(act[sel], n_sel)
             keep = points_in_groups(pts[:, 0], pts[:, 1], grp, a, b, e_start, e_count)
             found.append((np.compress(keep, pts, axis=0), grp[keep]))
@@ -131,6 +131,18 @@ def _runs(first: np.ndarray, count: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=np.intp)
     starts = np.cumsum(count) - count
     return (np.arange(total) + np.repeat(first - starts, count)).astype(np.intp)
+
+
+def _repeat_rows(a: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """``np.repeat(a, count, axis=0)`` of a ``(G, 2)`` array, each row copied as one 16-byte
+    item (several times faster than the repeat along axis 0, which copies an element at a
+    time); the same values bit for bit, ``(count.sum(), 2)``.
+    """
+    a = np.ascontiguousarray(a)
+    if a.ndim != 2 or a.shape[1] != 2:
+        return np.repeat(a, count, axis=0)
+    row = np.dtype((np.void, 2 * a.itemsize))
+    return a.view(row).reshape(-1).repeat(count).view(a.dtype).reshape(-1, 2)
 
 
 def _bounds_share(edges, bounds: np.ndarray) -> np.ndarray:
@@ -407,8 +419,8 @@ class SampleBlocks:
         # each group's figures repeated over its run of queries (the same values a gather
         # by group would give, without reading an index per query)
         runs = np.diff(np.r_[g_first, self.n_q])
-        nxy_q = np.repeat(nxy, runs, axis=0)
-        c = np.minimum(((q - np.repeat(lo, runs, axis=0)) / np.repeat(cell, runs)[:, None]
+        nxy_q = _repeat_rows(nxy, runs)
+        c = np.minimum(((q - _repeat_rows(lo, runs)) / np.repeat(cell, runs)[:, None]
                         ).astype(np.int64), nxy_q - 1)
         key = np.repeat(base, runs) + c[:, 1] * nxy_q[:, 0] + c[:, 0]
         # stable: faster than the default sort; a block's queries may come in any order

@@ -504,8 +504,18 @@ def polygon_moments(poly: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 
 def polygon_bounds(poly: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per polygon ``(lo (N, 2), hi (N, 2))`` bounding-box corners."""
-    return poly.min(axis=1), poly.max(axis=1)
+    """Per polygon ``(lo (N, 2), hi (N, 2))`` bounding-box corners of ``(N, K, 2)`` padded
+    polygons (over all ``K`` slots: the padding repeats a vertex).
+
+    Taken over the slots of a slot-major copy (``(K, 2, N)``: a reduction along its outer
+    axis runs slot after slot over contiguous rows): the values of ``poly.min(axis=1)`` and
+    ``poly.max(axis=1)``, bit for bit (NaN and signed zeros as they give them), several
+    times faster than a reduction over the few slots of the middle axis.
+    """
+    if poly.ndim != 3 or poly.shape[1] == 0:
+        return poly.min(axis=1), poly.max(axis=1)
+    slots = np.ascontiguousarray(poly.transpose(1, 2, 0))
+    return np.ascontiguousarray(slots.min(axis=0).T), np.ascontiguousarray(slots.max(axis=0).T)
 
 
 def fan_triangles(poly: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

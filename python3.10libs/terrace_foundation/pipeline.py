@@ -16,7 +16,7 @@ import numpy as np
 
 from .budget import check_budget
 from .errors import TerraceInputError, WarningLog
-from .geometry import polygon_area
+from .geometry import polygon_area, polygon_bounds
 from .heightfield import Heightfield, release_pages
 from .lot import Lot, LotColumns
 from .lots.footprint import (
@@ -567,8 +567,9 @@ def _footprints(regs: list[Region], lot_set: LotSet, shift: np.ndarray, warn: Wa
     world = lot_set.pieces + shift
     ulp = float(np.spacing(float(np.abs(world).max()) if len(world) else 1.0))
     in_world = np.zeros(n_lots, dtype=bool)
+    p_lo, p_hi = polygon_bounds(lot_set.pieces)       # each piece's box (np.ptp's terms)
     if len(world):
-        extent = np.ptp(lot_set.pieces, axis=1)
+        extent = p_hi - p_lo
         narrow = (extent < 1024 * ulp).any(axis=1) | (
             np.abs(polygon_area(lot_set.pieces, relative=True)) < 512 * ulp * extent.max(axis=1))
         in_world[lot_set.piece_lot[narrow]] = True
@@ -587,8 +588,8 @@ def _footprints(regs: list[Region], lot_set: LotSet, shift: np.ndarray, warn: Wa
     if len(lot_set.pieces):
         lo = np.full((n_lots, 2), np.inf)
         hi = np.full((n_lots, 2), -np.inf)
-        np.minimum.at(lo, lot_set.piece_lot, lot_set.pieces.min(axis=1))
-        np.maximum.at(hi, lot_set.piece_lot, lot_set.pieces.max(axis=1))
+        np.minimum.at(lo, lot_set.piece_lot, p_lo)
+        np.maximum.at(hi, lot_set.piece_lot, p_hi)
         box = np.where(np.isfinite(hi - lo), hi - lo, 0.0)
         local_ulp = float(np.spacing(float(np.abs(lot_set.pieces).max())))
         slack = np.maximum(slack, 16 * local_ulp * box.sum(axis=1))

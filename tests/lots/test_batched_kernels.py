@@ -9,6 +9,7 @@ from terrace_foundation.geometry import (
     clip_halfplane,
     clip_halfplanes,
     pad_polygons,
+    polygon_bounds,
     polygon_moments,
     roll_next,
     slot_sum,
@@ -175,6 +176,21 @@ def test_repeat_rows_equals_repeat_along_axis_0(dtype):
     assert got.tobytes() == want.tobytes()
     assert _repeat_rows(a[::2], count[:15]).tobytes() == np.repeat(a[::2], count[:15], axis=0).tobytes()
     assert _repeat_rows(a[:0], count[:0]).shape == (0, 2)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_polygon_bounds_equal_the_reductions_over_the_slots(seed):
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(0, 500)), int(rng.integers(1, 12))
+    poly = rng.choice([0.0, -0.0, 1.0, -1.5, 2.6e6, np.nan, np.inf], size=(n, k, 2),
+                      p=[0.25, 0.25, 0.15, 0.15, 0.1, 0.05, 0.05])
+    for p in (poly, poly[::2], poly[:, :1]):
+        lo, hi = polygon_bounds(p)
+        assert lo.tobytes() == p.min(axis=1).tobytes()
+        assert hi.tobytes() == p.max(axis=1).tobytes()
+    sq = np.array([[[2.0, 3.0], [3.0, 3.0], [3.0, 4.0], [2.0, 4.0], [2.0, 3.0]]])
+    assert np.array_equal(polygon_bounds(sq)[0], [[2.0, 3.0]])
+    assert np.array_equal(polygon_bounds(sq)[1], [[3.0, 4.0]])
 
 
 def _moments_before(poly):

@@ -14,6 +14,7 @@ from ..geometry import (
     clip_halfplanes,
     group_pairs,
     polygon_area,
+    polygon_bounds,
     polygon_halfplanes,
     widen_polygons,
 )
@@ -252,8 +253,8 @@ def intersect_pieces(pieces: np.ndarray, piece_count: np.ndarray, cells: np.ndar
     cell_index : (Q,) ndarray of int
         The cell each result lies in.
     """
-    plo, phi = pieces.min(axis=1), pieces.max(axis=1)
-    clo, chi = cells.min(axis=1), cells.max(axis=1)
+    plo, phi = polygon_bounds(pieces)
+    clo, chi = polygon_bounds(cells)
     # candidate pairs by bounding box (sort-and-sweep on x, then filter on y)
     ci, pi = bbox_pairs(clo, chi, plo, phi)
     if piece_group is not None and cell_group is not None:

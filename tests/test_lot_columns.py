@@ -63,3 +63,33 @@ def test_writers_write_the_same_bytes_from_lots_and_from_columns(tmp_path):
         [c] = write(iter(res.lots), tmp_path / ("c_" + name))
         assert a.read_bytes() == b.read_bytes() == c.read_bytes()
     assert lot_columns(res.lot_columns()) is res.lot_columns()
+
+
+def test_outlines_gathered_in_one_concatenation_as_ring_by_ring():
+    """LotColumns' flat outlines (one concatenation of every ring) equal the rings read one
+    by one as float64 x, y: float32 and int rings, rings given as lists, (k, 3) rings (x, y
+    kept), several polygons and holes."""
+    from terrace_foundation import Lot
+
+    sq = np.array([[0.0, 0.0], [4.0, 0.0], [4.0, 4.0], [0.0, 4.0]])
+    hole = np.array([[1.0, 1.0], [1.0, 2.0], [2.0, 2.0]])
+
+    def lot(i, footprint):
+        return Lot(i, 0, footprint, 1.0, np.zeros((0, 3)), np.zeros(0),
+                   np.zeros((0, 3), dtype=np.int64), 0.0)
+
+    cases = [
+        [lot(1, [[sq, hole]]), lot(2, [[sq + 10.1], [sq + 20.3]])],
+        [lot(1, [[sq.astype(np.float32) + 0.1]]), lot(2, [[(sq * 3).astype(np.int64)]])],
+        [lot(1, [[(sq + 0.25).tolist()]]), lot(2, [[np.column_stack([sq, np.ones(4)])]])],
+    ]
+    for lots in cases:
+        cols = LotColumns(lots)
+        rings = [np.asarray(r, dtype=np.float64)[:, :2] for x in lots for p in x.footprint
+                 for r in p]
+        want = np.concatenate(rings)
+        got = cols.outline_points
+        assert got.dtype == np.float64 and got.flags["C_CONTIGUOUS"]
+        assert got.tobytes() == want.tobytes()
+        assert cols.ring_points.tolist() == [len(r) for r in rings]
+        assert cols.polygons_per_lot.tolist() == [len(x.footprint) for x in lots]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence as SequenceABC
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import chain
 from operator import attrgetter
 from typing import Sequence
 
@@ -164,13 +165,20 @@ class LotColumns(SequenceABC):
     @cached_property
     def _outlines(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         fps = list(map(attrgetter("footprint"), self.lots))
-        polys = [poly for fp in fps for poly in fp]
-        rings = [np.asarray(r, dtype=np.float64)[:, :2] for poly in polys for r in poly]
+        polys = list(chain.from_iterable(fps))
+        rings = list(chain.from_iterable(polys))
         n_poly = np.fromiter(map(len, fps), np.intp, len(fps))
         n_ring = np.fromiter(map(len, polys), np.intp, len(polys))
         n_pts = np.fromiter(map(len, rings), np.intp, len(rings))
-        pts = np.concatenate(rings) if rings else np.zeros((0, 2))
-        return n_poly, n_ring, n_pts, pts
+        if not rings:
+            return n_poly, n_ring, n_pts, np.zeros((0, 2))
+        try:                                  # (k, 2) or wider rings: one concatenation
+            pts = np.concatenate(rings)
+            if pts.ndim != 2 or pts.shape[1] < 2 or pts.dtype == object:
+                raise ValueError
+        except ValueError:                    # ring by ring (any problem raised there)
+            pts = np.concatenate([np.asarray(r, dtype=np.float64)[:, :2] for r in rings])
+        return n_poly, n_ring, n_pts, np.ascontiguousarray(pts[:, :2], dtype=np.float64)
 
     @property
     def polygons_per_lot(self) -> np.ndarray:

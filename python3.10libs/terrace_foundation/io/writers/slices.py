@@ -97,6 +97,8 @@ def slices_geojson_text(lots: Sequence[Lot] | LotColumns, crs: str | None = None
     """
     import json
 
+    from ..._numtext import const_field, join_rows
+
     head = json.dumps(feature_collection("terrace_slices", [], crs), allow_nan=False)
     assert head.endswith("[]}")
     if not len(lots):
@@ -144,23 +146,54 @@ def slices_geojson_text(lots: Sequence[Lot] | LotColumns, crs: str | None = None
         map(float.__repr__, area.tolist()),
         np.where(multi, "MultiPolygon", "Polygon").tolist())))
     n = len(xy)
-    before = np.full(n, "", dtype=object)
-    after = np.full(n, ", ", dtype=object)
     r0 = start                                   # first written pair of each ring
     r1 = start + kk - 1                          # last
-    before[r0] = np.where(lot_first_ring, "", ", ").astype(object) + \
-        np.array(["[" * 3, "[", "[[", "[[["], dtype=object)[np.minimum(opened, 3)]
-    before[r0[lot_first_ring]] = np.array(heads, dtype=object)[ring_lot[lot_first_ring]] + \
-        before[r0[lot_first_ring]]
-    after[r1] = np.array(["]" * 3, "]", "]]", "]]]"], dtype=object)[np.minimum(closed, 3)]
-    after[r1[lot_last_ring]] = after[r1[lot_last_ring]] + "}}, "
-    after[-1] = after[-1][:-2]                   # no separator after the last feature
-    parts = np.empty((n, 3), dtype=object)
-    parts[:, 0] = before
-    parts[:, 1] = "[%s, %s]"
-    parts[:, 2] = after
-    template = "".join(parts.ravel().tolist())
-    return head[:-3] + "[" + template % tuple(float_reprs(xy.ravel())) + "]}"
+    # each written pair is one row: what opens before it, "[x, y]", what closes after it;
+    # a feature's head goes in by "%s" where its first ring opens
+    pre = np.zeros(n, dtype=np.intp)             # index into _OPEN
+    pre[r0] = np.minimum(opened, 3) + np.where(lot_first_ring, 3, 0)
+    post = np.zeros(n, dtype=np.intp)            # index into _CLOSE
+    post[r1] = np.minimum(closed, 3) + np.where(lot_last_ring, 3, 0)
+    post[-1] += 3                                # no separator after the last feature
+    x_txt, y_txt = _float_fields(xy)
+    table = [_choice_field(_OPEN, pre), const_field("[", n), x_txt, const_field(", ", n), y_txt,
+             const_field("]", n), _choice_field(_CLOSE, post)]
+    body = join_rows(table).decode("ascii")
+    return head[:-3] + "[" + body % tuple(heads) + "]}"
+
+
+#: What opens before a written pair (``%s``: the feature's head) by code: nothing; a ring's
+#: first pair opening 1-3 brackets (after the separator); the same, the feature's first
+#: ring (after its head).
+_OPEN = ["", ", [", ", [[", ", [[[", "%s[", "%s[[", "%s[[["]
+#: What closes after a written pair by code: the separator; a ring's last closing 1-3
+#: brackets; the same, the feature's last ring (and the next feature's separator); the same
+#: without that separator (the last feature).
+_CLOSE = [", ", "]", "]]", "]]]", "]}}, ", "]]}}, ", "]]]}}, ", "]}}", "]]}}", "]]]}}"]
+
+
+def _choice_field(texts: list[str], code: np.ndarray):
+    """The field whose row ``i`` is ``texts[code[i]]`` (a few ASCII variants)."""
+    from ..._numtext import Field, text_field
+
+    chars, valid = text_field(texts)
+    assert valid is not None                       # text_field always gives one
+    return Field(chars[code], valid[code])
+
+
+def _float_fields(xy: np.ndarray) -> tuple:
+    """``repr`` of each x and of each y of ``xy`` ``(N, 2)`` as two fields, each distinct
+    value formatted once (as :func:`float_reprs`).
+    """
+    from ..._numtext import Field, text_field
+
+    bits = np.ascontiguousarray(xy, dtype=np.float64).view(np.int64)
+    uniq, inverse = np.unique(bits, return_inverse=True)
+    chars, valid = text_field(list(map(float.__repr__, uniq.view(np.float64).tolist())))
+    assert valid is not None                       # text_field always gives one
+    inverse = inverse.reshape(-1, 2)
+    return (Field(chars[inverse[:, 0]], valid[inverse[:, 0]]),
+            Field(chars[inverse[:, 1]], valid[inverse[:, 1]]))
 
 
 def float_reprs(values: np.ndarray) -> list[str]:

@@ -66,6 +66,7 @@ from .presets.limits import (
     SPLIT_STEP_ROUNDS,
     cap_margin,
     grade_limited,
+    lot_sides,
     outline_wall_allowance,
     pad_gap,
     pad_reach,
@@ -262,8 +263,8 @@ def _own_pairs(lm: np.ndarray, own: Window) -> np.ndarray:
     for x, y in ((lm[:, :-1], lm[:, 1:]), (lm[:-1, :], lm[1:, :])):
         # (the sides of ``own`` only: the same sides in the same row-major order)
         x, y = x[own[0]:own[1], own[2]:own[3]], y[own[0]:own[1], own[2]:own[3]]
-        m = (x != y) & (x > 0) & (y > 0)
-        out.append(np.column_stack([np.minimum(x[m], y[m]), np.maximum(x[m], y[m])]))
+        xs, ys = lot_sides(x, y)[2:]
+        out.append(np.column_stack([np.minimum(xs, ys), np.maximum(xs, ys)]))
     return np.concatenate(out).astype(np.int64)
 
 
@@ -589,9 +590,11 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
     r0, c0 = tile[0], tile[2]
     # ---- per-lot statistics of the lot cells (as report.lot_statistics)
     sel = mask[lots_in]
+    # (the reductions read below only)
     g = _grouped(sel, {"before": before[lots_in], "after": after[lots_in],
                        "slope_before": _deg(sb[lots_in]), "slope_after": _deg(sa[lots_in])},
-                 job.n_lots)
+                 job.n_lots, {"before": ("min", "max"), "after": ("min", "max"),
+                              "slope_before": ("max",), "slope_after": ("max",)})
     for k in ("before", "after"):
         fig.lot_min[k] = g[f"{k}_min"]
         fig.lot_max[k] = g[f"{k}_max"]
@@ -634,7 +637,8 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
                                           float(np.abs(after_e[a][on] - after_e[b][on]).max()))
     # ---- pads, buildable cells, embankment slopes (as report.lot_extras)
     inner = (inner_cells(np.where(pad_cells_e, lm_e, -1)) & lots_e)[ts]
-    gi = _grouped(mask[inner], {"h": after[inner], "s": _deg(sa[inner])}, job.n_lots)
+    gi = _grouped(mask[inner], {"h": after[inner], "s": _deg(sa[inner])}, job.n_lots,
+                  {"h": ("min", "max"), "s": ("max",)})
     fig.lot_min["pad_h"] = gi["h_min"]
     fig.lot_max["pad_h"] = gi["h_max"]
     fig.lot_max["pad_s"] = gi["s_max"]
@@ -651,7 +655,7 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
                                halos["attribution"], win[2], info.get("lot_distance"))
         es_b = np.degrees(np.arctan(edge_tangents_at(after_e, emb_band_e | lots_e,
                                                      er + lt[0], ec + lt[2], cs)))
-        ge = _grouped(near_b, {"e": es_b}, job.n_lots)
+        ge = _grouped(near_b, {"e": es_b}, job.n_lots, {"e": ("max",)})
         fig.lot_max["embankment"] = ge["e_max"]
     outside = ~(band_w | lots_in)
     if outside.any():
@@ -673,11 +677,10 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
                                           offset=(ext[0], ext[2])))
     fig.grid_sides.append(grid_step_sides(lm_e, own=lt, offset=(ext[0], ext[2])))
     for a, b, _ in _side_pairs(after_e.shape, lt):
-        x, y = lm_e[a], lm_e[b]
-        m = (x != y) & (x > 0) & (y > 0)
-        if m.any():
-            lo, hi = np.minimum(x[m], y[m]), np.maximum(x[m], y[m])
-            st = np.abs(after_e[a][m] - after_e[b][m])
+        r, c, xs, ys = lot_sides(lm_e[a], lm_e[b])
+        if len(r):
+            lo, hi = np.minimum(xs, ys), np.maximum(xs, ys)
+            st = np.abs(after_e[a][r, c] - after_e[b][r, c])
             key = lo.astype(np.int64) * (job.n_lots + 1) + hi
             pairs, inv = np.unique(key, return_inverse=True)
             best = np.full(len(pairs), -np.inf)

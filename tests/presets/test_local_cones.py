@@ -120,6 +120,18 @@ def test_outside_cones_are_the_two_nearest_seed_envelopes(seed):
 
 
 @pytest.mark.parametrize("seed", range(6))
+def test_lot_sides_are_the_whole_window_test(seed):
+    rng = np.random.default_rng(90 + seed)
+    m, n = (int(k) for k in rng.integers(1, 30, 2))
+    lm = rng.integers(0, int(rng.integers(1, 5)), (m + 1, n + 1))
+    for a, b in ((lm[:, :-1], lm[:, 1:]), (lm[:-1, :], lm[1:, :])):
+        r, c = np.nonzero((a != b) & (a > 0) & (b > 0))
+        got = limits.lot_sides(a, b)
+        for x, y in zip(got, (r, c, a[r, c], b[r, c])):
+            assert x.tobytes() == y.tobytes()
+
+
+@pytest.mark.parametrize("seed", range(6))
 def test_edge_cells_at_a_list_equal_the_whole_window_form(seed):
     rng = np.random.default_rng(80 + seed)
     m, n = (int(v) for v in rng.integers(1, 30, 2))

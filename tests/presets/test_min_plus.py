@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from terrace_foundation.presets.limits import _min_plus, cap_cells, cap_steps
+from terrace_foundation.presets.limits import _min_plus, _union_sorted, cap_cells, cap_steps
 from terrace_testkit import needs
 
 
@@ -104,3 +104,11 @@ def test_cap_cells_equal_cap_steps(seed):
         got = graded.copy()
         got.ravel()[at] = vals
         assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_union_sorted_is_union1d(seed):
+    rng = np.random.default_rng(700 + seed)
+    a = np.unique(rng.integers(0, 60, int(rng.integers(0, 40))))
+    b = rng.integers(0, 70, int(rng.integers(0, 30)))
+    assert _union_sorted(a, b).tobytes() == np.union1d(a, b).tobytes()

@@ -65,7 +65,7 @@ from ..wall import Wall
 from . import Band
 
 __all__ = ["rim_bounds", "clamp_pads", "pull_pads", "pad_gap", "pad_reach", "reach_bounds", "grade_limited", "GradeInfo",
-           "local_cones", "tier_drop", "cap_steps", "cap_cells", "terrain_step",
+           "local_cones", "tier_drop", "cap_steps", "cap_cells", "terrain_step", "lot_sides",
            "GradingLotFigures", "lot_figures", "step_wall_sides", "walls_from_sides"]
 
 
@@ -520,12 +520,11 @@ def _lot_cones_at(e_edge: np.ndarray, fall, radius: float, cell_size: float,
     value is ``-inf``. The same numbers, bit for bit, without the window-sized arrays.
     """
     at, src, d_at = nearest_within(e_edge > 0, cell_size, radius)
-    near = d_at <= radius + 1e-9 * cell_size
-    at, src, d_at = at[near], src[near], d_at[near]
-    lab = label.ravel()
-    same = lab[src] == lab[at]
-    at, src, d_at = at[same], src[same], d_at[same]
-    return at, e_edge.ravel()[src] - fall(d_at)
+    # (both tests, then one selection)
+    keep = d_at <= radius + 1e-9 * cell_size
+    keep &= _take(label, src) == _take(label, at)
+    at, src, d_at = at[keep], src[keep], d_at[keep]
+    return at, _take(e_edge, src) - fall(d_at)
 
 
 #: :func:`local_cones` walks the seeds instead of the cells when at most one cell in this many
@@ -773,11 +772,23 @@ def _split_steps(graded: np.ndarray, terrain: np.ndarray, lots: np.ndarray, dist
                 ok = (mr + dr >= 0) & (mr + dr < m) & (mc + dc >= 0) & (mc + dc < n)
                 grown.append(moved[ok] + (dr * n + dc))
             g = np.concatenate(grown)
-            xs = np.union1d(xs, g[~lf[g]])
+            xs = _union_sorted(xs, g[~lf[g]])
     if not touched:
         return f, 0, np.zeros(0, dtype=np.int64)
     cells = np.unique(np.concatenate(touched))
     return f, int((ff[cells] != graded.ravel()[cells]).sum()), cells
+
+
+def _union_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``numpy.union1d(a, b)`` of flat cell lists where ``a`` is sorted and unique (and
+    ``b`` short): ``b``'s new cells inserted into ``a`` instead of sorting both again.
+    """
+    b = np.unique(b)
+    if len(a) == 0 or len(b) == 0:
+        return np.union1d(a, b)
+    pos = np.minimum(np.searchsorted(a, b), len(a) - 1)
+    new = b[a[pos] != b]
+    return np.insert(a, np.searchsorted(a, new), new)
 
 
 #: The 8-neighbour offsets ``(dr, dc, distance in cells)``.
@@ -829,9 +840,10 @@ def _cap(out, heights, lot_mask, win, max_wall, info, band, max_step, rise,
     """
     before = out[win].copy()
     # (the terrain is only read: a view where it is float64 already)
-    terrain = np.asarray(heights[win], dtype=np.float64)
+    terrain = np.ascontiguousarray(heights[win], dtype=np.float64)
+    lmw = np.ascontiguousarray(lot_mask[win])
     # (cap_steps at the cells where it may differ from ``before`` only, bit for bit)
-    at, vals = cap_cells(before, terrain, max_wall, max_step, lot_mask[win], rise,
+    at, vals = cap_cells(before, terrain, max_wall, max_step, lmw, rise,
                          reach=info["cap_reach"])
     old = before.ravel()[at]
     # (no clip on the change: a clip of a wall and two embankments left steps above the
@@ -843,7 +855,8 @@ def _cap(out, heights, lot_mask, win, max_wall, info, band, max_step, rise,
     if not diff.any():
         return
     info["capped"][win][np.divmod(at[diff], before.shape[1])] = True
-    lots = lot_mask[win] > 0
+    lots = lmw > 0
+    del lmw
     capped = before.copy()
     capped.ravel()[at] = vals
     del at, vals, old, diff
@@ -959,17 +972,20 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     t = np.tan(np.radians(max_slope))
     width = max_emb / t
     m, n = heights.shape
-    rows, cols = np.nonzero(lots)
+    # (the box around the lots: its first and last rows and columns, not every lot cell)
+    rows = np.flatnonzero(lots.any(axis=1))
+    cols = np.flatnonzero(lots.any(axis=0))
     rounds = SPLIT_STEP_ROUNDS if cap_rounds is None else cap_rounds
     info["cap_rounds"] = rounds
     k = int(np.ceil(OUTSIDE_TIERS * width / cell_size)) + 2 + cap_margin(cell_size, cap_reach) + \
         2 * max(SPLIT_STEP_ROUNDS, rounds)
-    win = (slice(max(rows.min() - k, 0), min(rows.max() + 1 + k, m)),
-           slice(max(cols.min() - k, 0), min(cols.max() + 1 + k, n)))
+    win = (slice(max(int(rows[0]) - k, 0), min(int(rows[-1]) + 1 + k, m)),
+           slice(max(int(cols[0]) - k, 0), min(int(cols[-1]) + 1 + k, n)))
     # (memory: the window's arrays are freed as soon as a stage has read them, and h is the
-    # caller's array where it is float64 already: it is only read)
-    h = np.asarray(heights[win], dtype=np.float64)
-    lm = lot_mask[win]
+    # caller's array where it is float64 already and the window is all of it: it is only
+    # read; a window inside it is copied once, so flat gathers read it without a copy each)
+    h = np.ascontiguousarray(heights[win], dtype=np.float64)
+    lm = np.ascontiguousarray(lot_mask[win])
     cov = lm > 0
     g = np.where(cov, pad[lm], h)
     # 1. steps between pads above the wall limit: half the excess on each side of the edge
@@ -979,7 +995,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
                    ((slice(None, -1), slice(None)), (slice(1, None), slice(None)))):
         # (only the cells on a side between two lots: elsewhere the share is 0; the same
         # sides seen from either cell)
-        rr, cc = np.nonzero((lm[sa] > 0) & (lm[sb] > 0) & (lm[sa] != lm[sb]))
+        rr, cc = lot_sides(lm[sa], lm[sb])[:2]
         for p_, q_ in ((sa, sb), (sb, sa)):
             la, lb = lm[p_], lm[q_]
             step = pad[la[rr, cc]] - pad[lb[rr, cc]]
@@ -1152,7 +1168,7 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     graded = split
     del split, sp
     # (the cells outside the lots the grading changed: in ``ob`` or moved by the split)
-    cand = np.union1d(ob, touched)
+    cand = _union_sorted(ob, touched)
     gf = graded.ravel()
     ch = cand[~cov.ravel()[cand] & (gf[cand] != _take(h, cand))]
     del cand, touched
@@ -1221,6 +1237,29 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     # changed cell's nearest lot lies, for the report's attribution halo, grade_tile)
     info["lot_distance"] = (win, dist)
     return out, band, win, info
+
+
+def lot_sides(a: np.ndarray, b: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The cell sides between two lots: ``numpy.nonzero((a != b) & (a > 0) & (b > 0))``
+    with the two lot ids there, ``(rows, cols, a_ids, b_ids)`` in row-major order.
+
+    Parameters
+    ----------
+    a, b : (M, N) ndarray of int
+        Lot ids (0 = none) of the first and second cell of each side (two shifted views of
+        a lot mask).
+
+    Notes
+    -----
+    The sides between two different labels first (one comparison over the cells; a few per
+    cent of them), then those whose two labels are lots: the same sides in the same order,
+    with two comparisons fewer over the whole window.
+    """
+    r, c = np.nonzero(a != b)
+    la, lb = a[r, c], b[r, c]
+    keep = (la > 0) & (lb > 0)
+    return r[keep], c[keep], la[keep], lb[keep]
 
 
 def step_wall_sides(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
@@ -1530,14 +1569,16 @@ def cap_cells(graded: np.ndarray, terrain: np.ndarray, max_wall: float, max_step
     for axis, step in ((1, 1), (0, n)):
         d = np.diff(graded, axis=axis)
         np.abs(d, out=d)
-        r, c = np.nonzero(d > thr)
+        f = np.flatnonzero(d > thr)
+        w = d.shape[1]
         del d
-        a = r.astype(np.int64) * n + c
+        a = f + f // w * (n - w)        # (flat in the (M, N) grid)
         first += [a, a + step]
     seeds = np.unique(np.concatenate(first))
     if len(seeds) == 0:
         return none, np.zeros(0)
-    tf_, lf = terrain.ravel(), lots.ravel()
+    tf_ = np.ascontiguousarray(terrain).ravel()
+    lf = np.ascontiguousarray(lots).ravel()
     wide = max(max_wall, rise)
 
     def cost(a, b):

@@ -13,6 +13,7 @@ import numpy as np
 from ..geometry import bbox_pairs, group_pairs
 from ..terrain.kernels import cell_sides, neighbour_pairs
 from ..wall import Wall
+from .limits import lot_sides
 
 __all__ = ["shared_edges", "find_walls", "touching_lots", "grid_steps", "grid_step_sides",
            "grid_steps_from_sides", "outline_walls",
@@ -274,8 +275,7 @@ def grid_step_sides(lot_mask: np.ndarray, own: tuple[int, int, int, int] | None 
         r0, c0 = (0, 0) if own is None else (own[0], own[2])
         if own is not None:
             a, b = a[own[0]:own[1], own[2]:own[3]], b[own[0]:own[1], own[2]:own[3]]
-        r, c = np.nonzero((a != b) & (a > 0) & (b > 0))
-        la, lb = a[r, c], b[r, c]
+        r, c, la, lb = lot_sides(a, b)
         r, c = r + r0, c + c0
         out["between_rows"].append(np.full(len(r), horizontal))
         out["row"].append(r.astype(np.int64) + offset[0])

@@ -106,15 +106,18 @@ def _envelope_t(h: np.ndarray, cols: np.ndarray) -> np.ndarray:
     line = np.arange(rows, dtype=np.int64)
     q0 = int(cols[0])
     cur_v = np.full(rows, q0, dtype=np.int64)        # top of each stack
-    cur_h = h[q0].copy()
     cur_z = np.full(rows, -np.inf)
     left[q0] = -np.inf
     mark[0] = q0
     start = np.empty(rows)
     at = np.empty(rows, dtype=np.int64)
+    qp, fn = q0, float(n)
     for q in cols[1:].tolist():
         hq = h[q]
-        s = (hq - cur_h) / (2 * (q - cur_v))
+        # (every stack's top is the previous position ``qp`` when a step starts: one divisor,
+        # the same quotients)
+        s = np.subtract(hq, h[qp])
+        s /= float(2 * (q - qp))
         pop = s <= cur_z
         if pop.any():
             idx = np.nonzero(pop)[0]
@@ -124,8 +127,6 @@ def _envelope_t(h: np.ndarray, cols: np.ndarray) -> np.ndarray:
                 at_ = v * rows + idx
                 cz, ch = lf[at_], hf[at_]
                 cur_v[idx] = v
-                cur_h[idx] = ch
-                cur_z[idx] = cz
                 si = (hq[idx] - ch) / (2 * (q - v))
                 s[idx] = si
                 again = si <= cz
@@ -134,17 +135,17 @@ def _envelope_t(h: np.ndarray, cols: np.ndarray) -> np.ndarray:
                 idx = idx[again]
         below[q] = cur_v
         left[q] = s
-        # the first x right of the left end (n: beyond the line)
-        np.clip(s, -1.0, float(n), out=start)
-        np.floor(start, out=start)
-        np.add(start, 1.0, out=start)
-        np.minimum(start, float(n), out=start)
+        # the first x right of the left end (n: beyond the line): min(floor(clip(s, -1, n))
+        # + 1, n), the same as clip(floor(s) + 1, 0, n) (whole bounds)
+        np.floor(s, out=start)
+        start += 1.0
+        np.clip(start, 0.0, fn, out=start)
         np.multiply(start, rows, out=at, casting="unsafe")
         at += line
         mf[at] = q
         cur_v.fill(q)
-        np.copyto(cur_h, hq)
         cur_z = s
+        qp = q
     del below, left
     arg = mark[:n]
     _accumulate_down(np.maximum, arg)
@@ -427,9 +428,13 @@ def nearest_within(features: np.ndarray, cell_size: float, reach: float
     d2 = np.right_shift(ka, kt(s))
     col = np.bitwise_and(ka, kt((1 << s) - 1)).astype(np.int64)
     del ka
-    col += at % n
+    c_at = at % n
+    col += c_at
     col -= k
-    src = near_row.ravel()[(at - at % n) + col].astype(np.int64)
+    c_at -= at
+    col -= c_at                     # (the cell's row start plus the column)
+    src = near_row.ravel()[col].astype(np.int64)
+    col += c_at
     src *= n
     src += col
     dist = d2.astype(np.float64)

@@ -80,7 +80,7 @@ from .presets.limits import (
 from .presets.walls import grid_step_sides
 from .report import _grouped, edge_tangents_at, inner_cells
 from .terrain.edt import nearest_within
-from .terrain.kernels import nearest_label, slope_tangent
+from .terrain.kernels import nearest_label, slope_tangent_near
 from .terrain.tiles import CHUNK, PartialSums, Window, grow, heap_kept, plan_tiles
 from .tiling import (
     BUILDABLE_DEG,
@@ -580,11 +580,15 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
     before_e, after_e, lm_e, band_e = hw[es], graded[es], lm[es], band[es]
     near_e = info["nearest_lot"][es]
     pad_cells_e = info["pad_cells"][es]
-    sb = slope_tangent(before_e, cs)[ts]
-    sa_e = slope_tangent(after_e, cs)
-    sa = sa_e[ts]
-    before, after, mask = before_e[ts], after_e[ts], lm_e[ts]
     lots_e = lm_e > 0
+    band_w_e = band_e > 0
+    # (the slopes are read at the lot cells and the band's only: computed in row stretches
+    # around them, the same bits there, kernels.slope_tangent_near)
+    slope_at = lots_e | band_w_e
+    sb = slope_tangent_near(before_e, slope_at, cs)[ts]
+    sa = slope_tangent_near(after_e, slope_at, cs)[ts]
+    del slope_at
+    before, after, mask = before_e[ts], after_e[ts], lm_e[ts]
     lots_in = lots_e[ts]
     d = after - before
     r0, c0 = tile[0], tile[2]
@@ -605,17 +609,18 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
     on_lots = changed & lots_in
     rr_l, cc_l = np.nonzero(on_lots)
     dl, key = d[on_lots], mask[on_lots]
-    fig.sums["fill"].add_cells(np.maximum(dl, 0.0) * area, key, rr_l + r0, cc_l + c0)
-    fig.sums["cut"].add_cells(np.maximum(-dl, 0.0) * area, key, rr_l + r0, cc_l + c0)
+    # (the same cells grouped once for the sums that share them)
+    PartialSums.add_cells_many([fig.sums["fill"], fig.sums["cut"]],
+                               [np.maximum(dl, 0.0) * area, np.maximum(-dl, 0.0) * area],
+                               key, rr_l + r0, cc_l + c0)
     dc = d[changed]
     rr_c, cc_c = np.nonzero(changed)
-    fig.sums["cut_total"].add_cells(np.maximum(-dc, 0.0), 0, rr_c + r0, cc_c + c0)
-    fig.sums["fill_total"].add_cells(np.maximum(dc, 0.0), 0, rr_c + r0, cc_c + c0)
-    fig.sums["net_total"].add_cells(dc, 0, rr_c + r0, cc_c + c0)
+    PartialSums.add_cells_many([fig.sums[n_] for n_ in ("cut_total", "fill_total", "net_total")],
+                               [np.maximum(-dc, 0.0), np.maximum(dc, 0.0), dc], 0,
+                               rr_c + r0, cc_c + c0)
     fig.counts["changed"] = int(len(dc))
     fig.counts["lot_cells"] = int(lots_in.sum())
     # ---- band, wings, fade
-    band_w_e = band_e > 0
     wing_w_e = (band_e == Band.WING) | (band_e == Band.FADE)
     band_w, wing_w = band_w_e[ts], wing_w_e[ts]
     fig.counts["band"] = int(band_w.sum())

@@ -261,6 +261,31 @@ def test_partial_sums_of_cells_are_the_parts_they_were(n_keys, col0, seed):
         v[r, c][order], keys[order], rows[order], cols[order], by_key=True).tobytes()
 
 
+@pytest.mark.parametrize("n_keys, seed", [(5, 11), (1200, 12), (70000, 13)])
+def test_partial_sums_of_several_values_over_the_same_cells(n_keys, seed):
+    # add_cells_many: each accumulator gets add_cells' parts of its values bit for bit (the
+    # cells grouped once): row-major cells with lots cut in two in a chunk row, one key for
+    # all, cells sorted by key, cells in no order
+    rng = np.random.default_rng(seed)
+    shape = (150, 300)
+    mask = np.repeat(np.repeat(rng.integers(0, n_keys, size=(15, 12)), 10, axis=0), 25,
+                     axis=1)
+    mask[rng.random(shape) < 0.05] = rng.integers(0, n_keys)
+    r, c = np.nonzero(mask >= 0)
+    rows, cols, keys = r.astype(np.int64) + 7, c.astype(np.int64) + CHUNK, mask[r, c]
+    vals = [rng.normal(size=len(r)) * 10.0 ** rng.integers(-3, 4, size=len(r))
+            for _ in range(3)]
+    shuffle = rng.permutation(len(r))
+    order = np.argsort(keys, kind="stable")
+    for sel, k, kw in ((slice(None), keys, {}), (slice(None), 0, {}), (shuffle, keys[shuffle], {}),
+                       (order, keys[order], {"by_key": True})):
+        accs = [PartialSums() for _ in vals]
+        PartialSums.add_cells_many(accs, [v[sel] for v in vals], k, rows[sel], cols[sel], **kw)
+        for acc, v in zip(accs, vals):
+            want = _add_cells_before(v[sel], k, rows[sel], cols[sel], **kw)
+            assert len(acc.parts) == 1 and acc.parts[0].tobytes() == want.tobytes()
+
+
 def test_the_memory_budget_counts_one_tile_window_of_a_streamed_run():
     from terrace_foundation.budget import check_budget
     from terrace_foundation.params import TerraceParams

@@ -235,9 +235,20 @@ class PartialSums:
         ``by_key``. The selection of cells must not depend on the tile's window (for example:
         every changed cell of the tile).
         """
-        if len(values) == 0:
+        PartialSums.add_cells_many([self], [values], keys, rows, cols, by_key)
+
+    @staticmethod
+    def add_cells_many(sums: "list[PartialSums]", values: list[np.ndarray],
+                       keys: np.ndarray | int, rows: np.ndarray, cols: np.ndarray,
+                       by_key: bool = False) -> None:
+        """:meth:`add_cells` of several value arrays over the same cells (``values[i]`` to
+        ``sums[i]``, each ``(C,)``): the cells grouped once, each array summed over the same
+        groups in the same order, so each accumulator gets the parts :meth:`add_cells`
+        would give it, bit for bit.
+        """
+        if len(values[0]) == 0:
             return
-        v = np.asarray(values, dtype=np.float64)
+        vs = [np.asarray(v, dtype=np.float64) for v in values]
         rows = np.asarray(rows, dtype=np.int64)
         chunk = np.asarray(cols, dtype=np.int64) // CHUNK
         # (row and chunk as one code: one gather and one comparison per cell fewer)
@@ -249,19 +260,27 @@ class PartialSums:
             rc -= c_lo
         del rows, chunk
         if isinstance(keys, (int, np.integer)):
-            k = np.full(len(v), int(keys), dtype=np.int64)
-            sums, k, rc = _run_sums(v, k, rc, one_key=True)
+            k = np.full(len(vs[0]), int(keys), dtype=np.int64)
+            starts = np.flatnonzero(_run_starts(k, rc, one_key=True))
+            part = [np.add.reduceat(v, starts) for v in vs]
+            k, rc = k[starts], rc[starts]
         else:
             k = np.asarray(keys, dtype=np.int64)
             if by_key:
-                sums, k, rc = _run_sums(v, k, rc)
+                starts = np.flatnonzero(_run_starts(k, rc))
+                part = [np.add.reduceat(v, starts) for v in vs]
+                k, rc = k[starts], rc[starts]
             elif len(rc) < 2 or (rc[1:] >= rc[:-1]).all():
                 # (row-major cells: each (key, row, chunk) group's cells in the order the
                 # stable sort by key would put them, without the sort)
-                sums, k, rc = _group_sums(v, k, rc)
+                plan, k, rc = _group_plan(k, rc)
+                part = [_group_apply(plan, v) for v in vs]
             else:
                 order = _stable_order(k)
-                sums, k, rc = _run_sums(v[order], k[order], rc[order])
+                k, rc = k[order], rc[order]
+                starts = np.flatnonzero(_run_starts(k, rc))
+                part = [np.add.reduceat(v[order], starts) for v in vs]
+                k, rc = k[starts], rc[starts]
                 del order
         rows, chunk = np.divmod(rc, nch)
         if c_lo:
@@ -271,12 +290,13 @@ class PartialSums:
         # the same whatever the tiling, and a map's partials take 1/CHUNK of the memory
         block = rows // CHUNK
         order = np.lexsort((rows, chunk, block, k))
-        k, block, chunk, sums = k[order], block[order], chunk[order], sums[order]
+        k, block, chunk = k[order], block[order], chunk[order]
         new = np.r_[True, (k[1:] != k[:-1]) | (block[1:] != block[:-1])
                     | (chunk[1:] != chunk[:-1])]
         starts = np.nonzero(new)[0]
-        self.parts.append(np.column_stack([k[starts], block[starts], chunk[starts],
-                                           np.add.reduceat(sums, starts)]))
+        head = (k[starts], block[starts], chunk[starts])
+        for acc, p in zip(sums, part):
+            acc.parts.append(np.column_stack([*head, np.add.reduceat(p[order], starts)]))
 
     def merge(self, other: "PartialSums") -> None:
         """Take the partials of another accumulator (a tile computed elsewhere)."""
@@ -314,34 +334,18 @@ def _run_starts(k: np.ndarray, rc: np.ndarray, one_key: bool = False) -> np.ndar
     return new
 
 
-def _run_sums(v: np.ndarray, k: np.ndarray, rc: np.ndarray, one_key: bool = False,
-              new: np.ndarray | None = None):
-    """Sums of the runs of equal ``(k, rc)`` (:func:`_run_starts`, or its ``new`` when given)
-    in the given order: ``(sums, k, rc)`` per run.
-    """
-    starts = np.flatnonzero(_run_starts(k, rc, one_key) if new is None else new)
-    return np.add.reduceat(v, starts), k[starts], rc[starts]
-
-
-def _group_sums(v: np.ndarray, k: np.ndarray, rc: np.ndarray):
-    """:func:`_run_sums` of the cells stably sorted by ``k``, for cells whose ``rc`` never
-    decreases (row-major cells: ``rc`` = row and chunk), without sorting them: ``(sums, k,
-    rc)`` per ``(k, rc)`` group, in another order.
-
-    In the sorted order each group's cells are one run, in their given order (``rc`` never
-    decreasing within a key). In the given order most groups are one run as well; a group
-    whose run another key's cells cut in two (a lot that comes back in the same chunk of a
-    row) is summed from its cells gathered in their given order. Each group's sum is then
-    ``numpy.add.reduceat`` over the same values in the same order: the same bits.
+def _group_plan(k: np.ndarray, rc: np.ndarray):
+    """:func:`_group_sums`' grouping alone, for several value arrays: ``(plan, k, rc)``
+    per group; :func:`_group_apply` sums a value array by the plan.
     """
     new = _run_starts(k, rc)
-    sums, rk, rrc = _run_sums(v, k, rc, new=new)
+    starts = np.flatnonzero(new)
+    rk, rrc = k[starts], rc[starts]
     order = np.lexsort((rrc, rk))
     sk, sc = rk[order], rrc[order]
     dup = (sk[1:] == sk[:-1]) & (sc[1:] == sc[:-1])
     if not dup.any():
-        return sums, rk, rrc
-    # the runs of groups cut in two: their cells, in the given order, grouped stably
+        return (starts, None), rk, rrc
     first = np.r_[True, ~dup]
     gid = np.cumsum(first) - 1
     cut_sorted = np.bincount(gid)[gid] > 1
@@ -349,13 +353,38 @@ def _group_sums(v: np.ndarray, k: np.ndarray, rc: np.ndarray):
     cut[order] = cut_sorted
     run = np.cumsum(new) - 1
     cells = np.flatnonzero(cut[run])
-    ck, crc, cv = k[cells], rc[cells], v[cells]
+    ck, crc = k[cells], rc[cells]
     o = np.lexsort((crc, ck))
-    ck, crc, cv = ck[o], crc[o], cv[o]
-    g_sums, gk, grc = _run_sums(cv, ck, crc)
+    ck, crc = ck[o], crc[o]
+    g_starts = np.flatnonzero(_run_starts(ck, crc))
     keep = ~cut
-    return (np.concatenate([sums[keep], g_sums]), np.concatenate([rk[keep], gk]),
-            np.concatenate([rrc[keep], grc]))
+    return ((starts, (keep, cells[o], g_starts)),
+            np.concatenate([rk[keep], ck[g_starts]]), np.concatenate([rrc[keep], crc[g_starts]]))
+
+
+def _group_apply(plan, v: np.ndarray) -> np.ndarray:
+    """The group sums of ``v`` by a :func:`_group_plan` (as :func:`_group_sums`')."""
+    starts, extra = plan
+    sums = np.add.reduceat(v, starts)
+    if extra is None:
+        return sums
+    keep, cells, g_starts = extra
+    return np.concatenate([sums[keep], np.add.reduceat(v[cells], g_starts)])
+
+
+def _group_sums(v: np.ndarray, k: np.ndarray, rc: np.ndarray):
+    """The sums of the runs of equal ``(k, rc)`` of the cells stably sorted by ``k``, for
+    cells whose ``rc`` never decreases (row-major cells: ``rc`` = row and chunk), without
+    sorting them: ``(sums, k, rc)`` per ``(k, rc)`` group, in another order.
+
+    In the sorted order each group's cells are one run, in their given order (``rc`` never
+    decreasing within a key). In the given order most groups are one run as well; a group
+    whose run another key's cells cut in two (a lot that comes back in the same chunk of a
+    row) is summed from its cells gathered in their given order. Each group's sum is then
+    ``numpy.add.reduceat`` over the same values in the same order: the same bits.
+    """
+    plan, gk, grc = _group_plan(k, rc)
+    return _group_apply(plan, v), gk, grc
 
 
 def _stable_order(k: np.ndarray) -> np.ndarray:

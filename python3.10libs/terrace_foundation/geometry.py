@@ -15,7 +15,7 @@ import numpy as np
 
 __all__ = [
     "roll_next", "slot_sum", "group_pairs", "pad_polygons", "widen_polygons", "bbox_pairs", "clip_halfplane", "clip_halfplanes", "polygon_area", "polygon_moments",
-    "polygon_halfplanes", "polygon_bounds", "fan_triangles",
+    "polygon_halfplanes", "polygon_bounds", "fan_triangles", "stable_order",
 ]
 
 
@@ -28,6 +28,31 @@ def roll_next(a: np.ndarray, axis: int = 0) -> np.ndarray:
     head[axis] = slice(1, None)
     tail[axis] = slice(None, 1)
     return np.concatenate((a[tuple(head)], a[tuple(tail)]), axis=axis)
+
+
+def stable_order(key: np.ndarray) -> np.ndarray:
+    """``np.argsort(key, kind="stable")`` of ``(N,)`` integer keys, by 16-bit radix passes.
+
+    Non-negative keys below ``2**32`` (lot, region, block or node numbers) are ordered by
+    their low 16 bits, then stably by their high 16 bits (a least-significant-digit radix
+    sort: numpy sorts 16-bit integers by radix, several times faster than the merge sort it
+    takes for 64-bit ones); the same permutation. Other keys: ``np.argsort`` itself.
+
+    Returns
+    -------
+    (N,) ndarray of intp
+    """
+    key = np.asarray(key)
+    if key.ndim != 1 or not len(key) or key.dtype.kind not in "iu":
+        return np.argsort(key, kind="stable")
+    top = int(key.max())
+    if int(key.min()) < 0 or top >= 1 << 32:
+        return np.argsort(key, kind="stable")
+    if top < 1 << 16:
+        return np.argsort(key.astype(np.uint16), kind="stable")
+    low = np.argsort((key & 0xFFFF).astype(np.uint16), kind="stable")
+    high = (key >> 16).astype(np.uint16).take(low)
+    return low.take(np.argsort(high, kind="stable"))
 
 
 def pad_polygons(poly: np.ndarray, count: np.ndarray) -> np.ndarray:

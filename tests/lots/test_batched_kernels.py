@@ -13,6 +13,7 @@ from terrace_foundation.geometry import (
     polygon_moments,
     roll_next,
     slot_sum,
+    stable_order,
     widen_polygons,
 )
 from terrace_foundation.lots.scatter import (
@@ -191,6 +192,21 @@ def test_polygon_bounds_equal_the_reductions_over_the_slots(seed):
     sq = np.array([[[2.0, 3.0], [3.0, 3.0], [3.0, 4.0], [2.0, 4.0], [2.0, 3.0]]])
     assert np.array_equal(polygon_bounds(sq)[0], [[2.0, 3.0]])
     assert np.array_equal(polygon_bounds(sq)[1], [[3.0, 4.0]])
+
+
+@pytest.mark.parametrize("top", [1, 300, 70_000, 2**31 + 5, 2**40])
+def test_stable_order_is_the_stable_argsort(top):
+    rng = np.random.default_rng(top % 97)
+    for n in (0, 1, 17, 5000):
+        for dtype in (np.int64, np.int32, np.uint32):
+            if top >= 2**31 and dtype != np.int64:
+                continue
+            key = rng.integers(0, top, n).astype(dtype)
+            got = stable_order(key)
+            assert got.dtype == np.intp
+            assert np.array_equal(got, np.argsort(key, kind="stable"))
+    neg = np.array([3, -1, 3, 0, -1])
+    assert np.array_equal(stable_order(neg), np.argsort(neg, kind="stable"))
 
 
 def _moments_before(poly):

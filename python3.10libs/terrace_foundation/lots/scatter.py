@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import group_pairs
+from ..geometry import group_pairs, stable_order
 from ..region import Region, points_in_groups, region_edges
 
 __all__ = ["scatter_points", "relax_points", "region_rng", "scatter_in_regions",
@@ -425,7 +425,7 @@ class SampleBlocks:
         key = np.repeat(base, runs) + c[:, 1] * nxy_q[:, 0] + c[:, 0]
         # stable: faster than the default sort; a block's queries may come in any order
         # (each is answered alone, a block's box is their minimum and maximum)
-        order = np.argsort(key, kind="stable")
+        order = stable_order(key)
         key = key[order]
         starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
         self.order = order                                     # queries block by block

@@ -183,7 +183,7 @@ def test_report_bulk_text_is_json_dumps():
         dumps_report({"lots": lots})
 
 
-def test_report_rows_written_from_kept_columns_only_while_unchanged():
+def test_report_rows_written_from_kept_columns_only_while_unchanged(tmp_path):
     """The report's lot rows (report.LotRows) keep the columns they were made from; the
     writer takes the figures from them only while every row holds those very values: a row
     changed afterwards (another number, an equal int for a float, a key removed) is written
@@ -206,6 +206,10 @@ def test_report_rows_written_from_kept_columns_only_while_unchanged():
     assert all(rows.column(k) is cols[k][1] for k in cols) and rows.column("walls") is None
     want = json.dumps({"lots": list(rows)}, indent=2)
     assert dumps_report({"lots": rows}) == want
+    # written as pieces (the rows' text one piece, inside lists and dicts)
+    data = {"a": [1, {"lots": rows, "b": "\u00e9"}], "c": rows, "d": None}
+    [path] = write_report(data, tmp_path / "r.json")
+    assert path.read_text() == json.dumps(data, indent=2) + "\n"
     for change in ({"area": 1.25}, {"area": 2}, {"lot_id": 1.0}, {"area": None}, {"area": -0.0}):
         changed = LotRows([dict(r) for r in rows], cols)
         changed[5].update(change)

@@ -78,18 +78,22 @@ def _bool(v: bool) -> str:
 _SCALARS: dict[type, Callable[[Any], str]] = {float: _float, int: _int, type(None): _null, bool: _bool, str: _ESCAPE}
 
 
-def _encode(value: Any, level: int) -> str:
-    """``value`` as ``json.dumps(value, indent=2)`` writes it at nesting ``level``."""
+def _encode(value: Any, level: int, stash: list | None = None) -> str:
+    """``value`` as ``json.dumps(value, indent=2)`` writes it at nesting ``level``; with
+    ``stash``, the text of a long list of rows is appended there and stands as a marker
+    (``NUL index NUL``: JSON text holds no NUL) in the text returned (:func:`_report_pieces`).
+    """
     enc = _SCALARS.get(type(value))
     if enc is not None:
         return enc(value)
     if isinstance(value, (list, tuple)):
-        return _encode_list(value, level)
+        return _encode_list(value, level, stash)
     if isinstance(value, dict):
         if not value:
             return "{}"
         inner = "\n" + "  " * (level + 1)
-        items = [f"{_ESCAPE(_key(k))}: {_encode(v, level + 1)}" for k, v in value.items()]
+        items = [f"{_ESCAPE(_key(k))}: {_encode(v, level + 1, stash)}"
+                 for k, v in value.items()]
         return "{" + inner + ("," + inner).join(items) + "\n" + "  " * level + "}"
     raise _Slow
 
@@ -100,7 +104,7 @@ def _key(k: Any) -> str:
     return k
 
 
-def _encode_list(value, level: int) -> str:
+def _encode_list(value, level: int, stash: list | None = None) -> str:
     if not value:
         return "[]"
     inner = "\n" + "  " * (level + 1)
@@ -108,8 +112,11 @@ def _encode_list(value, level: int) -> str:
     if type(first) is dict and first and len(value) > 8:
         rows = _encode_rows(value, level + 1)
         if rows is not None:
+            if stash is not None:                 # the long text is not copied again
+                stash.append(rows)
+                rows = f"\0{len(stash) - 1}\0"
             return "[" + inner + rows + "\n" + "  " * level + "]"
-    return "[" + inner + ("," + inner).join([_encode(v, level + 1) for v in value]) + \
+    return "[" + inner + ("," + inner).join([_encode(v, level + 1, stash) for v in value]) + \
         "\n" + "  " * level + "]"
 
 
@@ -202,10 +209,20 @@ def dumps_report(data: dict) -> str:
     ValueError, TypeError
         As :func:`to_json_value`.
     """
+    return "".join(_report_pieces(data))
+
+
+def _report_pieces(data: dict) -> list[str]:
+    """:func:`dumps_report`'s text as pieces in order (the long lists of rows, 23 MB for
+    48 000 lots, each one piece, never copied into a larger string).
+    """
     try:
-        return _encode(data, 0)
+        stash: list[str] = []
+        pieces = _encode(data, 0, stash).split("\0")
     except (_Slow, RecursionError):
-        return json.dumps(to_json_value(data), indent=2, allow_nan=False)
+        return [json.dumps(to_json_value(data), indent=2, allow_nan=False)]
+    pieces[1::2] = [stash[int(k)] for k in pieces[1::2]]
+    return pieces
 
 
 def write_report(report: dict, path: str | os.PathLike, extra: dict | None = None) -> list[Path]:
@@ -213,8 +230,10 @@ def write_report(report: dict, path: str | os.PathLike, extra: dict | None = Non
     data = dict(report)
     for k, v in (extra or {}).items():
         data.setdefault(k, v)
-    text = dumps_report(data)
+    pieces = _report_pieces(data)
     path = Path(path)
     with open(path, "w", encoding="utf-8") as f:
-        f.write(text + "\n")
+        for piece in pieces:
+            f.write(piece)
+        f.write("\n")
     return [path]

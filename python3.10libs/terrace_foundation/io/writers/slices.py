@@ -64,13 +64,14 @@ def write_slices_geojson(lots: Iterable[Lot] | LotColumns, path: str | os.PathLi
     :class:`~terrace_foundation.lot.LotColumns`.
     """
     cols = lot_columns(lots if isinstance(lots, LotColumns) else list(lots))
-    text = slices_geojson_text(cols, crs)
-    if text is None:            # an odd lot (an empty ring, a NaN): the general route
+    pieces = _slices_geojson_pieces(cols, crs)
+    if pieces is None:          # an odd lot (an empty ring, a NaN): the general route
         return write_geojson(slices_feature_collection(cols.lots, crs), path)
     path = Path(path)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.write("\n")
+    with open(path, "wb") as f:                 # the features' text (20 MB) not copied again
+        for piece in pieces:
+            f.write(piece)
+        f.write(b"\n")
     return [path]
 
 
@@ -95,6 +96,13 @@ def slices_geojson_text(lots: Sequence[Lot] | LotColumns, crs: str | None = None
         None when the general route must write the file: a lot with no polygon or an empty
         ring, or a number that is not finite (``json.dumps`` then names the problem).
     """
+    pieces = _slices_geojson_pieces(lots, crs)
+    return None if pieces is None else b"".join(pieces).decode("ascii")
+
+
+def _slices_geojson_pieces(lots: Sequence[Lot] | LotColumns, crs: str | None = None
+                           ) -> list[bytes] | None:
+    """:func:`slices_geojson_text` as ASCII pieces in order (the features one piece)."""
     import json
 
     from ..._numtext import const_field, join_rows
@@ -102,7 +110,7 @@ def slices_geojson_text(lots: Sequence[Lot] | LotColumns, crs: str | None = None
     head = json.dumps(feature_collection("terrace_slices", [], crs), allow_nan=False)
     assert head.endswith("[]}")
     if not len(lots):
-        return head
+        return [head.encode("ascii")]
     cols = lot_columns(lots)                 # the outlines flat, gathered once
     n_poly, n_ring, k = cols.polygons_per_lot, cols.rings_per_polygon, cols.ring_points
     if (n_poly == 0).any() or (n_ring == 0).any() or (k == 0).any():
@@ -158,8 +166,8 @@ def slices_geojson_text(lots: Sequence[Lot] | LotColumns, crs: str | None = None
     x_txt, y_txt = _float_fields(xy)
     table = [_choice_field(_OPEN, pre), const_field("[", n), x_txt, const_field(", ", n), y_txt,
              const_field("]", n), _choice_field(_CLOSE, post)]
-    body = join_rows(table).decode("ascii")
-    return head[:-3] + "[" + body % tuple(heads) + "]}"
+    return [(head[:-3] + "[").encode("ascii"),
+            join_rows(table) % tuple(map(str.encode, heads)), b"]}"]
 
 
 #: What opens before a written pair (``%s``: the feature's head) by code: nothing; a ring's

@@ -353,6 +353,11 @@ def test_nearest_label_near_the_cells_equals_the_whole_sweep(shape, block, col_o
     part = nearest_label(lm, rows[low], cols[low], 2.0, halo, col_offset=col_offset,
                          block=block)
     assert part.tobytes() == full_l[rows[low], cols[low]].tobytes()
+    # cells in the upper third only: the down sweep stops at their last row
+    high = rows < shape[0] // 3
+    part = nearest_label(lm, rows[high], cols[high], 2.0, halo, col_offset=col_offset,
+                         block=block, strip=7)
+    assert part.tobytes() == full_l[rows[high], cols[high]].tobytes()
     # the label is a nearest lot in the octagonal distance (an independent check)
     lr, lc = np.nonzero(lm)
     for k in range(0, len(rows), 37):
@@ -419,12 +424,14 @@ def test_inner_cells_are_the_cells_whose_3x3_block_is_one_lot(shape):
 def test_slopes_near_some_cells_equal_the_whole_grid_there(shape, rows):
     # computed per band of rows over the columns holding wanted cells: the same bits there,
     # with cells on the grid's edges and on the bands' edges
+    from terrace_foundation.terrain import kernels
     rng = np.random.default_rng(9)
     h = rng.normal(size=shape) * 30
-    near = rng.random(shape) < 0.03
-    near[60:70, 20:40] = True
-    near[0, 0] = near[-1, -1] = True
-    for cs in (1.0, 2.5):
+    sparse_near = rng.random(shape) < 0.03
+    sparse_near[60:70, 20:40] = True
+    dense_near = rng.random(shape) < 0.9
+    for near, cs in ((sparse_near, 1.0), (sparse_near, 2.5), (dense_near, 2.5)):
+        near[0, 0] = near[-1, -1] = True
         got = slope_tangent_near(h, near, cs, rows=rows)
         assert got[near].tobytes() == slope_tangent(h, cs)[near].tobytes()
         whole = slope_tangent(h, cs)
@@ -434,7 +441,10 @@ def test_slopes_near_some_cells_equal_the_whole_grid_there(shape, rows):
                 continue
             cols = np.flatnonzero(near[r0:r0 + rows].any(axis=0))   # the band's stretch
             span = (slice(r0, r0 + rows), slice(cols[0], cols[-1] + 1))
-            assert got[span].tobytes() == whole[span].tobytes()
+            # a stretch mostly of other cells has hypot taken at the wanted cells only
+            sparse = near[span].mean() < kernels.SPARSE_SLOPES
+            want = np.where(near[span], whole[span], 0.0) if sparse else whole[span]
+            assert got[span].tobytes() == want.tobytes()
 
 
 def test_edge_tangents_at_some_cells_equal_the_whole_grid():

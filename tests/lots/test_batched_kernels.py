@@ -277,6 +277,20 @@ def test_subdivide_with_and_without_the_moments_cache_agree():
     assert np.array_equal(cached.piece_lot, got.piece_lot)
 
 
+def test_subdivide_leaves_the_callers_lots_unchanged():
+    """Outlines already wide enough for every cut side were written in place (issue 11's
+    i11e found it: ``_outlines_replaced`` wrote the near sides into ``lots.outline``)."""
+    sq = np.array([[0.0, 0.0], [40.0, 0.0], [40.0, 25.0], [0.0, 25.0]])
+    outline = pad_polygons(np.concatenate([sq, np.zeros((4, 2))])[None].copy(), np.array([4]))
+    lots = LotSet(outline, np.array([4]), outline.copy(), np.array([4]), np.array([0]))
+    before = [a.copy() for a in (lots.outline, lots.outline_count, lots.pieces,
+                                  lots.piece_count, lots.piece_lot)]
+    got = subdivide_lots(lots, 30.0, 8, 0.7, np.random.default_rng(2))
+    assert got.n_lots > 20
+    after = (lots.outline, lots.outline_count, lots.pieces, lots.piece_count, lots.piece_lot)
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(before, after))
+
+
 @pytest.mark.parametrize("kind", ["uniform", "ties", "thin", "national grid"])
 def test_sample_blocks_equal_the_brute_force(kind):
     """The relaxation's blocked search gives the brute force's nearest point, ties to the

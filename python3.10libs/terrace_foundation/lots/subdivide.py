@@ -172,12 +172,13 @@ def _outlines_replaced(lots: LotSet, which: np.ndarray, near: tuple[np.ndarray, 
     order of ``which``. Returns ``(outline, outline_count)``.
     """
     width = max(lots.outline.shape[1], near[0].shape[1], far[0].shape[1])
-    outline = widen_polygons(lots.outline, lots.outline_count, width)
-    outline_count = lots.outline_count.copy()
+    # concatenated first: widen_polygons returns ``lots.outline`` itself when it is wide
+    # enough, and the near sides must go into a new array, never into the caller's
+    outline = np.concatenate([widen_polygons(lots.outline, lots.outline_count, width),
+                              widen_polygons(far[0], far[1], width)])
+    outline_count = np.concatenate([lots.outline_count, far[1]])
     outline[which] = widen_polygons(near[0], near[1], width)
     outline_count[which] = near[1]
-    outline = np.concatenate([outline, widen_polygons(far[0], far[1], width)])
-    outline_count = np.concatenate([outline_count, far[1]])
     return outline, outline_count
 
 

@@ -31,3 +31,13 @@ def test_read_geojson_case_runs():
                          timeout=300)
     assert run.returncode == 0, run.stderr
     assert "read_regions, 2000 vertices:" in run.stdout
+
+
+def test_sizes_case_reports_the_least_cpu_of_its_repeats():
+    """``--repeat`` applies to ``--sizes`` too (it once ran each size once whatever it said)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python3.10libs"))
+    run = subprocess.run([sys.executable, str(REPO / "scripts" / "bench.py"), "--sizes", "129",
+                          "--repeat", "2"], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "129^2:" in run.stdout and "min of 2 by CPU" in run.stdout

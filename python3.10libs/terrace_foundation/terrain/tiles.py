@@ -37,6 +37,7 @@ from typing import Iterator
 import numpy as np
 
 from ..errors import TerraceInputError
+from ..geometry import stable_order
 from ..params import DEFAULT_TILE_SIZE, TILE_CHUNK
 
 __all__ = ["CHUNK", "DEFAULT_TILE_SIZE", "check_tile_size", "plan_tiles", "window_sums",
@@ -276,7 +277,7 @@ class PartialSums:
                 plan, k, rc = _group_plan(k, rc)
                 part = [_group_apply(plan, v) for v in vs]
             else:
-                order = _stable_order(k)
+                order = stable_order(k)
                 k, rc = k[order], rc[order]
                 starts = np.flatnonzero(_run_starts(k, rc))
                 part = [np.add.reduceat(v[order], starts) for v in vs]
@@ -335,8 +336,17 @@ def _run_starts(k: np.ndarray, rc: np.ndarray, one_key: bool = False) -> np.ndar
 
 
 def _group_plan(k: np.ndarray, rc: np.ndarray):
-    """:func:`_group_sums`' grouping alone, for several value arrays: ``(plan, k, rc)``
-    per group; :func:`_group_apply` sums a value array by the plan.
+    """How to sum the runs of equal ``(k, rc)`` of cells stably sorted by ``k``, for cells
+    whose ``rc`` never decreases (row-major cells: ``rc`` = row and chunk), without sorting
+    them: ``(plan, k, rc)``, ``k`` and ``rc`` per ``(k, rc)`` group (in another order than
+    the sorted one); :func:`_group_apply` sums a value array by the plan, so several arrays
+    over the same cells are grouped once.
+
+    In the sorted order each group's cells are one run, in their given order (``rc`` never
+    decreasing within a key). In the given order most groups are one run as well; a group
+    whose run another key's cells cut in two (a lot that comes back in the same chunk of a
+    row) is summed from its cells gathered in their given order. Each group's sum is then
+    ``numpy.add.reduceat`` over the same values in the same order: the same bits.
     """
     new = _run_starts(k, rc)
     starts = np.flatnonzero(new)
@@ -363,38 +373,13 @@ def _group_plan(k: np.ndarray, rc: np.ndarray):
 
 
 def _group_apply(plan, v: np.ndarray) -> np.ndarray:
-    """The group sums of ``v`` by a :func:`_group_plan` (as :func:`_group_sums`')."""
+    """The group sums of ``v`` (``(C,)``, one value a cell) by a :func:`_group_plan`."""
     starts, extra = plan
     sums = np.add.reduceat(v, starts)
     if extra is None:
         return sums
     keep, cells, g_starts = extra
     return np.concatenate([sums[keep], np.add.reduceat(v[cells], g_starts)])
-
-
-def _group_sums(v: np.ndarray, k: np.ndarray, rc: np.ndarray):
-    """The sums of the runs of equal ``(k, rc)`` of the cells stably sorted by ``k``, for
-    cells whose ``rc`` never decreases (row-major cells: ``rc`` = row and chunk), without
-    sorting them: ``(sums, k, rc)`` per ``(k, rc)`` group, in another order.
-
-    In the sorted order each group's cells are one run, in their given order (``rc`` never
-    decreasing within a key). In the given order most groups are one run as well; a group
-    whose run another key's cells cut in two (a lot that comes back in the same chunk of a
-    row) is summed from its cells gathered in their given order. Each group's sum is then
-    ``numpy.add.reduceat`` over the same values in the same order: the same bits.
-    """
-    plan, gk, grc = _group_plan(k, rc)
-    return _group_apply(plan, v), gk, grc
-
-
-def _stable_order(k: np.ndarray) -> np.ndarray:
-    """``numpy.argsort(k, kind="stable")`` of int64 keys: the same permutation (a stable
-    sort's is unique), from 16-bit keys where every key fits in them (lot ids up to 65 535:
-    numpy sorts those by radix, about twice as fast as its merge sort of int64).
-    """
-    if len(k) and int(k.min()) >= 0 and int(k.max()) < 2 ** 16:
-        return np.argsort(k.astype(np.uint16), kind="stable")
-    return np.argsort(k, kind="stable")
 
 
 def _part_order(p: np.ndarray) -> np.ndarray:

@@ -66,7 +66,6 @@ from .presets.limits import (
     SPLIT_STEP_ROUNDS,
     cap_margin,
     grade_limited,
-    lot_sides,
     outline_wall_allowance,
     pad_gap,
     pad_reach,
@@ -80,7 +79,7 @@ from .presets.limits import (
 from .presets.walls import grid_step_sides
 from .report import _grouped, edge_tangents_at, inner_cells
 from .terrain.edt import nearest_within
-from .terrain.kernels import nearest_label, slope_tangent_near
+from .terrain.kernels import lot_sides, nearest_label, slope_tangent_near
 from .terrain.tiles import CHUNK, PartialSums, Window, grow, heap_kept, plan_tiles
 from .tiling import (
     BUILDABLE_DEG,

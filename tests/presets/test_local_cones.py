@@ -8,6 +8,7 @@ import pytest
 
 from terrace_foundation.presets import limits
 from terrace_foundation.presets.limits import local_cones, tier_fall
+from terrace_foundation.terrain import kernels
 
 FALL = tier_fall(np.tan(np.radians(33.7)), 3.3, 6.0)
 
@@ -126,7 +127,7 @@ def test_lot_sides_are_the_whole_window_test(seed):
     lm = rng.integers(0, int(rng.integers(1, 5)), (m + 1, n + 1))
     for a, b in ((lm[:, :-1], lm[:, 1:]), (lm[:-1, :], lm[1:, :])):
         r, c = np.nonzero((a != b) & (a > 0) & (b > 0))
-        got = limits.lot_sides(a, b)
+        got = kernels.lot_sides(a, b)
         for x, y in zip(got, (r, c, a[r, c], b[r, c])):
             assert x.tobytes() == y.tobytes()
 

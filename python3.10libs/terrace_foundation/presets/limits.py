@@ -60,12 +60,12 @@ import numpy as np
 
 from ..report import _num
 from ..terrain.edt import distance_transform, distance_within, nearest_within
-from ..terrain.kernels import cell_sides
+from ..terrain.kernels import cell_sides, lot_sides
 from ..wall import Wall
 from . import Band
 
 __all__ = ["rim_bounds", "clamp_pads", "pull_pads", "pad_gap", "pad_reach", "reach_bounds", "grade_limited", "GradeInfo",
-           "local_cones", "tier_drop", "cap_steps", "cap_cells", "terrain_step", "lot_sides",
+           "local_cones", "tier_drop", "cap_steps", "cap_cells", "terrain_step",
            "GradingLotFigures", "lot_figures", "step_wall_sides", "walls_from_sides"]
 
 
@@ -1237,29 +1237,6 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     # changed cell's nearest lot lies, for the report's attribution halo, grade_tile)
     info["lot_distance"] = (win, dist)
     return out, band, win, info
-
-
-def lot_sides(a: np.ndarray, b: np.ndarray
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The cell sides between two lots: ``numpy.nonzero((a != b) & (a > 0) & (b > 0))``
-    with the two lot ids there, ``(rows, cols, a_ids, b_ids)`` in row-major order.
-
-    Parameters
-    ----------
-    a, b : (M, N) ndarray of int
-        Lot ids (0 = none) of the first and second cell of each side (two shifted views of
-        a lot mask).
-
-    Notes
-    -----
-    The sides between two different labels first (one comparison over the cells; a few per
-    cent of them), then those whose two labels are lots: the same sides in the same order,
-    with two comparisons fewer over the whole window.
-    """
-    r, c = np.nonzero(a != b)
-    la, lb = a[r, c], b[r, c]
-    keep = (la > 0) & (lb > 0)
-    return r[keep], c[keep], la[keep], lb[keep]
 
 
 def step_wall_sides(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,

@@ -11,9 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..geometry import bbox_pairs, group_pairs
-from ..terrain.kernels import cell_sides, neighbour_pairs
+from ..terrain.kernels import cell_sides, lot_sides, neighbour_pairs
 from ..wall import Wall
-from .limits import lot_sides
 
 __all__ = ["shared_edges", "find_walls", "touching_lots", "grid_steps", "grid_step_sides",
            "grid_steps_from_sides", "outline_walls",

@@ -739,6 +739,7 @@ def _check_farm_flags(parser: argparse.ArgumentParser, args: argparse.Namespace,
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit code (``sys.exit(main())`` in the entry point)."""
     parser = build_parser()
+    program = argv is None              # run as the program, not called by another one
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     args.argv = argv
@@ -746,7 +747,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         _check_farm_flags(parser, args)
     func = COMMANDS[args.command][0]
     from .terrain import tiles
-    tiles.KEEP_HEAP = True      # this process is ours: tiles may keep freed memory (heap_kept)
+    # this process is ours: tiles may keep freed memory (heap_kept); run as the program, the
+    # whole run keeps it (keep_heap_for_process), not only the tiles
+    if program:
+        tiles.keep_heap_for_process()
+    else:
+        tiles.KEEP_HEAP = True
     try:
         with _sigterm_as_interrupt():
             return func(args)

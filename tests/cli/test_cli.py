@@ -437,6 +437,24 @@ def test_module_entry_point_runs_without_install(tmp_path, small_npy, small_regi
     assert bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
 
 
+def test_only_the_program_keeps_its_heap_for_the_whole_run(monkeypatch, tmp_path):
+    """Run as the program (``argv`` None: the entry point, ``python -m``) the CLI owns its
+    process and keeps freed memory for the whole run (tiles.keep_heap_for_process); called
+    by another program (``main(argv)``) it only lets the tiles keep it (KEEP_HEAP)."""
+    from terrace_foundation import cli as cli_module
+    from terrace_foundation.terrain import tiles
+    kept = []
+    monkeypatch.setattr(tiles, "keep_heap_for_process", lambda: kept.append(1) or True)
+    monkeypatch.setattr(tiles, "KEEP_HEAP", False)
+    bad = ["generate", str(tmp_path / "missing.npy"), str(tmp_path / "missing.geojson"),
+           "--out", str(tmp_path / "o"), "-q"]
+    assert cli_module.main(bad) == 1
+    assert kept == [] and tiles.KEEP_HEAP
+    monkeypatch.setattr(sys, "argv", ["terrace-foundation"] + bad)
+    assert cli_module.main() == 1
+    assert kept == [1]
+
+
 def test_tiled_run_writes_the_same_files(cli, tmp_path, interlaken_run_npy, interlaken_npy,
                                          interlaken_regions):
     out = tmp_path / "tiled"

@@ -733,3 +733,74 @@ def test_numpy_huge_page_switch_is_found_and_put_back():
         assert tiles._numpy_hugepages(True) is False
     finally:
         tiles._numpy_hugepages(before)
+
+
+def test_a_process_of_this_tool_keeps_its_heap_for_the_whole_run(monkeypatch):
+    """keep_heap_for_process (the CLI run as the program, scripts/bench.py) sets the
+    thresholds and numpy's huge-page switch once and never hands memory back; heap_kept and
+    small_pages inside it then do nothing. A C library that refuses leaves PROCESS_KEPT off."""
+    from terrace_foundation.terrain import tiles
+    calls, pages = [], []
+
+    class FakeLibc:
+        answer = 1
+
+        def mallopt(self, *a):
+            calls.append(a)
+            return self.answer
+
+        def malloc_trim(self, *a):
+            calls.append(("trim",) + a)
+            return 1
+
+    monkeypatch.setattr(tiles, "_glibc", FakeLibc)
+    monkeypatch.setattr(tiles, "_numpy_hugepages", lambda on: pages.append(on) or True)
+    monkeypatch.setattr(tiles, "KEEP_HEAP", False)
+    monkeypatch.setattr(tiles, "PROCESS_KEPT", False)
+    assert tiles.keep_heap_for_process() is True
+    assert calls == [(tiles._M_MMAP_THRESHOLD, tiles.HEAP_KEPT),
+                     (tiles._M_TRIM_THRESHOLD, tiles.HEAP_KEPT)]
+    assert pages == [False] and tiles.KEEP_HEAP and tiles.PROCESS_KEPT
+    with tiles.heap_kept(), tiles.small_pages():
+        pass
+    assert len(calls) == 2 and pages == [False]          # nothing set back, nothing trimmed
+
+    FakeLibc.answer = 0
+    monkeypatch.setattr(tiles, "PROCESS_KEPT", False)
+    assert tiles.keep_heap_for_process() is False
+    assert not tiles.PROCESS_KEPT and tiles.KEEP_HEAP
+
+
+def test_a_run_in_a_process_that_keeps_its_heap_gives_the_same_bits(tmp_path):
+    """The real allocator (glibc here): a fresh process with keep_heap_for_process gives the
+    same terrace heightfield, lot mask and report figures as this one."""
+    import hashlib
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import hashlib, sys\n"
+        "import terrace_foundation as tf\n"
+        "from terrace_foundation.terrain import tiles\n"
+        "from terrace_testkit import wavy_terrain, wavy_towns\n"
+        "print(tiles.keep_heap_for_process(), file=sys.stderr)\n"
+        "hf = wavy_terrain(150, 170)\n"
+        "res = tf.generate(hf, wavy_towns(hf), seed=3, tile_size=64)\n"
+        "h = hashlib.sha256(res.terrace_heightfield.heights.tobytes())\n"
+        "h.update(res.lot_mask.tobytes()); h.update(repr(res.report['totals']).encode())\n"
+        "print(h.hexdigest())\n")
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [os.path.dirname(tf.__path__[0]), here]))
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, check=True, cwd=tmp_path)
+    hf = wavy_terrain(150, 170)
+    res = tf.generate(hf, wavy_towns(hf), seed=3, tile_size=64)
+    h = hashlib.sha256(res.terrace_heightfield.heights.tobytes())
+    h.update(res.lot_mask.tobytes())
+    h.update(repr(res.report["totals"]).encode())
+    assert done.stdout.strip() == h.hexdigest()
+    from terrace_foundation.terrain import tiles
+    if tiles._glibc() is not None:                      # the setting was really taken
+        assert done.stderr.splitlines()[0] == "True"

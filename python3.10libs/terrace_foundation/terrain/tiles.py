@@ -42,7 +42,8 @@ from ..params import DEFAULT_TILE_SIZE, TILE_CHUNK
 
 __all__ = ["CHUNK", "DEFAULT_TILE_SIZE", "check_tile_size", "plan_tiles", "window_sums",
            "box_dilate",
-           "PartialSums", "halo_cells", "grow", "heap_kept", "small_pages"]
+           "PartialSums", "halo_cells", "grow", "heap_kept", "small_pages",
+           "keep_heap_for_process"]
 
 #: Columns per partial-sum chunk; tile sizes are multiples of it (declared once, with the
 #: default tile side, next to ``--tile-size`` in :mod:`terrace_foundation.params`).
@@ -415,10 +416,15 @@ HEAP_KEPT = 1 << 30
 #: on 64-bit systems, 32 MiB and twice that).
 HEAP_AFTER = (32 << 20, 64 << 20)
 #: Whether :func:`heap_kept` may change the allocator's settings. ``mallopt`` is process-wide,
-#: so only a process this tool owns turns it on (the CLI and ``scripts/bench.py`` do); a
+#: so only a process this tool owns turns it on (the CLI and ``scripts/bench.py`` do, for the
+#: whole run: :func:`keep_heap_for_process`); a
 #: library call inside a host (Houdini's Python, hython, a pipeline's interpreter) leaves the
 #: host's allocator as it is.
 KEEP_HEAP = False
+#: Whether :func:`keep_heap_for_process` has set the allocator for the whole process; then
+#: :func:`heap_kept` and :func:`small_pages` have nothing left to do (and must not hand the
+#: memory back at their end).
+PROCESS_KEPT = False
 
 
 def _glibc():
@@ -448,6 +454,36 @@ def _numpy_hugepages(on: bool) -> bool | None:
     return None
 
 
+def keep_heap_for_process() -> bool:
+    """Keep freed memory in this process for the rest of its life: for a process this tool
+    owns (the CLI, ``scripts/bench.py``), never a host's.
+
+    Sets :data:`KEEP_HEAP` and, on glibc, what :func:`heap_kept` sets while tiles run (mmap
+    and trim thresholds of :data:`HEAP_KEPT`; numpy's arrays without transparent huge pages,
+    :func:`small_pages`) once for the whole run, vector stages, pads, walls and writers
+    included: each of them also makes and frees arrays of many MB, which glibc's default
+    thresholds would map, unmap and fault in afresh. At 4097² (``scripts/bench.py``) that was
+    0.3 s of system time a reference run and 1.1-1.4 s a grading run outside the tiles
+    (docs/performance.md). Nothing is handed back before the process ends: its peak is the
+    same (the same arrays are alive at once), its resident size stays at that peak.
+
+    Returns
+    -------
+    bool
+        Whether the C library took the setting (False elsewhere than glibc: only
+        :data:`KEEP_HEAP` is then set).
+    """
+    global KEEP_HEAP, PROCESS_KEPT
+    KEEP_HEAP = True
+    lib = _glibc()
+    if lib is None or not lib.mallopt(_M_MMAP_THRESHOLD, HEAP_KEPT):
+        return False
+    lib.mallopt(_M_TRIM_THRESHOLD, HEAP_KEPT)
+    _numpy_hugepages(False)
+    PROCESS_KEPT = True
+    return True
+
+
 @contextmanager
 def small_pages(enabled: bool | None = None):
     """No transparent huge pages for numpy's arrays made inside; the setting restored after.
@@ -464,7 +500,7 @@ def small_pages(enabled: bool | None = None):
     output arrays, with the same user time (docs/performance.md). The reference preset
     makes its output arrays and runs its tiles inside (:func:`heap_kept` includes it).
     """
-    if not (KEEP_HEAP if enabled is None else enabled):
+    if PROCESS_KEPT or not (KEEP_HEAP if enabled is None else enabled):
         yield
         return
     before = _numpy_hugepages(False)
@@ -492,7 +528,7 @@ def heap_kept(enabled: bool | None = None):
     refuses the setting. The arrays get no transparent huge pages meanwhile
     (:func:`small_pages`).
     """
-    if not (KEEP_HEAP if enabled is None else enabled):
+    if PROCESS_KEPT or not (KEEP_HEAP if enabled is None else enabled):
         yield
         return
     with small_pages(True):

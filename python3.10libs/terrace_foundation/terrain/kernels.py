@@ -553,16 +553,24 @@ def _sweep_fields(v: np.ndarray, lab: np.ndarray, rows: range, wa: float, wd: fl
     """:func:`_sweep` with labels over fields stored row by row, ``(W, F, N)`` (C-contiguous
     ``v`` and ``lab``; ``ramp`` and ``back`` of shape ``(F, N)``): the same operations on
     the same values as :func:`_sweep` of the ``(F, W, N)`` stack, so the same values and
-    labels bit for bit. Each row of all the fields is one contiguous array, and the row
-    cones' labels are gathered from ``lab``'s memory by flat index.
+    labels bit for bit. Each row of all the fields is one contiguous array, worked on in
+    buffers made once per sweep, and the row cones' labels are gathered from the row's own
+    memory by flat index.
+
+    A candidate's value is taken with ``numpy.maximum`` where :func:`_sweep` copies it where
+    it is greater: the same value, since no value here is NaN or ``-0.0`` (they start at
+    ``0.0`` and ``-inf`` and only ever have finite non-negative ramps and steps added or
+    subtracted, and ``x - x`` is ``+0.0``), and numpy's masked copy is several times slower
+    than its maximum.
     """
     wr, f, n = v.shape
-    flat = lab.reshape(-1)
-    assert np.shares_memory(flat, lab), "the labels are gathered from their own memory"
-    base = (np.arange(f, dtype=np.intp) * n)[:, None]
-    idx = np.arange(n, dtype=np.intp)
-    end = np.intp(n - 1)
+    base = (np.arange(f, dtype=np.intp) * n)[:, None]    # each field's first cell in a row
+    at = base + np.arange(n, dtype=np.intp)               # each cell's index in its row
+    end = base + (n - 1)
     rb = back[:, ::-1]
+    better = np.empty((f, n), dtype=bool)
+    vr, fwd, vb, bwd, tmp = (np.empty((f, n)) for _ in range(5))
+    bwd_r = bwd[:, ::-1]
     prev = None
     for r in rows:
         cur = v[r]
@@ -570,32 +578,40 @@ def _sweep_fields(v: np.ndarray, lab: np.ndarray, rows: range, wa: float, wd: fl
         if prev is not None:
             pv = v[prev]
             pl = lab[prev]
-            cand = pv - wa
-            diag = pv - wd                  # the diagonal candidates of both sides, once
-            for sl_cur, val, sl_src in ((slice(None), cand, slice(None)),
-                                        (slice(1, None), diag[:, :-1], slice(None, -1)),
-                                        (slice(None, -1), diag[:, 1:], slice(1, None))):
+            # the cell above, then the diagonal ones (left, right), each where strictly higher
+            np.subtract(pv, wa, out=tmp)
+            np.greater(tmp, cur, out=better)
+            np.maximum(cur, tmp, out=cur)
+            np.copyto(cl, pl, where=better)
+            np.subtract(pv, wd, out=tmp)    # the diagonal candidates of both sides, once
+            for sl_cur, sl_src in ((slice(1, None), slice(None, -1)),
+                                   (slice(None, -1), slice(1, None))):
                 c = cur[:, sl_cur]
-                better = val > c
-                np.copyto(c, val, where=better)
-                np.copyto(cl[:, sl_cur], pl[:, sl_src], where=better)
+                b = better[:, sl_cur]
+                np.greater(tmp[:, sl_src], c, out=b)
+                np.maximum(c, tmp[:, sl_src], out=c)
+                np.copyto(cl[:, sl_cur], pl[:, sl_src], where=b)
         # _row_cones of the row, labels included (the same expressions)
-        vr = cur + ramp
-        fwd = np.maximum.accumulate(vr, axis=-1)
+        np.add(cur, ramp, out=vr)
+        np.maximum.accumulate(vr, axis=-1, out=fwd)
         fwd -= ramp
-        vb = cur + back
-        bwd = np.maximum.accumulate(vb[:, ::-1], axis=-1)
-        bwd -= rb
-        bwd = bwd[:, ::-1]
-        pos = np.where(vr >= fwd + ramp, idx, 0)
+        np.add(cur, back, out=vb)
+        np.maximum.accumulate(vb[:, ::-1], axis=-1, out=bwd_r)
+        bwd_r -= rb
+        np.add(fwd, ramp, out=tmp)
+        np.greater_equal(vr, tmp, out=better)
+        pos = np.where(better, at, base)
         np.maximum.accumulate(pos, axis=-1, out=pos)
-        posb = np.where(vb >= (bwd + back), idx, end)
-        posb = np.minimum.accumulate(posb[:, ::-1], axis=-1)[:, ::-1]
+        np.add(bwd, back, out=tmp)
+        np.greater_equal(vb, tmp, out=better)
+        posb = np.where(better, at, end)
+        posb_r = posb[:, ::-1]
+        np.minimum.accumulate(posb_r, axis=-1, out=posb_r)
         # the cell each label comes from (the backward cone's where it is higher), then one
         # gather: the labels _row_cones picks
-        np.copyto(pos, posb, where=bwd > fwd)
-        pos += base + r * (f * n)
-        cl[...] = flat[pos]
+        np.greater(bwd, fwd, out=better)
+        np.copyto(pos, posb, where=better)
+        cl[...] = cl.reshape(-1)[pos]
         np.maximum(fwd, bwd, out=cur)
         prev = r
 

@@ -222,6 +222,33 @@ def test_report_rows_written_from_kept_columns_only_while_unchanged(tmp_path):
         assert type(other) is list and other == rows
 
 
+@pytest.mark.parametrize("batch", [1, 7, 10, 30, 8192])
+def test_report_rows_in_batches_are_json_dumps(tmp_path, monkeypatch, batch):
+    """The long lists of rows go out as ASCII byte pieces of ROWS_BATCH rows (keys, brackets
+    and separators columns of the byte table, no separator after the last row of the last
+    batch): the same text as json.dumps, whether the rows divide into batches or not, in
+    dumps_report and in the file written (rows of the kept columns and plain rows)."""
+    from terrace_foundation.io.writers import report_json
+    from terrace_foundation.io.writers.report_json import _report_pieces, dumps_report
+    from terrace_foundation.report import LotRows, _num_arrays
+
+    monkeypatch.setattr(report_json, "ROWS_BATCH", batch)
+    n = 30
+    area, area_arr = _num_arrays(np.random.default_rng(8).normal(0, 50, n))
+    ids = np.arange(1, n + 1, dtype=np.int64)
+    rows = LotRows([{"lot_id": i, "area": a, "walls": [] if i % 3 else [{"h": 0.5}]}
+                    for i, a in zip(ids.tolist(), area)],
+                   {"lot_id": (ids.tolist(), ids), "area": (area, area_arr)})
+    plain = [dict(r, name="x%d\u00e9" % r["lot_id"]) for r in rows]
+    data = {"lots": rows, "plain": plain, "after": [1, 2]}
+    want = json.dumps(data, indent=2)
+    assert dumps_report(data) == want
+    pieces = _report_pieces(data)
+    assert sum(isinstance(p, bytes) for p in pieces) == 2 * -(-n // batch)
+    [path] = report_json.write_report(data, tmp_path / "r.json")
+    assert path.read_bytes() == (want + "\n").encode("ascii")
+
+
 def test_report_converts_numpy_and_is_strict(tmp_path):
     data = {"a": np.float32(1.5), "b": np.int64(3), "c": np.arange(3), "d": (1, 2),
             "e": np.bool_(True), "p": TerraceParams()}

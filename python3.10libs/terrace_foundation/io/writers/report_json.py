@@ -110,11 +110,13 @@ def _encode_list(value, level: int, stash: list | None = None) -> str:
     inner = "\n" + "  " * (level + 1)
     first = value[0]
     if type(first) is dict and first and len(value) > 8:
-        rows = _encode_rows(value, level + 1)
-        if rows is not None:
+        parts = _encode_rows(value, level + 1)
+        if parts is not None:
             if stash is not None:                 # the long text is not copied again
-                stash.append(rows)
+                stash.append(parts)
                 rows = f"\0{len(stash) - 1}\0"
+            else:
+                rows = b"".join(parts).decode("ascii")
             return "[" + inner + rows + "\n" + "  " * level + "]"
     return "[" + inner + ("," + inner).join([_encode(v, level + 1, stash) for v in value]) + \
         "\n" + "  " * level + "]"
@@ -170,12 +172,19 @@ def _column_field(col: list, kinds: list, level: int, known: np.ndarray | None =
                        for v in col])
 
 
-def _encode_rows(rows: list, level: int) -> str | None:
+#: Rows of a long list of dicts formatted at a time by :func:`_encode_rows` (their byte
+#: table, about 0.8 KB a report row and as much again for its mask, is never whole).
+ROWS_BATCH = 8192
+
+
+def _encode_rows(rows: list, level: int) -> list[bytes] | None:
     """Many dicts with the same keys in the same order (the report's lots), column by column:
     the rows as :func:`_encode` writes each at ``level``, joined by ``,`` and a new line
-    indented to ``level`` (as in a list), or None when the rows differ in their keys.
+    indented to ``level`` (as in a list), as ASCII pieces in order (one per
+    :data:`ROWS_BATCH` rows: the keys and brackets are columns of the byte table too, so the
+    text is one masked gather per batch), or None when the rows differ in their keys.
     """
-    from ..._numtext import const_field, join_rows
+    from ..._numtext import Field, const_field, join_rows
 
     keys = tuple(rows[0])
     m = len(keys)
@@ -184,17 +193,30 @@ def _encode_rows(rows: list, level: int) -> str | None:
         return None
     flat = list(chain.from_iterable(map(dict.values, rows)))     # row after row
     known = getattr(rows, "column", None)          # the report's lots: their columns kept
+    n = len(rows)
+    inner = "\n" + "  " * (level + 1)
+    sep = "," + "\n" + "  " * level                # between two rows
     fields = []
     for j, k in enumerate(keys):
         col = flat[j::m]
         arr = None if known is None else known(k, col)
         kinds = list(map(type, col)) if arr is None else []
-        fields += [_column_field(col, kinds, level + 1, arr), const_field("\0", len(rows))]
-    texts = join_rows(fields).decode("ascii").split("\0")
-    inner = "\n" + "  " * (level + 1)
-    row = "{" + inner + ("," + inner).join(
-        _ESCAPE(_key(k)).replace("%", "%%") + ": %s" for k in keys) + "\n" + "  " * level + "}"
-    return (("," + "\n" + "  " * level).join([row] * len(rows))) % tuple(texts[:-1])
+        fields += [("{" if j == 0 else ",") + inner + _ESCAPE(_key(k)) + ": ",
+                   _column_field(col, kinds, level + 1, arr)]
+    fields.append("\n" + "  " * level + "}" + sep)
+    pieces = []
+    for a in range(0, n, ROWS_BATCH):
+        b = min(a + ROWS_BATCH, n)
+        batch = [const_field(f, b - a) if isinstance(f, str) else
+                 Field(f.chars[a:b], None if f.valid is None else f.valid[a:b])
+                 for f in fields]
+        if b == n:                                 # no separator after the last row
+            chars, _ = batch[-1]
+            valid = np.ones(chars.shape, dtype=bool)
+            valid[-1, chars.shape[1] - len(sep):] = False
+            batch[-1] = Field(chars, valid)
+        pieces.append(join_rows(batch))
+    return pieces
 
 
 def dumps_report(data: dict) -> str:
@@ -209,20 +231,27 @@ def dumps_report(data: dict) -> str:
     ValueError, TypeError
         As :func:`to_json_value`.
     """
-    return "".join(_report_pieces(data))
+    return "".join([p.decode("ascii") if isinstance(p, bytes) else p
+                    for p in _report_pieces(data)])
 
 
-def _report_pieces(data: dict) -> list[str]:
-    """:func:`dumps_report`'s text as pieces in order (the long lists of rows, 23 MB for
-    48 000 lots, each one piece, never copied into a larger string).
+def _report_pieces(data: dict) -> list[str | bytes]:
+    """:func:`dumps_report`'s text as pieces in order: ``str``, and the long lists of rows
+    (23 MB for 48 000 lots) as ASCII ``bytes`` in batches (:func:`_encode_rows`), never
+    copied into a larger string.
     """
     try:
-        stash: list[str] = []
+        stash: list[list[bytes]] = []
         pieces = _encode(data, 0, stash).split("\0")
     except (_Slow, RecursionError):
         return [json.dumps(to_json_value(data), indent=2, allow_nan=False)]
-    pieces[1::2] = [stash[int(k)] for k in pieces[1::2]]
-    return pieces
+    out: list[str | bytes] = []
+    for k, piece in enumerate(pieces):
+        if k % 2:
+            out.extend(stash[int(piece)])           # a long list's rows, ASCII bytes
+        else:
+            out.append(piece)
+    return out
 
 
 def write_report(report: dict, path: str | os.PathLike, extra: dict | None = None) -> list[Path]:
@@ -234,6 +263,10 @@ def write_report(report: dict, path: str | os.PathLike, extra: dict | None = Non
     path = Path(path)
     with open(path, "w", encoding="utf-8") as f:
         for piece in pieces:
-            f.write(piece)
+            if isinstance(piece, bytes) and os.linesep == "\n":
+                f.flush()                            # ASCII, no newline to translate:
+                f.buffer.write(piece)                # the bytes as they are
+                continue
+            f.write(piece.decode("ascii") if isinstance(piece, bytes) else piece)
         f.write("\n")
     return [path]

@@ -5,6 +5,7 @@ Real terrain: "Source: Federal Office of Topography swisstopo (DHM25)" (../share
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -450,9 +451,17 @@ def test_only_the_program_keeps_its_heap_for_the_whole_run(monkeypatch, tmp_path
            "--out", str(tmp_path / "o"), "-q"]
     assert cli_module.main(bad) == 1
     assert kept == [] and tiles.KEEP_HEAP
+    young = gc.get_threshold()
+    assert young[0] < cli_module.GC_YOUNG          # a library call leaves the collector as is
     monkeypatch.setattr(sys, "argv", ["terrace-foundation"] + bad)
-    assert cli_module.main() == 1
-    assert kept == [1]
+    try:
+        assert cli_module.main() == 1
+        assert kept == [1]
+        # the program also makes the collector's young collections rarer, the older
+        # generations' thresholds as they were
+        assert gc.get_threshold() == (cli_module.GC_YOUNG, *young[1:])
+    finally:
+        gc.set_threshold(*young)
 
 
 def test_tiled_run_writes_the_same_files(cli, tmp_path, interlaken_run_npy, interlaken_npy,

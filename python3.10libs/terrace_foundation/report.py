@@ -182,6 +182,10 @@ def edge_tangents_at(heights: np.ndarray, active: np.ndarray, rows: np.ndarray,
 
     Each cell looks at its eight neighbours in the array; a neighbour counts when it is
     active (the same differences and scalings as :func:`edge_tangents`, so the same values).
+    Cells listed row by row (as ``numpy.nonzero`` lists them) are taken a band of
+    :data:`EDGE_ROWS` rows at a time, so that the nine gathers of a band read rows that are
+    still in the CPU's cache (over a whole tile, each gather streamed the heights from
+    memory again).
 
     Parameters
     ----------
@@ -197,51 +201,97 @@ def edge_tangents_at(heights: np.ndarray, active: np.ndarray, rows: np.ndarray,
     """
     m, n = heights.shape
     out = np.zeros(len(rows))
-    # every neighbour in the array (the usual case: cells of a tile inside its box): no
-    # bounds per neighbour
-    inside = len(rows) > 0 and int(rows.min()) > 0 and int(rows.max()) < m - 1 \
-        and int(cols.min()) > 0 and int(cols.max()) < n - 1
-    mh, ma = _row_memory(heights), _row_memory(active)
-    if inside and mh is not None and ma is not None:
-        # the same values gathered by one flat index into each array's memory (a row's
-        # pitch apart): ``take`` with one index instead of indexing by rows and columns
-        (fh, ph), (fa, pa) = mh, ma
-        # each neighbour's index is the north-west one's plus a fixed offset: taken from the
-        # memory shifted by it (a view) instead of adding the offset to every index
-        bh = (rows - 1) * ph + (cols - 1)
-        ba = (rows - 1) * pa + (cols - 1)
-        h0 = fh[ph + 1:].take(bh)
-        for dr in (-1, 0, 1):
-            for dc in (-1, 0, 1):
-                if dr == 0 and dc == 0:
-                    continue
-                ok = fa[(dr + 1) * pa + dc + 1:].take(ba)
-                g = np.subtract(fh[(dr + 1) * ph + dc + 1:].take(bh), h0)
-                np.abs(g, out=g)
-                g *= 1.0 / (cell_size * float(np.hypot(abs(dr), abs(dc))))
-                # an inactive neighbour's tangent made 0 (g >= 0 and out >= 0: the maximum
-                # is the masked one's, bit for bit, without numpy's slower masked loop)
-                g *= ok
-                np.maximum(out, g, out=out)
+    if len(rows) == 0:
         return out
+    mh, ma = _row_memory(heights), _row_memory(active)
+    if mh is None or ma is None:
+        _edge_tangents_indexed(heights, active, rows, cols, cell_size, out)
+        return out
+    # cells with every neighbour in the array (all of them, for a tile's band inside its
+    # box): gathered by flat index; the others (the grid's edge) with bounds per neighbour
+    if int(rows.min()) > 0 and int(rows.max()) < m - 1 and int(cols.min()) > 0 \
+            and int(cols.max()) < n - 1:
+        _edge_tangents_inside(mh, ma, rows, cols, cell_size, out)
+        return out
+    ins = (rows > 0) & (rows < m - 1) & (cols > 0) & (cols < n - 1)
+    got = np.zeros(int(np.count_nonzero(ins)))
+    _edge_tangents_inside(mh, ma, rows[ins], cols[ins], cell_size, got)
+    out[ins] = got
+    np.logical_not(ins, out=ins)
+    got = np.zeros(int(np.count_nonzero(ins)))
+    _edge_tangents_indexed(heights, active, rows[ins], cols[ins], cell_size, got)
+    out[ins] = got
+    return out
+
+
+#: Rows of cells per band of :func:`edge_tangents_at` (the 22 873-lot case on 4097²,
+#: 3 tiles' bands: 0.230 s CPU in one piece, 0.084 s by 64 rows, 0.098 by 16, 0.11 by 256).
+EDGE_ROWS = 64
+
+
+def _edge_tangents_inside(mh: tuple[np.ndarray, int], ma: tuple[np.ndarray, int],
+                          rows: np.ndarray, cols: np.ndarray, cell_size: float,
+                          out: np.ndarray) -> None:
+    """:func:`edge_tangents_at` of cells whose eight neighbours lie in the array, into
+    ``out`` (zeros), from the heights' and the active cells' row memories
+    (:func:`_row_memory`); a band of :data:`EDGE_ROWS` rows at a time when ``rows`` is
+    sorted.
+    """
+    (fh, ph), (fa, pa) = mh, ma
+    # the same values gathered by one flat index into each array's memory (a row's pitch
+    # apart): ``take`` with one index instead of indexing by rows and columns; each
+    # neighbour's index is the north-west one's plus a fixed offset, taken from the memory
+    # shifted by it (a view) instead of adding the offset to every index
+    bh = (rows - 1) * ph + (cols - 1)
+    ba = (rows - 1) * pa + (cols - 1)
+    k = len(rows)
+    if k > 1 and bool((rows[1:] >= rows[:-1]).all()):
+        cuts = np.searchsorted(rows, np.arange(int(rows[0]) + EDGE_ROWS, int(rows[-1]) + 1,
+                                               EDGE_ROWS))
+        bounds = [0, *cuts.tolist(), k]
+    else:
+        bounds = [0, k]
+    steps = [((dr + 1) * ph + dc + 1, (dr + 1) * pa + dc + 1,
+              1.0 / (cell_size * float(np.hypot(abs(dr), abs(dc)))))
+             for dr in (-1, 0, 1) for dc in (-1, 0, 1) if dr or dc]
+    for s, e in zip(bounds[:-1], bounds[1:]):
+        if s == e:
+            continue
+        b_h, b_a, o = bh[s:e], ba[s:e], out[s:e]
+        h0 = fh[ph + 1:].take(b_h)
+        for off_h, off_a, scale in steps:
+            ok = fa[off_a:].take(b_a)
+            g = np.subtract(fh[off_h:].take(b_h), h0)
+            np.abs(g, out=g)
+            g *= scale
+            # an inactive neighbour's tangent made 0 (g >= 0 and out >= 0: the maximum is
+            # the masked one's, bit for bit, without numpy's slower masked loop)
+            g *= ok
+            np.maximum(o, g, out=o)
+
+
+def _edge_tangents_indexed(heights: np.ndarray, active: np.ndarray, rows: np.ndarray,
+                           cols: np.ndarray, cell_size: float, out: np.ndarray) -> None:
+    """:func:`edge_tangents_at` by row and column indices, with bounds per neighbour, into
+    ``out`` (zeros).
+    """
+    m, n = heights.shape
+    if len(rows) == 0:
+        return
     h0 = heights[rows, cols]
     for dr in (-1, 0, 1):
         for dc in (-1, 0, 1):
             if dr == 0 and dc == 0:
                 continue
             r, c = rows + dr, cols + dc
-            if inside:
-                ok = active[r, c]
-            else:
-                ok = (r >= 0) & (r < m) & (c >= 0) & (c < n)
-                np.clip(r, 0, m - 1, out=r)
-                np.clip(c, 0, n - 1, out=c)
-                ok &= active[r, c]
+            ok = (r >= 0) & (r < m) & (c >= 0) & (c < n)
+            np.clip(r, 0, m - 1, out=r)
+            np.clip(c, 0, n - 1, out=c)
+            ok &= active[r, c]
             g = np.subtract(heights[r, c], h0)
             np.abs(g, out=g)
             g *= 1.0 / (cell_size * float(np.hypot(abs(dr), abs(dc))))
             np.maximum(out, g, out=out, where=ok)
-    return out
 
 
 def _row_memory(a: np.ndarray) -> tuple[np.ndarray, int] | None:

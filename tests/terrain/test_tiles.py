@@ -459,6 +459,40 @@ def test_edge_tangents_at_some_cells_equal_the_whole_grid():
     assert got.tobytes() == edge_tangents(h, active, 2.5)[rows[inner], cols[inner]].tobytes()
 
 
+@pytest.mark.parametrize("band_rows", [1, 7, 64])
+def test_edge_tangents_at_by_bands_of_rows_equal_the_whole_grid(monkeypatch, band_rows):
+    # cells listed row by row are taken a band of rows at a time (bands without a cell
+    # included); cells on the grid's edge mixed with inner ones, and cells in no order
+    from terrace_foundation import report
+    monkeypatch.setattr(report, "EDGE_ROWS", band_rows)
+    rng = np.random.default_rng(21)
+    h = rng.normal(size=(300, 40)) * 50
+    active = rng.random(h.shape) < 0.6
+    active[100:160] = False                       # rows without a cell
+    want = edge_tangents(h, active, 2.5)
+    rows, cols = np.nonzero(active)
+    for sel in (np.arange(len(rows)), rng.permutation(len(rows)),
+                np.flatnonzero((rows > 0) & (rows < 299) & (cols > 0) & (cols < 39))):
+        got = edge_tangents_at(h, active, rows[sel], cols[sel], 2.5)
+        assert got.tobytes() == want[rows[sel], cols[sel]].tobytes()
+
+
+def test_nearest_label_of_strips_without_wanted_cells():
+    # a dense band's strips are all swept: a strip of two lots holding no wanted cell
+    # (rows wholly of lots between them) made the old search for windows of one lot leave
+    # no cell to sweep for, and the up sweep's start failed on an empty minimum (fix)
+    lm = np.zeros((120, 30), dtype=np.int32)
+    lm[0:6, 5:25] = 1
+    lm[40:80, :15] = 2
+    lm[40:80, 15:] = 3
+    lm[114:120, 5:25] = 4
+    rows = np.r_[np.full(20, 7), np.full(20, 112)]
+    cols = np.r_[np.arange(5, 25), np.arange(5, 25)]
+    _, full_l = cone_envelope(np.where(lm > 0, 0.0, -np.inf), lm, 1.0, 1.0)
+    got = nearest_label(lm, rows, cols, 1.0, 5, strip=10)
+    assert got.tobytes() == full_l[rows, cols].tobytes()
+
+
 def test_edge_tangents_at_of_views_equal_the_whole_grid():
     # a tile's box is a view of its window (rows a pitch apart): the flat gathers read the
     # same cells; a transposed or reversed view takes the general path, with the same values

@@ -422,18 +422,20 @@ def nearest_label(lot_mask: np.ndarray, rows: np.ndarray, cols: np.ndarray, cell
         a, which, wr = _strips(rows, box, halo, strip)
         c = np.full(len(a), box[2])
         wc = box[3] - box[2]
+        one_lot = False
     else:
         rank = np.cumsum(seen) - 1
         which = rank[key]
         a = np.clip((blocks // nbc) * block - halo, 0, m - w)  # window corners, in the array
         c = np.clip((blocks % nbc) * block - halo, 0, n - w)
         wr = wc = w
+        one_lot = True
     # the windows, row by row of all of them ((wr, fields, wc): each row of the sweep is
     # one contiguous array), copied from a view of every run of wc columns (numpy copies
     # each window's rows as blocks): the same values
     runs = np.lib.stride_tricks.sliding_window_view(lot_mask, wc, axis=1)
     lab = runs[a[None, :] + np.arange(wr)[:, None], c[None, :]]
-    return _label_fields(lab, a, c, which, rows, cols, cell_size, col_offset)
+    return _label_fields(lab, a, c, which, rows, cols, cell_size, col_offset, one_lot)
 
 
 def _strips(rows: np.ndarray, box: tuple[int, int, int, int], halo: int,
@@ -476,7 +478,7 @@ def _box_cells(box: tuple[int, int, int, int]) -> int:
 
 def _label_fields(lab: np.ndarray, a: np.ndarray, c: np.ndarray, which: np.ndarray,
                   rows: np.ndarray, cols: np.ndarray, cell_size: float,
-                  col_offset: int) -> np.ndarray:
+                  col_offset: int, one_lot: bool = True) -> np.ndarray:
     """The labelled cone sweeps of :func:`nearest_label` over windows of the lot mask.
 
     Parameters
@@ -492,6 +494,10 @@ def _label_fields(lab: np.ndarray, a: np.ndarray, c: np.ndarray, which: np.ndarr
     cell_size : float
     col_offset : int
         Global column of the lot mask's first column.
+    one_lot : bool
+        Look for windows whose lot cells are all of one lot (not swept). Blocks of a sparse
+        band often are; the strips of a dense band hardly ever (each holds many lots), so
+        the three passes over them that find out are skipped.
 
     Returns
     -------
@@ -503,7 +509,7 @@ def _label_fields(lab: np.ndarray, a: np.ndarray, c: np.ndarray, which: np.ndarr
     # reach (a label is only ever copied from a lot cell), and every wanted cell is reached
     # (its nearest lot lies within the halo): such windows are not swept (one window is
     # swept as it is: it gives the same labels, and is rarely of one lot)
-    if nf > 1:
+    if nf > 1 and one_lot:
         top_lab = lab.max(axis=(0, 2))
         low_lab = np.where(lab > 0, lab, top_lab[None, :, None]).min(axis=(0, 2))
         out = top_lab[which]
@@ -511,23 +517,27 @@ def _label_fields(lab: np.ndarray, a: np.ndarray, c: np.ndarray, which: np.ndarr
         if len(swept) == 0:
             return out
     else:
-        swept = np.zeros(1, dtype=np.intp)
+        swept = np.arange(nf)
     if len(swept) < nf:
         lab, a, c = np.ascontiguousarray(lab[:, swept]), a[swept], c[swept]
         pick = np.flatnonzero(low_lab[which] != top_lab[which])
         at = np.full(len(top_lab), -1, dtype=np.intp)
         at[swept] = np.arange(len(swept))
         sub_which, sub_rows, sub_cols = at[which[pick]], rows[pick], cols[pick]
+        if len(pick) == 0:          # the windows swept hold no wanted cell (strips of lots)
+            return out
     else:
         pick = None
         sub_which, sub_rows, sub_cols = which, rows, cols
-    v = np.where(lab > 0, 0.0, -np.inf)
-    lab[v < 0] = 0
+    apex = lab > 0
+    v = np.where(apex, 0.0, -np.inf)
+    np.maximum(lab, 0, out=lab)                 # no label where no apex (the -inf cells)
     wa = 1.0 * cell_size / OCTAGON_STRETCH
     wd = wa * np.sqrt(2.0)
     ramp = wa * (col_offset + c[:, None] + np.arange(wc)).astype(np.float64)   # (fields, wc)
     back = -ramp
-    seeded = np.asarray(np.isfinite(v).any(axis=2)).T                    # (fields, wr)
+    seeded = np.asarray(apex.any(axis=2)).T                              # (fields, wr)
+    del apex
     first = np.argmax(seeded, axis=1)
     last = wr - 1 - np.argmax(seeded[:, ::-1], axis=1)
     _sweep_fields(v, lab, range(int(first.min()), wr), wa, wd, ramp, back)
@@ -536,12 +546,19 @@ def _label_fields(lab: np.ndarray, a: np.ndarray, c: np.ndarray, which: np.ndarr
     saved = [(v[r:, f].copy(), lab[r:, f].copy()) for f, r in keep]
     # rows above every wanted cell are not read: the up sweep stops at the first wanted row
     # (a row's up sweep reads the rows below it only)
-    lowest = int((sub_rows - a[sub_which]).min())
+    at = sub_rows - a[sub_which]                 # the wanted cells' rows in their windows
+    lowest = int(at.min())
     _sweep_fields(v, lab, range(top, lowest - 1, -1), wa, wd, ramp, back)
     for (f, r), (sv, sl) in zip(keep, saved):
         v[r:, f] = sv
         lab[r:, f] = sl
-    got = lab[sub_rows - a[sub_which], sub_which, sub_cols - c[sub_which]]
+    # lab[rows - a, field, cols - c] as one flat index
+    at *= lab.shape[1]                           # the fields swept
+    at += sub_which
+    at *= wc
+    at += sub_cols
+    at -= c[sub_which]
+    got = lab.reshape(-1).take(at)
     if pick is None:
         return got
     out[pick] = got

@@ -78,6 +78,31 @@ def test_running_extremes_down_the_rows_equal_numpy_accumulate():
                 assert got.tobytes() == want.tobytes()
 
 
+def test_column_pass_int16_and_int32_sides_match_a_brute_force_oracle():
+    # edt._column_pass: int16 up to 2**13 rows, int32 beyond; each cell's row distance to
+    # the nearest feature of its column and that row (a tie to the row above), checked in
+    # the columns with a feature; a column without one gives distances of at least M
+    from terrace_foundation.terrain.edt import _column_pass
+    rng = np.random.default_rng(13)
+    for m in (1, 7, 2 ** 13, 2 ** 13 + 1):
+        feat = rng.random((m, 4)) < min(0.5, 20.0 / m)
+        feat[:, 3] = False
+        feat[m // 2, 0] = True
+        feat[0, 1] = feat[-1, 1] = True
+        da, near = _column_pass(feat)
+        assert da.dtype == (np.int16 if m <= 2 ** 13 else np.int32)
+        r = np.arange(m)
+        for c in range(4):
+            fr = np.flatnonzero(feat[:, c])
+            if len(fr) == 0:
+                assert (da[:, c].astype(np.int64) >= m).all()
+                continue
+            gap = np.abs(r[:, None] - fr[None, :])
+            best = gap.min(axis=1)
+            np.testing.assert_array_equal(da[:, c], best)
+            np.testing.assert_array_equal(near[:, c], fr[np.argmax(gap == best[:, None], axis=1)])
+
+
 def test_distance_on_a_window_of_lots_with_holes_matches_scipy():
     # long rows (the row-by-row running extremes of the column pass and of the envelope's
     # marks): blobs with holes and empty margins, as a grading window has

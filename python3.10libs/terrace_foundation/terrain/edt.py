@@ -251,16 +251,21 @@ def _envelope_lines(f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _column_pass(feat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Down the columns of ``feat`` (M, N bool): each cell's row distance to the nearest
-    feature in its column and that feature's row (int32; a tie goes to the row above;
-    a column without a feature gives distances of about 2**30 and a sentinel row), by two
+    feature in its column and that feature's row (a tie goes to the row above; a column
+    without a feature gives distances of at least ``M`` and a sentinel row), by two
     cumulative scans.
+
+    Both are int16 where ``M <= 2**13`` (the rows, the sentinels ``-2**14`` and ``2**14``
+    and every distance to them fit in it, and a sentinel is farther than any feature: half
+    the memory traffic of int32 for the same numbers), else int32 (sentinels ``-2**30`` and
+    ``2**30``). Callers cast before squaring beyond ``2**7``.
     """
     m = feat.shape[0]
-    far = np.int32(2 ** 30)
-    rows = np.arange(m, dtype=np.int32)[:, None]
-    above = np.where(feat, rows, -far)
+    dt, far = (np.int16, 2 ** 14) if m <= 2 ** 13 else (np.int32, 2 ** 30)
+    rows = np.arange(m, dtype=dt)[:, None]
+    above = np.where(feat, rows, dt(-far))
     _accumulate_down(np.maximum, above)
-    below = np.where(feat, rows, far)
+    below = np.where(feat, rows, dt(far))
     _accumulate_down(np.minimum, below[::-1])
     da = rows - above
     db = below - rows
@@ -457,14 +462,17 @@ def _within_keys(feat: np.ndarray, k: int):
     # least (k + 1)^2, so a key whose squared distance is at most k^2 is exact
     s = (2 * k + 1).bit_length()
     np.minimum(da, k + 1, out=da)
-    da *= da
+    da *= da                        # (at most (WITHIN_CELLS + 1)^2: fits the int16 of da)
     # (uint16 keys where the largest, ((k + 1)^2 + k^2) << s plus the offset, fits: half the
     # memory traffic of int32 for the same minima; the columns off the grid count as clipped
     # ones, (k + 1)^2, never within reach either)
     small = ((((k + 1) ** 2 + k * k) << s) + 2 * k) < 2 ** 16
     kt = np.uint16 if small else np.int32
     pad = np.full((m, n + 2 * k), ((k + 1) ** 2) << s, dtype=kt)
-    pad[:, k:k + n] = da << s
+    body = pad[:, k:k + n]
+    body[...] = da
+    body <<= kt(s)
+    del body
     del da
     key = np.empty((m, n), dtype=kt)
     band = WITHIN_BAND

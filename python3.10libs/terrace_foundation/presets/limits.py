@@ -711,23 +711,41 @@ def _split_steps(graded: np.ndarray, terrain: np.ndarray, lots: np.ndarray, dist
         if len(xs) == 0:
             break
         xr, xc = np.divmod(xs, n)
+        # (the neighbours on the grid, per side of the cell: one test each per round)
+        inside = {(-1, 0): xr > 0, (1, 0): xr < m - 1, (0, -1): xc > 0, (0, 1): xc < n - 1}
         face_of = _FaceCache(ff, m, n, rise)
         pp, lo_v, hi_v = [], [], []
         found = False
+        # (ff changes only after the offsets below: the cells' own heights gathered once)
+        fxs = ff[xs]
+        cand = []
         for dr, dc, d in _OFFSETS8:
-            ok = (xr + dr >= 0) & (xr + dr < m) & (xc + dc >= 0) & (xc + dc < n)
-            x = xs[ok] if not ok.all() else xs
+            ok = inside[(0, dc)] if dr == 0 else inside[(dr, 0)] if dc == 0 else \
+                inside[(dr, 0)] & inside[(0, dc)]
+            x, fx = (xs, fxs) if ok.all() else (xs[ok], fxs[ok])
             y = x + (dr * n + dc)
             lim = t * cell_size * d
-            fx, fy = ff[x], ff[y]
+            fy = ff[y]
             diff = np.abs(fx - fy)
-            bad = (diff > lim * (1 + 1e-9) + 1e-9) & \
-                ((fx != tf[x]) | (fy != tf[y])) & \
-                (diff > np.abs(tf[x] - tf[y]) + 1e-9)
+            # (the pairs steeper than the slope first, the other tests at those only: the
+            # same pairs in the same order)
+            at = np.flatnonzero(diff > lim * (1 + 1e-9) + 1e-9)
+            if len(at) == 0:
+                continue
+            x, y, fx, fy, diff = x[at], y[at], fx[at], fy[at], diff[at]
+            tx, ty = tf[x], tf[y]
+            bad = ((fx != tx) | (fy != ty)) & (diff > np.abs(tx - ty) + 1e-9)
             if not bad.any():
                 continue
-            x, y, fx, fy = x[bad], y[bad], fx[bad], fy[bad]
-            off = ~face_of(x) & ~face_of(y)
+            cand.append((x[bad], y[bad], fx[bad], fy[bad], lim))
+        # (the walls' test at every candidate pair's two cells in one call, then each
+        # offset's pairs in order as before)
+        if cand:
+            ends = np.cumsum([0] + [2 * len(c_[0]) for c_ in cand])
+            faces = face_of(np.concatenate([a_ for c_ in cand for a_ in c_[:2]]))
+        for i_, (x, y, fx, fy, lim) in enumerate(cand):
+            k_ = len(x)
+            off = ~faces[ends[i_]:ends[i_] + k_] & ~faces[ends[i_] + k_:ends[i_ + 1]]
             if not off.any():
                 continue
             found = True

@@ -72,6 +72,7 @@ from .presets.limits import (
     pull_pads,
     reach_bounds,
     rim_bounds,
+    steep_sides,
     step_share,
     step_wall_sides,
     terrain_step,
@@ -672,16 +673,23 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
     if made.any():
         fig.maxima["slope_created"] = float(deg_after[made].max())
         fig.counts["steep_created"] = int((deg_after[made] > CREATED_SLOPE_LIMIT).sum())
-    _grading_faces(job, fig, tile, lt, before_e, after_e, lm_e, near_e, band_w_e,
-                   info["lot_embankment"][es], info["embankment_height"][es])
+    # (the sides stepping by more than max_step, found once: the faces take them all, the
+    # walls those stepping by more than the larger max(max_step, rise); each cell's lot or
+    # nearest lot once for both)
+    steep = steep_sides(after_e, lt, job.max_step)
+    owner_e = np.where(lm_e > 0, lm_e, near_e)
+    _grading_faces(job, fig, tile, lt, before_e, after_e, lm_e, owner_e, band_w_e,
+                   info["lot_embankment"][es], info["embankment_height"][es], steep)
     # ---- the cell sides of walls and of lot pairs (sorted into the untiled order at the end)
     rise = np.tan(np.radians(job.max_slope)) * cs * (1 + 1e-9)
     fig.wall_sides.append(step_wall_sides(after_e, lm_e, near_e, max(job.max_step, rise),
                                           before_e, min_change=job.max_step, own=lt,
-                                          offset=(ext[0], ext[2])))
-    fig.grid_sides.append(grid_step_sides(lm_e, own=lt, offset=(ext[0], ext[2])))
-    for a, b, _ in _side_pairs(after_e.shape, lt):
-        r, c, xs, ys = lot_sides(lm_e[a], lm_e[b])
+                                          offset=(ext[0], ext[2]), steps=steep, owner=owner_e))
+    del steep, owner_e
+    # (the sides between two lots once, for the grid sides and the pairs' steps)
+    sides = [lot_sides(lm_e[a], lm_e[b]) for a, b, _ in _side_pairs(after_e.shape, lt)]
+    fig.grid_sides.append(grid_step_sides(lm_e, own=lt, offset=(ext[0], ext[2]), sides=sides))
+    for (a, b, _), (r, c, xs, ys) in zip(_side_pairs(after_e.shape, lt), sides):
         if len(r):
             lo, hi = np.minimum(xs, ys), np.maximum(xs, ys)
             st = np.abs(after_e[a][r, c] - after_e[b][r, c])
@@ -754,21 +762,21 @@ def _nearest_lots(lm: np.ndarray, rows: np.ndarray, cols: np.ndarray, cs: float,
     return out
 
 
-def _grading_faces(job, fig, tile, lt, before_e, after_e, lm_e, near_e, band_w_e, lot_emb_e,
-                   emb_h_e) -> None:
-    """Walls, embankments and earthwork of the tile's cells (summed by presets.grading.tile_grading_figures)."""
+def _grading_faces(job, fig, tile, lt, before_e, after_e, lm_e, owner_e, band_w_e, lot_emb_e,
+                   emb_h_e, steep) -> None:
+    """Walls, embankments and earthwork of the tile's cells (summed by presets.grading.tile_grading_figures).
+
+    ``owner_e``: each cell's lot, else its nearest lot; ``steep``: the tile's sides
+    stepping by more than ``max_step`` (``limits.steep_sides`` of ``after_e``).
+    """
     cs = job.cell_size
     ts = (slice(lt[0], lt[1]), slice(lt[2], lt[3]))
-    owner_e = np.where(lm_e > 0, lm_e, near_e)
     rise = np.tan(np.radians(job.max_slope)) * cs * (1 + 1e-9)
     fl, fh, fw, fr, fc = [], [], [], [], []
-    for a, b, _ in _side_pairs(after_e.shape, lt):
+    for a, b, axis in _side_pairs(after_e.shape, lt):
         # (every face steps by more than max_step: the other tests run at those sides only,
         # element by element and in the same row-major order, so the same)
-        d_full = np.subtract(after_e[a], after_e[b])
-        r, c = np.nonzero(np.abs(d_full) > job.max_step)
-        d_ab = d_full[r, c]
-        del d_full
+        r, c, d_ab = steep[axis]
         step = np.abs(d_ab)
         la, lb = lm_e[a][r, c], lm_e[b][r, c]
         oa, ob = owner_e[a][r, c], owner_e[b][r, c]

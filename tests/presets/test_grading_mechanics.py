@@ -100,6 +100,48 @@ def test_split_steps_cases_move_cells():
     assert sum(k > 0 for k in moved) >= 8, moved
 
 
+def test_steep_sides_and_the_walls_and_grid_sides_from_them_match_the_window_passes():
+    # limits.steep_sides (the tile's sides stepping by more than max_step, found once in
+    # grade_tile) against the pass over own's sides, and step_wall_sides /
+    # grid_step_sides given them (steps, owner, sides) against their own passes
+    from terrace_foundation.grading_tiles import _side_pairs
+    from terrace_foundation.presets.limits import steep_sides, step_wall_sides
+    from terrace_foundation.presets.walls import grid_step_sides
+    from terrace_foundation.terrain.kernels import lot_sides
+    rng = np.random.default_rng(17)
+    for _ in range(20):
+        m, n = (int(v) for v in rng.integers(6, 50, 2))
+        lm = np.zeros((m, n), dtype=np.int32)
+        for lot in range(1, int(rng.integers(1, 6))):
+            r, c = (int(v) for v in rng.integers(0, min(m, n) - 3, 2))
+            lm[r:r + int(rng.integers(1, 15)), c:c + int(rng.integers(1, 15))] = lot
+        near = np.where(lm > 0, lm, rng.integers(0, 5, (m, n))).astype(np.int32)
+        terrain = rng.normal(0.0, 1.0, (m, n)).round(1)
+        graded = np.where(rng.random((m, n)) < 0.5, terrain, terrain + rng.normal(0, 2, (m, n)))
+        own = (int(rng.integers(0, 3)), m - int(rng.integers(0, 3)),
+               int(rng.integers(0, 3)), n - int(rng.integers(0, 3)))
+        steep = steep_sides(graded, own, 0.5)
+        for (a, b, axis) in _side_pairs(graded.shape, own):
+            d = graded[a] - graded[b]
+            r, c = np.nonzero(np.abs(d) > 0.5)
+            got_r, got_c, got_d = steep[axis]
+            assert (got_r == r).all() and (got_c == c).all()
+            assert got_d.tobytes() == d[r, c].tobytes()
+        want = step_wall_sides(graded, lm, near, 0.7, terrain, min_change=0.5, own=own,
+                               offset=(3, 5))
+        got = step_wall_sides(graded, lm, near, 0.7, terrain, min_change=0.5, own=own,
+                              offset=(3, 5), steps=steep,
+                              owner=np.where(lm > 0, lm, near))
+        assert want.keys() == got.keys()
+        assert all(want[k].dtype == got[k].dtype and want[k].tobytes() == got[k].tobytes()
+                   for k in want)
+        sides = [lot_sides(lm[a], lm[b]) for a, b, _ in _side_pairs(lm.shape, own)]
+        want = grid_step_sides(lm, own=own, offset=(3, 5))
+        got = grid_step_sides(lm, own=own, offset=(3, 5), sides=sides)
+        assert all(want[k].dtype == got[k].dtype and want[k].tobytes() == got[k].tobytes()
+                   for k in want)
+
+
 def test_survey_lot_pairs_of_the_lots_box_are_those_of_the_tile():
     # grading_tiles._lot_pairs (the survey's sides between two lots, on the box around the
     # tile's lot cells) gives _own_pairs of the whole tile: the same rows in the same order

@@ -66,7 +66,7 @@ from . import Band
 
 __all__ = ["rim_bounds", "clamp_pads", "pull_pads", "pad_gap", "pad_reach", "reach_bounds", "grade_limited", "GradeInfo",
            "local_cones", "tier_drop", "cap_steps", "cap_cells", "terrain_step",
-           "GradingLotFigures", "lot_figures", "step_wall_sides", "walls_from_sides"]
+           "GradingLotFigures", "lot_figures", "steep_sides", "step_wall_sides", "walls_from_sides"]
 
 
 class GradeInfo(dict):
@@ -1260,7 +1260,8 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
 def step_wall_sides(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarray,
                     min_height: float, terrain: np.ndarray | None = None,
                     min_change: float = 0.0, own: tuple[int, int, int, int] | None = None,
-                    offset: tuple[int, int] = (0, 0)) -> dict[str, np.ndarray]:
+                    offset: tuple[int, int] = (0, 0), steps: dict | None = None,
+                    owner: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """The cell sides the grading makes outline, wing and tier walls of, as arrays (one entry per side).
 
     ``own`` (window rows and columns ``r0, r1, c0, c1``) keeps only the sides whose first
@@ -1269,8 +1270,16 @@ def step_wall_sides(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarra
     0 for sides between rows, 1 between columns; ``row``, ``col`` of the first cell; lower
     and higher side's lot, negative for a tier wall; lower and higher height) are in the
     order :func:`walls_from_sides` expects after a sort by ``(axis, row, col)``.
+
+    ``steps``, if given, holds for each ``axis`` the sides of ``own`` (or of the window)
+    that step by more than some height at most ``min_height``: ``(rows, cols, step)``,
+    row-major, rows and columns of the first cell relative to ``own``'s corner and ``step``
+    the first cell's height less the second's (as :func:`steep_sides`); the sides are
+    then taken from it instead of a pass over the window (the same sides, the same bits).
+    ``owner``, if given, is ``np.where(lot_mask > 0, lot_mask, nearest)``.
     """
-    owner = np.where(lot_mask > 0, lot_mask, nearest)
+    if owner is None:
+        owner = np.where(lot_mask > 0, lot_mask, nearest)
     out: dict[str, list[np.ndarray]] = {k: [] for k in ("axis", "row", "col", "lot_low",
                                                         "lot_high", "low", "high")}
     for axis in (0, 1):
@@ -1282,7 +1291,12 @@ def step_wall_sides(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarra
         sub = (slice(None), slice(None)) if own is None else \
             (slice(own[0], own[1]), slice(own[2], own[3]))
         ga, gb = graded[a][sub], graded[b][sub]
-        r, c = np.nonzero(np.abs(ga - gb) > min_height)
+        if steps is None:
+            r, c = np.nonzero(np.abs(ga - gb) > min_height)
+        else:
+            r, c, d_ = steps[axis]
+            at = np.flatnonzero(np.abs(d_) > min_height)
+            r, c = r[at], c[at]
         ha, hb = ga[r, c], gb[r, c]
         la, lb = lot_mask[a][sub][r, c], lot_mask[b][sub][r, c]
         oa, ob = owner[a][sub][r, c], owner[b][sub][r, c]
@@ -1309,6 +1323,38 @@ def step_wall_sides(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarra
         out["low"].append(np.minimum(ha, hb))
         out["high"].append(np.maximum(ha, hb))
     return {k: np.concatenate(v) for k, v in out.items()}
+
+
+def steep_sides(graded: np.ndarray, own: tuple[int, int, int, int], height: float
+                 ) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The cell sides of ``own`` (window rows and columns ``r0, r1, c0, c1``; the sides
+    whose first cell, north or west, lies in it) stepping by more than ``height``.
+
+    Parameters
+    ----------
+    graded : (M, N) ndarray
+        Heights, world units.
+    own : (r0, r1, c0, c1)
+    height : float
+        World units.
+
+    Returns
+    -------
+    dict
+        For ``axis`` 0 (sides between rows) and 1 (between columns): ``(rows, cols,
+        step)``, row-major, the first cell's row and column relative to ``(r0, c0)`` and
+        ``graded`` there less ``graded`` at the second cell (``step_wall_sides``'
+        ``steps``).
+    """
+    out = {}
+    for axis in (0, 1):
+        a = (slice(None, -1), slice(None)) if axis == 0 else (slice(None), slice(None, -1))
+        b = (slice(1, None), slice(None)) if axis == 0 else (slice(None), slice(1, None))
+        sub = (slice(own[0], own[1]), slice(own[2], own[3]))
+        d = np.subtract(graded[a][sub], graded[b][sub])
+        r, c = np.nonzero(np.abs(d) > height)
+        out[axis] = (r, c, d[r, c])
+    return out
 
 
 def walls_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, float],

@@ -257,24 +257,29 @@ def grid_steps(lot_mask: np.ndarray, origin: tuple[float, float], cell_size: flo
 
 
 def grid_step_sides(lot_mask: np.ndarray, own: tuple[int, int, int, int] | None = None,
-                    offset: tuple[int, int] = (0, 0)) -> dict[str, np.ndarray]:
+                    offset: tuple[int, int] = (0, 0), sides: list | None = None
+                    ) -> dict[str, np.ndarray]:
     """The cell sides between cells of two lots, as arrays (see :func:`grid_steps`).
 
     ``own`` (window ``r0, r1, c0, c1``) keeps the sides whose first cell lies in it (a tile's
     share); ``offset`` is the window's global first row and column. Arrays: ``between_rows``
     (bool), ``row``, ``col`` (first cell), ``lo``, ``hi`` (the two lot ids, ``lo < hi``).
+    ``sides``, if given, is :func:`~terrace_foundation.terrain.kernels.lot_sides` of the
+    sides between columns and of those between rows of ``own`` (rows and columns relative
+    to its corner), already found.
     """
     m = lot_mask
     out: dict[str, list[np.ndarray]] = {k: [] for k in ("between_rows", "row", "col", "lo",
                                                         "hi")}
     # vertical sides: between (r, c) and (r, c + 1), at x = x0 + (c + 1) cell
-    for (sa, sb, _), horizontal in zip(neighbour_pairs(m.shape, diagonals=False), (False, True)):
+    for k, ((sa, sb, _), horizontal) in enumerate(zip(neighbour_pairs(m.shape, diagonals=False),
+                                                      (False, True))):
         a, b = m[sa], m[sb]
         # (the sides of ``own`` only: the same sides in the same row-major order)
         r0, c0 = (0, 0) if own is None else (own[0], own[2])
         if own is not None:
             a, b = a[own[0]:own[1], own[2]:own[3]], b[own[0]:own[1], own[2]:own[3]]
-        r, c, la, lb = lot_sides(a, b)
+        r, c, la, lb = lot_sides(a, b) if sides is None else sides[k]
         r, c = r + r0, c + c0
         out["between_rows"].append(np.full(len(r), horizontal))
         out["row"].append(r.astype(np.int64) + offset[0])

@@ -609,15 +609,33 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
     on_lots = changed & lots_in
     rr_l, cc_l = np.nonzero(on_lots)
     dl, key = d[on_lots], mask[on_lots]
-    # (the same cells grouped once for the sums that share them)
-    PartialSums.add_cells_many([fig.sums["fill"], fig.sums["cut"]],
-                               [np.maximum(dl, 0.0) * area, np.maximum(-dl, 0.0) * area],
-                               key, rr_l + r0, cc_l + c0)
+    # (the same cells grouped once for the sums that share them: the earthwork on the lots
+    # (_grading_faces' "on_lot") with the fill and the cut, the whole earthwork with the
+    # totals; the partial sums per (key, row, chunk) do not depend on which call adds them)
+    PartialSums.add_cells_many([fig.sums["fill"], fig.sums["cut"], fig.sums["on_lot"]],
+                               [np.maximum(dl, 0.0) * area, np.maximum(-dl, 0.0) * area,
+                                np.abs(dl)], key, rr_l + r0, cc_l + c0)
     dc = d[changed]
     rr_c, cc_c = np.nonzero(changed)
-    PartialSums.add_cells_many([fig.sums[n_] for n_ in ("cut_total", "fill_total", "net_total")],
-                               [np.maximum(-dc, 0.0), np.maximum(dc, 0.0), dc], 0,
+    PartialSums.add_cells_many([fig.sums[n_] for n_ in ("cut_total", "fill_total", "net_total",
+                                                        "earth_total")],
+                               [np.maximum(-dc, 0.0), np.maximum(dc, 0.0), dc, np.abs(dc)], 0,
                                rr_c + r0, cc_c + c0)
+    # (and by each changed cell's lot, else its nearest lot: _grading_faces' "earth"; in
+    # bands of SUM_BAND rows of the changed cells, row-major: each block of CHUNK x CHUNK
+    # cells lies in one band, so the same partial sums with a band's temporaries)
+    owner_e = np.where(lm_e > 0, lm_e, near_e)
+    owner_t = owner_e[ts]
+    cuts = np.searchsorted(rr_c, np.arange(0, d.shape[0] + SUM_BAND, SUM_BAND))
+    for lo, hi in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+        if lo == hi:
+            continue
+        rb, cb = rr_c[lo:hi], cc_c[lo:hi]
+        own_b = owner_t[rb, cb]
+        on_b = np.flatnonzero(own_b > 0)
+        fig.sums["earth"].add_cells(np.abs(dc[lo:hi][on_b]), own_b[on_b], rb[on_b] + r0,
+                                    cb[on_b] + c0)
+    del owner_t
     fig.counts["changed"] = int(len(dc))
     fig.counts["lot_cells"] = int(lots_in.sum())
     # ---- band, wings, fade
@@ -677,7 +695,6 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
     # walls those stepping by more than the larger max(max_step, rise); each cell's lot or
     # nearest lot once for both)
     steep = steep_sides(after_e, lt, job.max_step)
-    owner_e = np.where(lm_e > 0, lm_e, near_e)
     _grading_faces(job, fig, tile, lt, before_e, after_e, lm_e, owner_e, band_w_e,
                    info["lot_embankment"][es], info["embankment_height"][es], steep)
     # ---- the cell sides of walls and of lot pairs (sorted into the untiled order at the end)
@@ -812,26 +829,6 @@ def _grading_faces(job, fig, tile, lt, before_e, after_e, lm_e, owner_e, band_w_
         np.fmax.at(tall_e, emb_owner, eh)
         fig.lot_max["emb_tallest"] = tall_e
         fig.maxima["emb_tallest_total"] = float(eh.max())
-    r0, c0 = tile[0], tile[2]
-    # (in bands of SUM_BAND rows on the global CHUNK grid: each block of CHUNK x CHUNK cells
-    # lies in one band, so the partial sums are the same as one call's, with a band's
-    # temporaries instead of the tile's: these were the tile's largest, about 65 bytes a
-    # cell)
-    after_t, before_t = after_e[ts], before_e[ts]
-    for b0 in range(0, after_t.shape[0], SUM_BAND):
-        b1 = min(b0 + SUM_BAND, after_t.shape[0])
-        moved = np.abs(after_t[b0:b1] - before_t[b0:b1])
-        # (the cells PartialSums.add would take for each sum, from one list of the moved
-        # cells: the same cells in the same order)
-        rr, cc = np.nonzero(moved)
-        mv = moved[rr, cc]
-        own_b, lm_b = owner[b0:b1][rr, cc], lm_t[b0:b1][rr, cc]
-        rr += r0 + b0
-        cc += c0
-        for name, key in (("earth", own_b), ("on_lot", lm_b)):
-            k = key > 0
-            fig.sums[name].add_cells(mv[k], key[k], rr[k], cc[k])
-        fig.sums["earth_total"].add_cells(mv, 0, rr, cc)
 
 
 #: Rows per band of the grading figures' partial sums (a multiple of

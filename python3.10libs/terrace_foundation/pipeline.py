@@ -28,6 +28,7 @@ from .lots.footprint import (
     pieces_outline,
     pinched_outlines,
     rechained,
+    ring_table,
     uncrossed,
     unfolded,
 )
@@ -617,15 +618,21 @@ def _footprints(regs: list[Region], lot_set: LotSet, shift: np.ndarray, warn: Wa
     # and a vertex closer to another edge of its outline than that spacing can land on it or
     # across it (a slit's tip 6e-11 inside a lot's side at LV95): the edge takes the vertex
     # and the outline, passing it twice, is chained again (issue 15)
-    crossed = crossed_outlines(outlines)
+    # (the checks share one table of every ring, made again only after outlines changed)
+    table = ring_table(outlines)
+    crossed = crossed_outlines(outlines, table)
     for i in np.nonzero(crossed)[0]:
         outlines[i] = uncrossed(outlines[i])
-    pinched = pinched_outlines(outlines) | doubled_outlines(outlines) | crossed
+    if crossed.any():
+        table = ring_table(outlines)
+    pinched = pinched_outlines(outlines, table) | doubled_outlines(outlines, table) | crossed
     for i in np.nonzero(pinched)[0]:
         outlines[i] = rechained(outlines[i])
+    if pinched.any():
+        table = ring_table(outlines)
     # both sides of a spike narrower than that spacing (a needle's end 9e-11 wide at LV95)
     # round onto one line: the ring folds back on itself there, and the fold goes (issue 15)
-    folded = folded_outlines(outlines)
+    folded = folded_outlines(outlines, table)
     for i in np.nonzero(folded)[0]:
         outlines[i] = unfolded(outlines[i])
     # a lot narrower than the world coordinates' spacing everywhere (a sliver 1e-11 high on

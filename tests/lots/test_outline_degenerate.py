@@ -273,6 +273,46 @@ def test_uncrossed_splits_a_ring_whose_slit_tip_crosses_its_side_in_world_coordi
     assert abs(got.area - Polygon(ring).area) <= 8 * got.length * ulp
 
 
+def test_ring_table_and_the_checks_given_it():
+    """ring_table lists every ring of every outline (vertices ring by ring, each ring's
+    size, each vertex's outline; outlines without rings own nothing), as a loop over the
+    outlines builds it; the four checks answer the same with the table given (the
+    pipeline's shared table) as without it."""
+    from terrace_foundation.lots.footprint import (
+        crossed_outlines,
+        doubled_outlines,
+        folded_outlines,
+        pinched_outlines,
+        ring_table,
+    )
+
+    sq = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+    pinch = np.array([[0.0, 0.0], [2.0, 0.0], [1.0, 1.0], [2.0, 2.0], [0.0, 2.0], [1.0, 1.0]])
+    spike = np.array([[0.0, 0.0], [2.0, 0.0], [2.0, 1.0], [3.0, 1.0], [2.0, 1.0], [0.0, 1.0]])
+    touch = np.array([[0.0, 0.0], [4.0, 0.0], [4.0, 4.0], [2.0, 0.0], [0.0, 4.0]])
+    outlines = [[[sq]], [], [[sq * 3.0, sq[::-1] + 1.0], [sq + 5.0]], [[pinch]], [[spike]],
+                [[sq], [sq[::-1]]], [[touch]]]
+    p, size, owner = ring_table(outlines)
+    want_p, want_size, want_owner = [], [], []
+    for k, fp in enumerate(outlines):          # the oracle: ring by ring
+        for poly in fp:
+            for ring in poly:
+                want_p.append(ring)
+                want_size.append(len(ring))
+                want_owner += [k] * len(ring)
+    assert np.array_equal(p, np.concatenate(want_p)) and size.tolist() == want_size
+    assert owner.tolist() == want_owner
+    assert ring_table([[], []])[0].shape == (0, 2)
+    table = (p, size, owner)
+    for find in (crossed_outlines, pinched_outlines, doubled_outlines, folded_outlines):
+        assert find(outlines, table).tolist() == find(outlines).tolist()
+    f, t = False, True
+    assert crossed_outlines(outlines).tolist() == [f, f, f, f, f, f, t]
+    assert pinched_outlines(outlines).tolist() == [f, f, f, t, t, f, f]
+    assert doubled_outlines(outlines).tolist() == [f, f, f, f, t, t, f]
+    assert folded_outlines(outlines).tolist() == [f, f, f, f, t, f, f]
+
+
 @pytest.mark.parametrize("below", [0, 1, 3])
 @pytest.mark.parametrize("steep", [10.0, 1000.0])
 @pytest.mark.parametrize("form", ["hole", "earlier region"])

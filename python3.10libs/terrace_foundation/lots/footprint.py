@@ -16,7 +16,8 @@ from ..geometry import bbox_pairs, polygon_area, polygon_halfplanes, roll_next
 from ..region import point_ids, points_in_edges, ring_area
 
 __all__ = ["lot_footprint", "lot_footprints", "pieces_outline", "lot_outlines", "chain_rings",
-           "pinched_outlines", "doubled_outlines", "rechained", "crossed_outlines", "uncrossed"]
+           "pinched_outlines", "doubled_outlines", "rechained", "crossed_outlines", "uncrossed",
+           "ring_table"]
 
 
 def _crossing_t(a: np.ndarray, b: np.ndarray, normal: np.ndarray, offset: np.ndarray) -> np.ndarray:
@@ -998,10 +999,22 @@ def lot_outlines(pieces: np.ndarray, count: np.ndarray, piece_lot: np.ndarray, n
     return _chain_groups(seg, seg_lot, n_lots, shift)
 
 
-def _ring_table(outlines: list[list[list[np.ndarray]]]
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every ring of every outline in one table: the vertices ``(V, 2)``, ring by ring; each
-    ring's vertex count ``(R,)``; and each vertex's outline ``(V,)``.
+def ring_table(outlines: list[list[list[np.ndarray]]]
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every ring of every outline in one table.
+
+    Parameters
+    ----------
+    outlines : list of polygons per outline (``[[outer, hole, ...], ...]``)
+
+    Returns
+    -------
+    points : (V, 2) ndarray
+        The rings' vertices (world units), ring by ring.
+    size : (R,) ndarray of intp
+        Vertices of each ring.
+    owner : (V,) ndarray of intp
+        The outline (index into ``outlines``) of each vertex.
     """
     polys = [poly for fp in outlines for poly in fp]
     rings = [r for poly in polys for r in poly]
@@ -1014,9 +1027,14 @@ def _ring_table(outlines: list[list[list[np.ndarray]]]
     return np.concatenate(rings), size, np.repeat(np.repeat(poly_owner, per_poly), size)
 
 
+def _table(outlines: list, table: tuple | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``table`` (:func:`ring_table` of ``outlines``, given by the caller), or made now."""
+    return ring_table(outlines) if table is None else table
+
+
 def _ring_neighbours(size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each vertex's next and previous vertex in its ring, in a table of rings of ``size``
-    vertices each, stored ring by ring (:func:`_ring_table`): ``(V,)`` indices each.
+    vertices each, stored ring by ring (:func:`ring_table`): ``(V,)`` indices each.
     """
     start = np.repeat(np.cumsum(size) - size, size)
     end = np.repeat(np.cumsum(size), size)
@@ -1024,7 +1042,8 @@ def _ring_neighbours(size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(idx + 1 == end, start, idx + 1), np.where(idx == start, end - 1, idx - 1)
 
 
-def pinched_outlines(outlines: list[list[list[np.ndarray]]]) -> np.ndarray:
+def pinched_outlines(outlines: list[list[list[np.ndarray]]], table: tuple | None = None
+                     ) -> np.ndarray:
     """Which outlines have a ring passing a point twice (or twice in a row).
 
     Traced in the grid's frame, an outline's rings are simple; moved to world coordinates,
@@ -1035,13 +1054,16 @@ def pinched_outlines(outlines: list[list[list[np.ndarray]]]) -> np.ndarray:
     Parameters
     ----------
     outlines : list of polygons per outline (``[[outer, hole, ...], ...]``)
+    table : tuple, optional
+        :func:`ring_table` of ``outlines``, when the caller has it (the pipeline's checks
+        share one table while no outline changes).
 
     Returns
     -------
     (N,) ndarray of bool
     """
     out = np.zeros(len(outlines), dtype=bool)
-    p, size, owner = _ring_table(outlines)
+    p, size, owner = _table(outlines, table)
     if not len(size):
         return out
     p = p + 0.0                                    # -0.0 and 0.0 alike
@@ -1073,7 +1095,8 @@ def _edge_keys(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np
     return lo, hi, back
 
 
-def doubled_outlines(outlines: list[list[list[np.ndarray]]]) -> np.ndarray:
+def doubled_outlines(outlines: list[list[list[np.ndarray]]], table: tuple | None = None
+                     ) -> np.ndarray:
     """Which outlines run an edge both ways (in two of their rings, or twice in one).
 
     Traced in the grid's frame, a lot's parts on either side of a gap narrower than the
@@ -1087,13 +1110,16 @@ def doubled_outlines(outlines: list[list[list[np.ndarray]]]) -> np.ndarray:
     Parameters
     ----------
     outlines : list of polygons per outline (``[[outer, hole, ...], ...]``)
+    table : tuple, optional
+        :func:`ring_table` of ``outlines``, when the caller has it (the pipeline's checks
+        share one table while no outline changes).
 
     Returns
     -------
     (N,) ndarray of bool
     """
     out = np.zeros(len(outlines), dtype=bool)
-    p, size, owner = _ring_table(outlines)
+    p, size, owner = _table(outlines, table)
     if not len(size):
         return out
     lo, hi, back = _edge_keys(p, p[_ring_neighbours(size)[0]])
@@ -1191,12 +1217,12 @@ def _crosses(p: np.ndarray, u: int, v: int, w: int, a: int, b: int) -> bool:
     return False
 
 
-def _crossings(outlines: list[list[list[np.ndarray]]], sel: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int, int]]]:
+def _crossings(outlines: list[list[list[np.ndarray]]], sel: np.ndarray,
+               table: tuple | None = None) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int, int]]]:
     """The vertices of the outlines in ``sel`` on or across another edge of their outline
     (:func:`_crosses`): the ring table and ``(owner, vertex, edge start)`` per crossing.
     """
-    p, size, owner = _ring_table(outlines)
+    p, size, owner = _table(outlines, table)
     if not len(size) or not sel.any():
         return p, size, []
     nxt, prev = _ring_neighbours(size)
@@ -1206,7 +1232,8 @@ def _crossings(outlines: list[list[list[np.ndarray]]], sel: np.ndarray
     return p, size, found
 
 
-def crossed_outlines(outlines: list[list[list[np.ndarray]]]) -> np.ndarray:
+def crossed_outlines(outlines: list[list[list[np.ndarray]]], table: tuple | None = None
+                     ) -> np.ndarray:
     """Which outlines have a vertex on another of their edges, or across it.
 
     Traced in the grid's frame, an outline is valid; moved to world coordinates, a vertex
@@ -1221,13 +1248,16 @@ def crossed_outlines(outlines: list[list[list[np.ndarray]]]) -> np.ndarray:
     Parameters
     ----------
     outlines : list of polygons per outline (``[[outer, hole, ...], ...]``)
+    table : tuple, optional
+        :func:`ring_table` of ``outlines``, when the caller has it (the pipeline's checks
+        share one table while no outline changes).
 
     Returns
     -------
     (N,) ndarray of bool
     """
     out = np.zeros(len(outlines), dtype=bool)
-    p, size, owner = _ring_table(outlines)
+    p, size, owner = _table(outlines, table)
     if not len(size):
         return out
     nxt, prev = _ring_neighbours(size)
@@ -1238,7 +1268,7 @@ def crossed_outlines(outlines: list[list[list[np.ndarray]]]) -> np.ndarray:
     sel |= np.bincount(owner[np.cumsum(size) - size], minlength=len(outlines)) > 1   # rings
     if not sel.any():
         return out
-    _, _, found = _crossings(outlines, sel)
+    _, _, found = _crossings(outlines, sel, (p, size, owner))
     for o, _, _ in found:
         out[o] = True
     return out
@@ -1289,7 +1319,8 @@ def _fold_tips(p: np.ndarray, prev: np.ndarray, nxt: np.ndarray) -> np.ndarray:
         a[:, 0] * c[:, 0] + a[:, 1] * c[:, 1] > 0.0)
 
 
-def folded_outlines(outlines: list[list[list[np.ndarray]]]) -> np.ndarray:
+def folded_outlines(outlines: list[list[list[np.ndarray]]], table: tuple | None = None
+                    ) -> np.ndarray:
     """Which outlines have a ring folding back on itself (a spike of zero width).
 
     Moved to world coordinates, a spike of a lot narrower than the coordinates' spacing (the
@@ -1300,13 +1331,16 @@ def folded_outlines(outlines: list[list[list[np.ndarray]]]) -> np.ndarray:
     Parameters
     ----------
     outlines : list of polygons per outline (``[[outer, hole, ...], ...]``)
+    table : tuple, optional
+        :func:`ring_table` of ``outlines``, when the caller has it (the pipeline's checks
+        share one table while no outline changes).
 
     Returns
     -------
     (N,) ndarray of bool
     """
     out = np.zeros(len(outlines), dtype=bool)
-    p, size, owner = _ring_table(outlines)
+    p, size, owner = _table(outlines, table)
     if not len(size):
         return out
     nxt, prev = _ring_neighbours(size)

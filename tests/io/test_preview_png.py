@@ -136,6 +136,88 @@ def test_change_scale_is_a_round_shared_limit():
     assert change_scale([np.zeros(5)]) == 1.0                           # nothing changed
 
 
+def _town_windows_loop(lots, shape, origin, cell_size, margin=0.0, max_crop=MAX_CROP,
+                       changed=None):
+    """The town windows one town at a time (town_windows as it was written before it ran
+    on all towns at once): the oracle."""
+    import math
+
+    from terrace_foundation.io.writers.preview_png import TownWindow
+    from terrace_foundation.lot import lot_columns
+
+    rows, cols = shape
+    lc = lot_columns(lots)
+    uniq, first_at, lot_g = np.unique(lc.region_id, return_index=True, return_inverse=True)
+    lot_g = lot_g.reshape(-1)
+    n_lots = np.bincount(lot_g, minlength=len(uniq))
+    areas = np.bincount(lot_g, lc.area, minlength=len(uniq))
+    g = np.repeat(lot_g, lc.n_vertices)
+    order = np.argsort(g, kind="stable")
+    starts = np.searchsorted(g[order], np.arange(len(uniq)))
+    box_lo = np.minimum.reduceat(lc.vertices[:, :2][order], starts)
+    box_hi = np.maximum.reduceat(lc.vertices[:, :2][order], starts)
+    out = []
+    for k in np.argsort(first_at, kind="stable").tolist():
+        x0, y0 = float(box_lo[k, 0]), float(box_lo[k, 1])
+        x1, y1 = float(box_hi[k, 0]), float(box_hi[k, 1])
+        c0, c1 = (x0 - origin[0]) / cell_size, (x1 - origin[0]) / cell_size
+        r0, r1 = (origin[1] - y1) / cell_size, (origin[1] - y0) / cell_size
+        if changed is not None:
+            ch, step = changed
+            reach = 0.15 * max(r1 - r0, c1 - c0) + margin / cell_size
+            i0, i1 = max(int((r0 - reach) / step), 0), int((r1 + reach) / step) + 1
+            j0, j1 = max(int((c0 - reach) / step), 0), int((c1 + reach) / step) + 1
+            win = ch[i0:i1, j0:j1]
+            if win.any():
+                ii = np.nonzero(win.any(axis=1))[0]
+                jj = np.nonzero(win.any(axis=0))[0]
+                r0, r1 = min(r0, (i0 + ii[0]) * step), max(r1, (i0 + ii[-1] + 1) * step)
+                c0, c1 = min(c0, (j0 + jj[0]) * step), max(c1, (j0 + jj[-1] + 1) * step)
+        pad = margin / cell_size + 0.08 * max(r1 - r0, c1 - c0) + 4
+        town = (max(int(r0 - pad), 0), min(int(math.ceil(r1 + pad)), rows),
+                max(int(c0 - pad), 0), min(int(math.ceil(c1 + pad)), cols))
+        if town[1] <= town[0] or town[3] <= town[2]:
+            continue
+        crop = list(town)
+        for a, b, n in ((0, 1, rows), (2, 3, cols)):
+            if crop[b] - crop[a] > max_crop:
+                mid = (crop[a] + crop[b]) // 2
+                lo = min(max(mid - max_crop // 2, 0), n - max_crop)
+                crop[a], crop[b] = lo, lo + max_crop
+        out.append(TownWindow(int(uniq[k]), int(n_lots[k]), float(areas[k]), town,
+                              tuple(crop)))
+    out.sort(key=lambda t: (-t.area, t.region_id))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_town_windows_all_towns_at_once_as_one_at_a_time(seed):
+    """town_windows works on every town at once; each window, its crop and its figures
+    are those of the one-town-at-a-time loop (the oracle), exactly and of the same types:
+    towns on, across and off the grid (north of it: a window's negative row stop counts
+    from the end, as Python's slice does), with and without changed cells around them, a
+    margin and crops narrower than the towns."""
+    rng = np.random.default_rng(seed)
+    cell, origin, shape = 2.0, (1000.0, 5000.0), (300, 240)
+    lots = []
+    for i in range(int(rng.integers(1, 40))):
+        x0 = 1000.0 + rng.uniform(-200, 560)
+        y0 = 5000.0 - rng.uniform(-150, 700)
+        lots.append(square_lot(i + 1, x0, y0, float(rng.uniform(0.5, 80)), 10.0,
+                               region_id=int(rng.integers(0, 12))))
+    for step in (1, 3, 4):
+        ch = rng.random((-(-shape[0] // step), -(-shape[1] // step))) < rng.choice([0.0, 0.002,
+                                                                                     0.05])
+        for changed in (None, (ch, step)):
+            for margin, max_crop in ((0.0, MAX_CROP), (7.5, 40)):
+                got = town_windows(lots, shape, origin, cell, margin, max_crop, changed)
+                want = _town_windows_loop(lots, shape, origin, cell, margin, max_crop, changed)
+                assert got == want
+                assert [tuple(map(type, (t.region_id, t.lots, t.area) + t.town + t.crop))
+                        for t in got] == [tuple(map(type, (t.region_id, t.lots, t.area)
+                                                    + t.town + t.crop)) for t in want]
+
+
 def test_town_windows_largest_first_and_full_resolution_crops():
     cell, origin = 2.0, (1000.0, 5000.0)
     # region 3 (two lots) is larger than region 1 (one lot); region 5 is very large

@@ -386,41 +386,101 @@ def town_windows(lots, shape: tuple[int, int], origin: tuple[float, float], cell
     starts = np.searchsorted(g[order], np.arange(len(uniq)))
     box_lo = np.minimum.reduceat(xy[order], starts)
     box_hi = np.maximum.reduceat(xy[order], starts)
-    out = []
-    for k in np.argsort(first_at, kind="stable").tolist():
-        rid = int(uniq[k])
-        x0, y0 = float(box_lo[k, 0]), float(box_lo[k, 1])
-        x1, y1 = float(box_hi[k, 0]), float(box_hi[k, 1])
-        c0 = (x0 - origin[0]) / cell_size
-        c1 = (x1 - origin[0]) / cell_size
-        r0 = (origin[1] - y1) / cell_size
-        r1 = (origin[1] - y0) / cell_size
-        if changed is not None:
-            ch, step = changed
-            reach = 0.15 * max(r1 - r0, c1 - c0) + margin / cell_size
-            i0, i1 = max(int((r0 - reach) / step), 0), int((r1 + reach) / step) + 1
-            j0, j1 = max(int((c0 - reach) / step), 0), int((c1 + reach) / step) + 1
-            win = ch[i0:i1, j0:j1]
-            if win.any():
-                ii = np.nonzero(win.any(axis=1))[0]
-                jj = np.nonzero(win.any(axis=0))[0]
-                r0, r1 = min(r0, (i0 + ii[0]) * step), max(r1, (i0 + ii[-1] + 1) * step)
-                c0, c1 = min(c0, (j0 + jj[0]) * step), max(c1, (j0 + jj[-1] + 1) * step)
-        pad = margin / cell_size + 0.08 * max(r1 - r0, c1 - c0) + 4
-        town = (max(int(r0 - pad), 0), min(int(math.ceil(r1 + pad)), rows),
-                max(int(c0 - pad), 0), min(int(math.ceil(c1 + pad)), cols))
-        if town[1] <= town[0] or town[3] <= town[2]:
-            continue
-        crop = list(town)
-        for a, b, n in ((0, 1, rows), (2, 3, cols)):
-            if crop[b] - crop[a] > max_crop:
-                mid = (crop[a] + crop[b]) // 2
-                lo = min(max(mid - max_crop // 2, 0), n - max_crop)
-                crop[a], crop[b] = lo, lo + max_crop
-        out.append(TownWindow(rid, int(n_lots[k]), float(areas[k]), town,
-                              tuple(crop)))  # type: ignore[arg-type]
+    # every town at once (the arithmetic of one town at a time, in float64 as Python's
+    # floats; int() truncates toward zero as astype does), in order of first appearance
+    k = np.argsort(first_at, kind="stable")
+    c0 = (box_lo[k, 0] - origin[0]) / cell_size
+    c1 = (box_hi[k, 0] - origin[0]) / cell_size
+    r0 = (origin[1] - box_hi[k, 1]) / cell_size
+    r1 = (origin[1] - box_lo[k, 1]) / cell_size
+    if changed is not None:
+        ch, step = changed
+        reach = 0.15 * np.maximum(r1 - r0, c1 - c0) + margin / cell_size
+        i0 = np.maximum(((r0 - reach) / step).astype(np.int64), 0)
+        i1 = ((r1 + reach) / step).astype(np.int64) + 1
+        j0 = np.maximum(((c0 - reach) / step).astype(np.int64), 0)
+        j1 = ((c1 + reach) / step).astype(np.int64) + 1
+        hit = _changed_spans(ch, i0, i1, j0, j1)
+        if hit is not None:
+            has, first_r, last_r, first_c, last_c = hit
+            r0 = np.where(has, np.minimum(r0, (i0 + first_r) * step), r0)
+            r1 = np.where(has, np.maximum(r1, (i0 + last_r + 1) * step), r1)
+            c0 = np.where(has, np.minimum(c0, (j0 + first_c) * step), c0)
+            c1 = np.where(has, np.maximum(c1, (j0 + last_c + 1) * step), c1)
+    pad = margin / cell_size + 0.08 * np.maximum(r1 - r0, c1 - c0) + 4
+    town = np.column_stack([np.maximum((r0 - pad).astype(np.int64), 0),
+                            np.minimum(np.ceil(r1 + pad).astype(np.int64), rows),
+                            np.maximum((c0 - pad).astype(np.int64), 0),
+                            np.minimum(np.ceil(c1 + pad).astype(np.int64), cols)])
+    keep = (town[:, 1] > town[:, 0]) & (town[:, 3] > town[:, 2])
+    k, town = k[keep], town[keep]
+    crop = town.copy()
+    for a, b, n in ((0, 1, rows), (2, 3, cols)):
+        wide = crop[:, b] - crop[:, a] > max_crop
+        mid = (crop[:, a] + crop[:, b]) // 2
+        lo = np.minimum(np.maximum(mid - max_crop // 2, 0), n - max_crop)
+        crop[:, a] = np.where(wide, lo, crop[:, a])
+        crop[:, b] = np.where(wide, lo + max_crop, crop[:, b])
+    out = list(map(TownWindow, uniq[k].tolist(), n_lots[k].tolist(), areas[k].tolist(),
+                   map(tuple, town.tolist()), map(tuple, crop.tolist())))
     out.sort(key=lambda t: (-t.area, t.region_id))
     return out
+
+
+def _changed_spans(ch: np.ndarray, i0: np.ndarray, i1: np.ndarray, j0: np.ndarray,
+                   j1: np.ndarray) -> tuple[np.ndarray, ...] | None:
+    """The changed cells of each window ``ch[i0:i1, j0:j1]`` (Python's slices: a negative
+    stop counts from the end), by prefix sums of each row and each column instead of a
+    window at a time.
+
+    Parameters
+    ----------
+    ch : (P, Q) ndarray of bool
+    i0, i1, j0, j1 : (T,) ndarray of int64
+        Each window's slice bounds; ``i0``, ``j0`` >= 0.
+
+    Returns
+    -------
+    (has, first_row, last_row, first_col, last_col) or None
+        Per window: whether it holds a changed cell, and the first and last window row and
+        column holding one (relative to ``i0``, ``j0``; 0 where ``has`` is False); None
+        when no window holds one.
+    """
+    p, q = ch.shape
+
+    def stop(v, n):                                  # a slice's stop, as Python takes it
+        return np.clip(np.where(v < 0, v + n, v), 0, n)
+
+    a0, a1 = np.minimum(i0, p), stop(i1, p)
+    b0, b1 = np.minimum(j0, q), stop(j1, q)
+    a1, b1 = np.maximum(a1, a0), np.maximum(b1, b0)
+    row_sum = np.zeros((p, q + 1), dtype=np.int64)   # changed cells of row i before col j
+    np.cumsum(ch, axis=1, out=row_sum[:, 1:])
+    col_sum = np.zeros((p + 1, q), dtype=np.int64)   # changed cells of col j above row i
+    np.cumsum(ch, axis=0, out=col_sum[1:])
+    spans = []
+    for lo, hi, other_lo, other_hi, line in ((a0, a1, b0, b1, "row"), (b0, b1, a0, a1, "col")):
+        n = hi - lo
+        n[(other_hi <= other_lo)] = 0                # an empty window has no changed line
+        owner = np.repeat(np.arange(len(n)), n)
+        at = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)   # line in window
+        idx = lo[owner] + at
+        if line == "row":
+            hit = row_sum[idx, other_hi[owner]] > row_sum[idx, other_lo[owner]]
+        else:
+            hit = col_sum[other_hi[owner], idx] > col_sum[other_lo[owner], idx]
+        first = np.full(len(n), np.iinfo(np.int64).max)
+        last = np.full(len(n), -1)
+        np.minimum.at(first, owner[hit], at[hit])
+        np.maximum.at(last, owner[hit], at[hit])
+        spans.append((first, last))
+    has = spans[0][1] >= 0
+    if not has.any():
+        return None
+    (fr, lr), (fc, lc) = spans
+    zero = np.zeros(len(has), dtype=np.int64)
+    return (has, np.where(has, fr, zero), np.where(has, lr, zero), np.where(has, fc, zero),
+            np.where(has, lc, zero))
 
 
 # --------------------------------------------------------------------------- panels

@@ -32,8 +32,8 @@ from .heightfield import Heightfield, release_pages
 from .report import (
     CREATED_SLOPE_LIMIT,
     CREATED_SLOPE_MARGIN,
-    _grouped,
     edge_tangents_at,
+    grouped_max_by_runs,
     inner_cells,
     label_order,
 )
@@ -64,8 +64,11 @@ BLUR_BLOCK = 128
 _CHUNK_BITS = CHUNK.bit_length() - 1
 assert 1 << _CHUNK_BITS == CHUNK
 
-#: Rows of a tile whose changed cells are summed at a time (the report's volumes).
-VOLUME_ROWS = 256
+#: Rows of a tile whose changed cells are summed at a time (the report's volumes): a band's
+#: masks and values stay in the CPU's cache through the step's passes (22 873 lots on 4097²,
+#: the step's CPU over 4 tiles: 0.213-0.218 s with 256 rows, 0.195-0.196 s with 64). The
+#: partial sums are per (lot, row, chunk): any band of whole rows gives the same parts.
+VOLUME_ROWS = 64
 
 #: The least growth of a slope's tangent that can make it steeper by
 #: ``CREATED_SLOPE_MARGIN`` degrees (d degrees / d tangent <= 180 / pi), with 0.1 % of slack.
@@ -849,8 +852,9 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
                                   job.halos["attribution"], col_offset=win[2], block=48)
         es = edge_tangents_at(after_b, near_b, br + (r0 - box[0]),
                               bc + (c0 - box[2]), cs)
-        ge = _grouped(near_band, {"e": es}, n, {"e": ("max",)})
-        fig.lot_max["embankment"] = _deg(ge["e_max"])
+        # the band's cells are listed row by row: maxima by runs of one lot, not a sort of
+        # every cell by lot
+        fig.lot_max["embankment"] = _deg(grouped_max_by_runs(near_band, es, n))
         del es, near_band, br, bc
         clock("embankments")
     near = near_b[t_sl]                         # band | lots_in

@@ -477,6 +477,21 @@ def test_edge_tangents_at_by_bands_of_rows_equal_the_whole_grid(monkeypatch, ban
         assert got.tobytes() == want[rows[sel], cols[sel]].tobytes()
 
 
+def test_grouped_max_by_runs_equals_the_sorted_reduction():
+    # maxima per label from runs of equal labels in listing order (a band listed row by
+    # row), against the reduction of each label's cells sorted by label (_grouped)
+    from terrace_foundation.report import _grouped, grouped_max_by_runs
+    rng = np.random.default_rng(33)
+    for n, k in ((9, 500), (300, 20000), (70000, 5000), (4, 1), (4, 0)):
+        lab = np.repeat(rng.integers(0, n + 1, size=k), rng.integers(1, 6, size=k))
+        lab[rng.random(len(lab)) < 0.1] = rng.integers(0, n + 1)   # runs broken up
+        val = np.abs(rng.normal(size=len(lab))) * 3
+        val[rng.random(len(lab)) < 0.05] = 0.0
+        got = grouped_max_by_runs(lab, val, n)
+        want = _grouped(lab, {"e": val}, n, {"e": ("max",)})["e_max"]
+        assert got.tobytes() == want.tobytes()
+
+
 def test_nearest_label_of_strips_without_wanted_cells():
     # a dense band's strips are all swept: a strip of two lots holding no wanted cell
     # (rows wholly of lots between them) made the old search for windows of one lot leave

@@ -312,7 +312,10 @@ def _rim_cells(lm: np.ndarray, own: Window, cs: float, width: float
         k = int(np.ceil(reach / cs)) + 1
         r0, r1 = max(int(rr[0]) - k, 0), min(int(rr[-1]) + 1 + k, m)
         c0, c1 = max(int(cc[0]) - k, 0), min(int(cc[-1]) + 1 + k, n)
-    at, src, d = nearest_within(lots[r0:r1, c0:c1], cs, reach)
+    # (a rim cell lies more than ``width`` from its lot cell: none of the cells nearer than
+    # floor(width / cs) cells, the lots included, is read)
+    near = int(np.floor(width / cs)) if np.isfinite(width) and width > 0 else 0
+    at, src, d = nearest_within(lots[r0:r1, c0:c1], cs, reach, beyond=near)
     nb = c1 - c0
     ar, ac = np.divmod(at, nb)
     ar += r0

@@ -158,6 +158,28 @@ def test_distance_within_a_reach_is_the_transform_bit_for_bit(shape, share, reac
     assert (gr[np.isinf(got)] == 0).all() and (gc[np.isinf(got)] == 0).all()
 
 
+@pytest.mark.parametrize("shape, share, reach, cell, beyond, seed", [
+    ((60, 47), 0.3, 10.0, 1.0, 9, 41), ((40, 170), 0.05, 5.5, 1.5, 2, 42),
+    ((50, 50), 0.2, 5.0, 1.0, 1, 43), ((30, 30), 0.2, 5.0, 1.0, 8, 44),
+    ((70, 80), 0.01, 45.0, 1.0, 12, 45), ((90, 70), 0.05, 30.0, 0.5, 3, 46)])
+def test_nearest_within_beyond_leaves_out_the_nearer_cells_only(shape, share, reach, cell,
+                                                                beyond, seed):
+    # nearest_within(beyond=b): its lists without the cells whose nearest feature lies
+    # nearer than b cells (squared cell distance below b^2), the rest bit for bit (45 cells:
+    # the transform's fallback; b above the reach: nothing)
+    from terrace_foundation.terrain.edt import nearest_within
+    rng = np.random.default_rng(seed)
+    feat = rng.random(shape) < share
+    feat[shape[0] // 2, shape[1] // 3] = True
+    at, src, d = nearest_within(feat, cell, reach)
+    n = shape[1]
+    d2 = (at // n - src // n) ** 2 + (at % n - src % n) ** 2
+    keep = d2 >= beyond * beyond
+    got = nearest_within(feat, cell, reach, beyond=beyond)
+    assert got[0].tobytes() == at[keep].tobytes() and got[1].tobytes() == src[keep].tobytes()
+    assert got[2].tobytes() == d[keep].tobytes()
+
+
 @pytest.mark.parametrize("shape, share, reach, cell, seed", [
     ((60, 47), 0.01, 18.0, 1.0, 31), ((40, 170), 0.02, 5.5, 1.5, 32), ((1, 25), 0.1, 7.0, 2.0, 33),
     ((50, 50), 0.0, 5.0, 1.0, 34), ((70, 80), 0.002, 45.0, 1.0, 35), ((90, 70), 0.01, 30.0, 1.0, 36)])

@@ -96,54 +96,58 @@ def _envelope_t(h: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """
     n, rows = h.shape
     hf = h.ravel()
-    below = np.zeros((n, rows), dtype=np.int32)
+    # (positions as int64: the links are gathered and multiplied without a cast)
+    below = np.empty((n, rows), dtype=np.int64)
     bf = below.ravel()
     left = np.empty((n, rows))
     lf = left.ravel()
     # marks: row n is where the marks of segments starting beyond the line go
     mark = np.full((n + 1, rows), -1, dtype=np.int32)
     mf = mark.ravel()
-    line = np.arange(rows, dtype=np.int64)
+    # (a mark's flat index: the floor of the left end, clipped to [-1, n - 1], times rows,
+    # plus the line and one row)
+    line1 = np.arange(rows, rows + rows, dtype=np.int64)
     q0 = int(cols[0])
-    cur_v = np.full(rows, q0, dtype=np.int64)        # top of each stack
     cur_z = np.full(rows, -np.inf)
     left[q0] = -np.inf
     mark[0] = q0
     start = np.empty(rows)
     at = np.empty(rows, dtype=np.int64)
-    qp, fn = q0, float(n)
+    qp, fn1 = q0, float(n - 1)
     for q in cols[1:].tolist():
         hq = h[q]
         # (every stack's top is the previous position ``qp`` when a step starts: one divisor,
         # the same quotients)
-        s = np.subtract(hq, h[qp])
+        # (written where the segment's left end is kept: the stack's row ``q`` of ``left``)
+        s = np.subtract(hq, h[qp], out=left[q])
         s /= float(2 * (q - qp))
-        pop = s <= cur_z
-        if pop.any():
-            idx = np.nonzero(pop)[0]
+        bq = below[q]
+        bq.fill(qp)
+        idx = np.flatnonzero(s <= cur_z)
+        if len(idx):
+            # (the popped stacks: each line's top after the pops is its last ``v``; the
+            # flat index of a top is the one its ``v`` was read at)
+            top = idx + qp * rows
             while True:
-                top = cur_v[idx] * rows + idx
-                v = bf[top].astype(np.int64)
-                at_ = v * rows + idx
+                v = bf[top]
+                at_ = v * rows
+                at_ += idx
                 cz, ch = lf[at_], hf[at_]
-                cur_v[idx] = v
+                bq[idx] = v
                 si = (hq[idx] - ch) / (2 * (q - v))
                 s[idx] = si
                 again = si <= cz
-                if not again.any():
-                    break
                 idx = idx[again]
-        below[q] = cur_v
-        left[q] = s
+                if len(idx) == 0:
+                    break
+                top = at_[again]
         # the first x right of the left end (n: beyond the line): min(floor(clip(s, -1, n))
-        # + 1, n), the same as clip(floor(s) + 1, 0, n) (whole bounds)
+        # + 1, n), the same as clip(floor(s), -1, n - 1) + 1 (whole bounds)
         np.floor(s, out=start)
-        start += 1.0
-        np.clip(start, 0.0, fn, out=start)
+        np.clip(start, -1.0, fn1, out=start)
         np.multiply(start, rows, out=at, casting="unsafe")
-        at += line
+        at += line1
         mf[at] = q
-        cur_v.fill(q)
         cur_z = s
         qp = q
     del below, left
@@ -393,9 +397,13 @@ def distance_within(features: np.ndarray, cell_size: float, reach: float
     return dist, (r_idx.astype(index, copy=False), col.astype(index, copy=False))
 
 
-def nearest_within(features: np.ndarray, cell_size: float, reach: float
+def nearest_within(features: np.ndarray, cell_size: float, reach: float, beyond: int = 0
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`distance_within` at the cells it gives a finite distance only, as flat lists.
+
+    ``beyond`` (cells, a whole number) leaves out the cells whose nearest feature lies
+    nearer than that (squared distance in cells below ``beyond ** 2``): the same lists
+    without them, for a caller that reads the cells from a distance on only.
 
     Returns
     -------
@@ -417,9 +425,11 @@ def nearest_within(features: np.ndarray, cell_size: float, reach: float
     feat = np.asarray(features, dtype=bool)
     m, n = feat.shape
     k = int(np.ceil(reach / cell_size)) + 1 if np.isfinite(reach) else WITHIN_CELLS + 1
+    b2 = int(beyond) ** 2 if beyond > 0 else 0
     if k > WITHIN_CELLS:
         dist, (nr, nc) = distance_transform(feat, cell_size)
-        at = np.flatnonzero(np.isfinite(dist))
+        at = np.flatnonzero(np.isfinite(dist) & (dist >= np.sqrt(float(b2)) * cell_size)) \
+            if b2 else np.flatnonzero(np.isfinite(dist))
         src = nr.ravel()[at].astype(np.int64) * n + nc.ravel()[at]
         return at, src, dist.ravel()[at]
     if not feat.any():
@@ -427,21 +437,27 @@ def nearest_within(features: np.ndarray, cell_size: float, reach: float
         return none, none.copy(), np.zeros(0)
     key, near_row, s, kt = _within_keys(feat, k)
     kf = key.ravel()
-    at = np.flatnonzero(kf <= kt(((k * k) << s) + (1 << s) - 1))
+    within = kf <= kt(((k * k) << s) + (1 << s) - 1)
+    if b2:
+        within &= kf >= kt(min(b2, k * k + 1) << s)
+    at = np.flatnonzero(within)
+    del within
     ka = kf[at]
     del key, kf
     d2 = np.right_shift(ka, kt(s))
-    col = np.bitwise_and(ka, kt((1 << s) - 1)).astype(np.int64)
+    # (the flat index of the nearest feature's column in the cell's own row, then the row
+    # offset of the column pass's nearest feature there: no division by the row length)
+    src = np.bitwise_and(ka, kt((1 << s) - 1)).astype(np.int64)
     del ka
-    c_at = at % n
-    col += c_at
-    col -= k
-    c_at -= at
-    col -= c_at                     # (the cell's row start plus the column)
-    src = near_row.ravel()[col].astype(np.int64)
-    col += c_at
-    src *= n
-    src += col
+    src += at
+    src -= k
+    rel = near_row - np.arange(m, dtype=near_row.dtype)[:, None]
+    del near_row
+    off = rel.ravel()[src].astype(np.int64)
+    del rel
+    off *= n
+    src += off
+    del off
     dist = d2.astype(np.float64)
     np.sqrt(dist, out=dist)
     dist *= cell_size

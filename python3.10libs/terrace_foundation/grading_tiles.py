@@ -428,7 +428,11 @@ def plan_pads(job: GradingJob, surveys: list[Survey], vertex_pads: np.ndarray,
     pads = cell_pad[1:]
     sides = np.concatenate([s.sides for s in surveys])
     if len(sides):
-        pairs, count = np.unique(sides, axis=0, return_counts=True)
+        # (each pair as one key lo * base + hi: its rows in the order np.unique(axis=0) sorts
+        # them, by one 1-D sort instead of a sort of row records)
+        base = int(sides.max()) + 1
+        key, count = np.unique(sides[:, 0] * base + sides[:, 1], return_counts=True)
+        pairs = np.column_stack([key // base, key % base])
     else:
         pairs, count = np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.int64)
     if job.pad_rule == "balanced" and job.n_lots > 1:
@@ -628,17 +632,21 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
     # bands of SUM_BAND rows of the changed cells, row-major: each block of CHUNK x CHUNK
     # cells lies in one band, so the same partial sums with a band's temporaries)
     owner_e = np.where(lm_e > 0, lm_e, near_e)
-    owner_t = owner_e[ts]
+    owner_f, w_e = owner_e.ravel(), owner_e.shape[1]
     cuts = np.searchsorted(rr_c, np.arange(0, d.shape[0] + SUM_BAND, SUM_BAND))
     for lo, hi in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
         if lo == hi:
             continue
         rb, cb = rr_c[lo:hi], cc_c[lo:hi]
-        own_b = owner_t[rb, cb]
+        at = rb + lt[0]
+        at *= w_e
+        at += cb
+        at += lt[2]
+        own_b = owner_f[at]
         on_b = np.flatnonzero(own_b > 0)
         fig.sums["earth"].add_cells(np.abs(dc[lo:hi][on_b]), own_b[on_b], rb[on_b] + r0,
                                     cb[on_b] + c0)
-    del owner_t
+    del owner_f
     fig.counts["changed"] = int(len(dc))
     fig.counts["lot_cells"] = int(lots_in.sum())
     # ---- band, wings, fade
@@ -652,7 +660,7 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
     split_t = info["split"][es][ts]
     fig.counts["split"] = int(split_t.sum())
     if split_t.any():
-        owner_t = np.where(lm_e[ts] > 0, lm_e[ts], near_e[ts])
+        owner_t = owner_e[ts]
         fig.lot_count["split_cells"] = np.bincount(owner_t[split_t],
                                                    minlength=job.n_lots + 1)
     fig.counts["pad_cells"] = int(pad_cells_e[ts].sum())

@@ -1100,7 +1100,10 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     # 2. outside: the envelopes of every lot cell within the band, wall allowance per lot
     # (at the cells ``ob`` outside the lots within reach, flat and row-major: every other
     # cell outside the lots keeps the terrain, has no cone and is no wing until the split)
-    near = lm[nr, nc]
+    # (lm[nr, nc] by one flat take: nr * nw + nc fits nr's integer type, edt.distance_transform)
+    near = nr * nw
+    near += nc
+    near = np.take(lm.ravel(), near)
     nl = len(pad)
     need_fill = np.zeros(nl)
     need_cut = np.zeros(nl)

@@ -247,6 +247,13 @@ def test_report_rows_in_batches_are_json_dumps(tmp_path, monkeypatch, batch):
     assert sum(isinstance(p, bytes) for p in pieces) == 2 * -(-n // batch)
     [path] = report_json.write_report(data, tmp_path / "r.json")
     assert path.read_bytes() == (want + "\n").encode("ascii")
+    # where the line separator is not "\n" (Windows) the byte pieces are decoded and
+    # written as text, the newlines translated by the text file as before
+    monkeypatch.setattr(report_json.os, "linesep", "\r\n")
+    [path] = report_json.write_report(data, tmp_path / "t.json")
+    with open(tmp_path / "u.json", "w", encoding="utf-8") as f:
+        f.write(want + "\n")
+    assert path.read_bytes() == (tmp_path / "u.json").read_bytes()
 
 
 def test_report_converts_numpy_and_is_strict(tmp_path):

@@ -747,6 +747,19 @@ def _check_farm_flags(parser: argparse.ArgumentParser, args: argparse.Namespace,
         parser.error("--farm-step survey is a work item per tile: give --tile INDEX")
 
 
+def own_process() -> None:
+    """Set up a process this tool owns for a run: freed memory kept for the whole run
+    (:func:`terrace_foundation.terrain.tiles.keep_heap_for_process`) and young garbage
+    collections every :data:`GC_YOUNG` new objects (the older generations keep their
+    thresholds). Both settings are process-wide: the CLI run as the program and
+    ``scripts/bench.py`` call this; a library call inside a host never does.
+    """
+    from .terrain import tiles
+    tiles.keep_heap_for_process()
+    young = gc.get_threshold()
+    gc.set_threshold(max(young[0], GC_YOUNG), *young[1:])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit code (``sys.exit(main())`` in the entry point)."""
     parser = build_parser()
@@ -759,11 +772,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     func = COMMANDS[args.command][0]
     from .terrain import tiles
     # this process is ours: tiles may keep freed memory (heap_kept); run as the program, the
-    # whole run keeps it (keep_heap_for_process), not only the tiles
+    # process is set up for the whole run (own_process)
     if program:
-        tiles.keep_heap_for_process()
-        young = gc.get_threshold()        # and fewer young collections (GC_YOUNG)
-        gc.set_threshold(max(young[0], GC_YOUNG), *young[1:])
+        own_process()
     else:
         tiles.KEEP_HEAP = True
     try:

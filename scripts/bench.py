@@ -273,6 +273,7 @@ def run_lots(size: int, lots: int, preset: str | None) -> dict:
     return {"size": size, "regions": len(regions), "lots": len(res.lots), "seconds": total,
             "cpu_seconds": time.process_time() - c0,
             "stages": res.timings, "passes": getattr(res, "passes", None) or {},
+            "raster_steps": getattr(res, "raster_steps", None) or {},
             "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
 
 
@@ -485,6 +486,9 @@ def main(argv=None) -> int:
             print(f"{best['size']}^2: {best['regions']} regions, {best['lots']} lots, "
                   f"{best['seconds']:.2f} s (cpu {best['cpu_seconds']:.2f} s), "
                   f"peak {best['peak_mb']:.0f} MB  [{stages}]", flush=True)
+            if best.get("raster_steps"):
+                print("    raster steps, CPU s: " + ", ".join(
+                    f"{k} {v:.2f}" for k, v in best["raster_steps"].items()), flush=True)
         if len(rows) > 1:
             lots = [r["lots"] for r in rows]
             print(f"growth exponent of time vs lots ({rows[0]['lots']} to {rows[-1]['lots']}):"

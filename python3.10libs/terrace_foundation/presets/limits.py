@@ -1365,10 +1365,10 @@ def walls_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, float],
     """Outline, wing and tier walls from :func:`step_wall_sides` arrays, in
     ``(axis, row, col)`` order (sides gathered from tiles are sorted into it first).
     """
-    from .walls import _merge_many
+    from .walls import _merge_many, lexsort_codes
     if len(sides["row"]) == 0:
         return []
-    order = np.lexsort((sides["col"], sides["row"], sides["axis"]))
+    order = lexsort_codes(sides["axis"], sides["row"], sides["col"])
     sd = {k: v[order] for k, v in sides.items()}
     seg = np.concatenate([cell_sides(sd["row"][sel], sd["col"][sel], axis == 0, origin,
                                      cell_size)
@@ -1377,8 +1377,14 @@ def walls_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, float],
     low, high = sd["low"], sd["high"]
     o = np.asarray(origin, dtype=np.float64)
     out = []
-    keys = np.column_stack([la, lb])
-    uniq, inv = np.unique(keys, axis=0, return_inverse=True)
+    # (each (lot_low, lot_high) row as one key: the rows in the order np.unique(axis=0)
+    # sorts them, by one 1-D sort; lot ids are negative on tier walls, so shifted first)
+    lo_id = int(min(la.min(), lb.min()))
+    base = int(max(la.max(), lb.max())) - lo_id + 1
+    ukey, inv = np.unique((la.astype(np.int64) - lo_id) * base + (lb - lo_id),
+                          return_inverse=True)
+    uniq = np.column_stack([ukey // base + lo_id, ukey % base + lo_id])
+    del ukey
     # the sides of each key in their (axis, row, col) order: one stable sort, then slices
     by_key = np.argsort(inv.ravel(), kind="stable")
     bounds = np.searchsorted(inv.ravel()[by_key], np.arange(len(uniq) + 1))

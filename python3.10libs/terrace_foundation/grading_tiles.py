@@ -78,7 +78,7 @@ from .presets.limits import (
     terrain_step,
 )
 from .presets.walls import grid_step_sides
-from .report import _grouped, edge_tangents_at, inner_cells
+from .report import edge_tangents_at, grouped_extremes, inner_cells
 from .terrain.edt import nearest_within
 from .terrain.kernels import lot_sides, nearest_label, slope_tangent_near
 from .terrain.tiles import CHUNK, PartialSums, Window, grow, heap_kept, plan_tiles
@@ -602,10 +602,12 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
     # ---- per-lot statistics of the lot cells (as report.lot_statistics)
     sel = mask[lots_in]
     # (the reductions read below only)
-    g = _grouped(sel, {"before": before[lots_in], "after": after[lots_in],
-                       "slope_before": _deg(sb[lots_in]), "slope_after": _deg(sa[lots_in])},
-                 job.n_lots, {"before": ("min", "max"), "after": ("min", "max"),
-                              "slope_before": ("max",), "slope_after": ("max",)})
+    # (minima and maxima only: by the runs of the row-major cells, report.grouped_extremes)
+    g = grouped_extremes(sel, {"before": before[lots_in], "after": after[lots_in],
+                               "slope_before": _deg(sb[lots_in]),
+                               "slope_after": _deg(sa[lots_in])},
+                         job.n_lots, {"before": ("min", "max"), "after": ("min", "max"),
+                                      "slope_before": ("max",), "slope_after": ("max",)})
     for k in ("before", "after"):
         fig.lot_min[k] = g[f"{k}_min"]
         fig.lot_max[k] = g[f"{k}_max"]
@@ -671,8 +673,8 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
                                           float(np.abs(after_e[a][on] - after_e[b][on]).max()))
     # ---- pads, buildable cells, embankment slopes (as report.lot_extras)
     inner = (inner_cells(np.where(pad_cells_e, lm_e, -1)) & lots_e)[ts]
-    gi = _grouped(mask[inner], {"h": after[inner], "s": _deg(sa[inner])}, job.n_lots,
-                  {"h": ("min", "max"), "s": ("max",)})
+    gi = grouped_extremes(mask[inner], {"h": after[inner], "s": _deg(sa[inner])}, job.n_lots,
+                          {"h": ("min", "max"), "s": ("max",)})
     fig.lot_min["pad_h"] = gi["h_min"]
     fig.lot_max["pad_h"] = gi["h_max"]
     fig.lot_max["pad_s"] = gi["s_max"]
@@ -689,7 +691,7 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
                                halos["attribution"], win[2], info.get("lot_distance"))
         es_b = np.degrees(np.arctan(edge_tangents_at(after_e, emb_band_e | lots_e,
                                                      er + lt[0], ec + lt[2], cs)))
-        ge = _grouped(near_b, {"e": es_b}, job.n_lots, {"e": ("max",)})
+        ge = grouped_extremes(near_b, {"e": es_b}, job.n_lots, {"e": ("max",)})
         fig.lot_max["embankment"] = ge["e_max"]
     outside = ~(band_w | lots_in)
     if outside.any():

@@ -117,6 +117,58 @@ def grouped_max_by_runs(labels: np.ndarray, values: np.ndarray, n: int) -> np.nd
     return res
 
 
+def grouped_extremes(labels: np.ndarray, values: dict[str, np.ndarray], n: int,
+                     reductions: dict[str, tuple[str, ...]]) -> dict[str, np.ndarray]:
+    """:func:`_grouped` where only minima and maxima are wanted, for cells listed in an order
+    whose equal labels come in runs (a raster's cells row-major: a lot's cells of a row are
+    one run): each run reduced in place, then the runs of each label (sorted stably by
+    label: a label's runs in their order) reduced again. A minimum or maximum does not
+    depend on how its values are grouped, so the numbers are :func:`_grouped`'s.
+
+    Parameters
+    ----------
+    labels : (C,) ndarray of int
+        Label per cell, 1..n.
+    values : dict of (C,) ndarray
+        Value arrays, one value a cell.
+    n : int
+        Largest label.
+    reductions : dict
+        Per value name, the reductions wanted: ``"min"`` and/or ``"max"``.
+
+    Returns
+    -------
+    dict of (n + 1,) ndarray
+        ``{name}_{min|max}`` (NaN for a label without cells) and ``cells`` (int64 counts).
+    """
+    assert all(set(r) <= {"min", "max"} for r in reductions.values())
+    if len(labels) == 0:
+        return _grouped(labels, values, n, reductions)
+    new = np.empty(len(labels), dtype=bool)
+    new[0] = True
+    np.not_equal(labels[1:], labels[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    del new
+    run_lab = labels[starts]
+    order = label_order(run_lab, n)
+    lab = run_lab[order]
+    lstarts = np.r_[0, np.flatnonzero(lab[1:] != lab[:-1]) + 1]
+    present = lab[lstarts]
+    out: dict[str, np.ndarray] = {}
+    for name, v in values.items():
+        for fn, red in (("min", np.minimum), ("max", np.maximum)):
+            if fn not in reductions[name]:
+                continue
+            res = np.full(n + 1, np.nan)
+            res[present] = red.reduceat(red.reduceat(v, starts)[order], lstarts)
+            out[f"{name}_{fn}"] = res
+    cnt = np.zeros(n + 1, dtype=np.int64)
+    runs = np.diff(np.r_[starts, len(labels)])
+    cnt[present] = np.add.reduceat(runs[order], lstarts)
+    out["cells"] = cnt
+    return out
+
+
 def lot_statistics(before: np.ndarray, after: np.ndarray, lot_mask: np.ndarray,
                    cell_size: float, n_lots: int,
                    slopes: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, np.ndarray]:

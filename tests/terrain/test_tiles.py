@@ -286,6 +286,26 @@ def test_partial_sums_of_several_values_over_the_same_cells(n_keys, seed):
             assert len(acc.parts) == 1 and acc.parts[0].tobytes() == want.tobytes()
 
 
+def test_grouped_extremes_by_runs_are_the_sorted_reductions():
+    # report.grouped_extremes (runs of equal labels reduced, then each label's runs) gives
+    # report._grouped's minima, maxima and counts bit for bit: labels in runs (a raster's
+    # row-major lot cells) and scattered, NaN values, a label without cells, no cells
+    from terrace_foundation.report import _grouped, grouped_extremes
+    rng = np.random.default_rng(23)
+    red = {"a": ("min", "max"), "b": ("max",)}
+    for k in range(30):
+        n = int(rng.integers(1, 40))
+        lab = np.repeat(rng.integers(1, n + 1, 60), rng.integers(1, 9, 60)) if k % 2 else \
+            rng.integers(1, n + 1, int(rng.integers(0, 300)))
+        vals = {"a": rng.normal(0, 10, len(lab)).round(1), "b": rng.random(len(lab))}
+        vals["a"][rng.random(len(lab)) < 0.02] = np.nan
+        want = _grouped(lab, vals, n + 2, red)
+        got = grouped_extremes(lab, vals, n + 2, red)
+        assert want.keys() == got.keys()
+        for key in want:
+            assert want[key].dtype == got[key].dtype and want[key].tobytes() == got[key].tobytes()
+
+
 def test_the_memory_budget_counts_one_tile_window_of_a_streamed_run():
     from terrace_foundation.budget import check_budget
     from terrace_foundation.params import TerraceParams

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .params import TerraceParams
 
 __all__ = ["label_order", "lot_statistics", "lot_extras", "inner_cells", "edge_slopes",
-           "edge_tangents", "edge_tangents_at", "grouped_max_by_runs", "LotRow", "LotWall", "LotFigures", "LotRows", "lot_rows", "lot_json_rows", "build_report",
+           "edge_tangents", "edge_tangents_at", "grouped_extremes", "LotRow", "LotWall", "LotFigures", "LotRows", "lot_rows", "lot_json_rows", "build_report",
            "window_report", "tile_report", "wall_totals", "fit_and_absurd", "CREATED_SLOPE_MARGIN",
            "CREATED_SLOPE_LIMIT"]
 
@@ -76,47 +76,6 @@ def _grouped(labels: np.ndarray, values: dict[str, np.ndarray], n: int,
     return out
 
 
-def grouped_max_by_runs(labels: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
-    """Per-label maxima of ``values`` (labels 1..n), from the runs of equal labels in the
-    order the cells are listed: ``_grouped(labels, {"v": values}, n, {"v": ("max",)})["v_max"]``.
-
-    Cells listed row by row (a band's cells as ``numpy.nonzero`` lists them) hold a label
-    in runs of neighbouring cells; each run is reduced in one pass over the cells, and only
-    the runs (a few per lot and row) are sorted by label. A maximum is exact whatever the
-    grouping (no rounding, and no NaN or ``-0.0`` among slopes), so the result is the same
-    as reducing each label's cells in sorted order.
-
-    Parameters
-    ----------
-    labels : (K,) ndarray of int
-        Label per cell, 0 to ``n``.
-    values : (K,) ndarray of float64
-        Values without NaN or ``-0.0``.
-    n : int
-        Largest label.
-
-    Returns
-    -------
-    (n + 1,) ndarray of float64
-        The maximum per label, NaN for labels without cells.
-    """
-    res = np.full(n + 1, np.nan)
-    if len(labels) == 0:
-        return res
-    new = np.empty(len(labels), dtype=bool)
-    new[0] = True
-    np.not_equal(labels[1:], labels[:-1], out=new[1:])
-    starts = np.flatnonzero(new)
-    del new
-    run_lab = labels[starts]
-    run_max = np.maximum.reduceat(values, starts)
-    order = label_order(run_lab, n)
-    lk = run_lab[order]
-    groups = np.r_[0, np.flatnonzero(lk[1:] != lk[:-1]) + 1]
-    res[lk[groups]] = np.maximum.reduceat(run_max[order], groups)
-    return res
-
-
 def grouped_extremes(labels: np.ndarray, values: dict[str, np.ndarray], n: int,
                      reductions: dict[str, tuple[str, ...]]) -> dict[str, np.ndarray]:
     """:func:`_grouped` where only minima and maxima are wanted, for cells listed in an order
@@ -128,7 +87,7 @@ def grouped_extremes(labels: np.ndarray, values: dict[str, np.ndarray], n: int,
     Parameters
     ----------
     labels : (C,) ndarray of int
-        Label per cell, 1..n.
+        Label per cell, 0..n (0: no lot, reduced like the others).
     values : dict of (C,) ndarray
         Value arrays, one value a cell.
     n : int

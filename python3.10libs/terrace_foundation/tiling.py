@@ -33,7 +33,7 @@ from .report import (
     CREATED_SLOPE_LIMIT,
     CREATED_SLOPE_MARGIN,
     edge_tangents_at,
-    grouped_max_by_runs,
+    grouped_extremes,
     inner_cells,
     label_order,
 )
@@ -854,7 +854,8 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
                               bc + (c0 - box[2]), cs)
         # the band's cells are listed row by row: maxima by runs of one lot, not a sort of
         # every cell by lot
-        fig.lot_max["embankment"] = _deg(grouped_max_by_runs(near_band, es, n))
+        fig.lot_max["embankment"] = _deg(
+            grouped_extremes(near_band, {"e": es}, n, {"e": ("max",)})["e_max"])
         del es, near_band, br, bc
         clock("embankments")
     near = near_b[t_sl]                         # band | lots_in

@@ -497,17 +497,18 @@ def test_edge_tangents_at_by_bands_of_rows_equal_the_whole_grid(monkeypatch, ban
         assert got.tobytes() == want[rows[sel], cols[sel]].tobytes()
 
 
-def test_grouped_max_by_runs_equals_the_sorted_reduction():
+def test_grouped_maxima_by_runs_equal_the_sorted_reduction():
     # maxima per label from runs of equal labels in listing order (a band listed row by
-    # row), against the reduction of each label's cells sorted by label (_grouped)
-    from terrace_foundation.report import _grouped, grouped_max_by_runs
+    # row, label 0 included), against the reduction of each label's cells sorted by label
+    # (_grouped), as tiling's embankment maxima take them
+    from terrace_foundation.report import _grouped, grouped_extremes
     rng = np.random.default_rng(33)
     for n, k in ((9, 500), (300, 20000), (70000, 5000), (4, 1), (4, 0)):
         lab = np.repeat(rng.integers(0, n + 1, size=k), rng.integers(1, 6, size=k))
         lab[rng.random(len(lab)) < 0.1] = rng.integers(0, n + 1)   # runs broken up
         val = np.abs(rng.normal(size=len(lab))) * 3
         val[rng.random(len(lab)) < 0.05] = 0.0
-        got = grouped_max_by_runs(lab, val, n)
+        got = grouped_extremes(lab, {"e": val}, n, {"e": ("max",)})["e_max"]
         want = _grouped(lab, {"e": val}, n, {"e": ("max",)})["e_max"]
         assert got.tobytes() == want.tobytes()
 

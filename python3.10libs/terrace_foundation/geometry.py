@@ -16,6 +16,7 @@ import numpy as np
 __all__ = [
     "roll_next", "slot_sum", "group_pairs", "pad_polygons", "widen_polygons", "bbox_pairs", "clip_halfplane", "clip_halfplanes", "polygon_area", "polygon_moments",
     "polygon_halfplanes", "polygon_bounds", "fan_triangles", "stable_order",
+    "lexsort_order",
 ]
 
 
@@ -53,6 +54,40 @@ def stable_order(key: np.ndarray) -> np.ndarray:
     low = np.argsort((key & 0xFFFF).astype(np.uint16), kind="stable")
     high = (key >> 16).astype(np.uint16).take(low)
     return low.take(np.argsort(high, kind="stable"))
+
+
+def lexsort_order(*keys: np.ndarray) -> np.ndarray:
+    """``numpy.lexsort(keys[::-1])`` of (N,) arrays of whole numbers, ``keys[0]`` the primary
+    one: the same permutation (both sorts are stable) from one stable argsort of one int64
+    code (each key shifted to start at 0 and weighted by the ranges of the keys after it)
+    where it fits, else ``numpy.lexsort``.
+
+    Parameters
+    ----------
+    *keys : (N,) ndarray of int
+        Sort keys, most significant first.
+
+    Returns
+    -------
+    (N,) ndarray of int
+        The permutation.
+    """
+    if len(keys[0]) == 0:
+        return np.lexsort(keys[::-1])
+    cols = [np.asarray(x, dtype=np.int64) for x in keys]
+    lows = [int(x.min()) for x in cols]
+    spans = [int(x.max()) - lo + 1 for x, lo in zip(cols, lows)]
+    total = 1
+    for sp in spans:
+        total *= sp
+    if total >= 2 ** 62:
+        return np.lexsort(keys[::-1])
+    code = cols[0] - lows[0]
+    for x, lo, sp in zip(cols[1:], lows[1:], spans[1:]):
+        code *= sp
+        code += x
+        code -= lo
+    return np.argsort(code, kind="stable")
 
 
 def pad_polygons(poly: np.ndarray, count: np.ndarray) -> np.ndarray:

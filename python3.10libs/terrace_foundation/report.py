@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 import numpy as np
 
 from .errors import WarningLog
+from .geometry import stable_order
 from .lot import lot_columns
 from .terrain.blend import box_blur
 from .terrain.kernels import cone_envelope, neighbour_pairs, slope_tangent
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from .heightfield import Heightfield
     from .params import TerraceParams
 
-__all__ = ["label_order", "lot_statistics", "lot_extras", "inner_cells", "edge_slopes",
+__all__ = ["lot_statistics", "lot_extras", "inner_cells", "edge_slopes",
            "edge_tangents", "edge_tangents_at", "grouped_extremes", "LotRow", "LotWall", "LotFigures", "LotRows", "lot_rows", "lot_json_rows", "build_report",
            "window_report", "tile_report", "wall_totals", "fit_and_absurd", "CREATED_SLOPE_MARGIN",
            "CREATED_SLOPE_LIMIT"]
@@ -34,27 +35,13 @@ def _deg(tangent: np.ndarray) -> np.ndarray:
     return np.degrees(np.arctan(tangent))
 
 
-def label_order(labels: np.ndarray, n: int) -> np.ndarray:
-    """The stable sort order of non-negative labels up to ``n`` (radix sort on 16-bit keys).
-
-    The same permutation as ``np.argsort(labels, kind="stable")`` (a stable sort's order is
-    unique): numpy sorts 16-bit keys stably by radix sort in linear time, so labels up to
-    65535 are sorted as uint16 and larger ones by two such passes (low half, then high half).
-    """
-    if n < 1 << 16:
-        return np.argsort(labels.astype(np.uint16), kind="stable")
-    lab = labels.astype(np.uint32)
-    order = np.argsort((lab & 0xFFFF).astype(np.uint16), kind="stable")
-    return order[np.argsort((lab[order] >> 16).astype(np.uint16), kind="stable")]
-
-
 def _grouped(labels: np.ndarray, values: dict[str, np.ndarray], n: int,
              reductions: dict[str, tuple[str, ...]] | None = None) -> dict[str, np.ndarray]:
     """min/max/sum of each value array per label 1..n (sorted reduceat).
 
     ``reductions`` names the ones wanted per value (default all three for every value).
     """
-    order = label_order(labels, n)
+    order = stable_order(labels)
     lab = labels[order]
     starts = np.r_[0, np.nonzero(lab[1:] != lab[:-1])[0] + 1] if len(lab) else np.zeros(0, int)
     present = lab[starts] if len(lab) else np.zeros(0, int)
@@ -109,7 +96,7 @@ def grouped_extremes(labels: np.ndarray, values: dict[str, np.ndarray], n: int,
     starts = np.flatnonzero(new)
     del new
     run_lab = labels[starts]
-    order = label_order(run_lab, n)
+    order = stable_order(run_lab)
     lab = run_lab[order]
     lstarts = np.r_[0, np.flatnonzero(lab[1:] != lab[:-1]) + 1]
     present = lab[lstarts]

@@ -28,6 +28,7 @@ from typing import Callable
 import numpy as np
 
 from .errors import TerraceInputError
+from .geometry import stable_order
 from .heightfield import Heightfield, release_pages
 from .report import (
     CREATED_SLOPE_LIMIT,
@@ -35,7 +36,6 @@ from .report import (
     edge_tangents_at,
     grouped_extremes,
     inner_cells,
-    label_order,
 )
 from .terrain.blend import add_blurred
 from .terrain.kernels import nearest_label, slope_tangent_near
@@ -501,7 +501,7 @@ def _run_extremes(labels: np.ndarray, values: dict[str, tuple[np.ndarray, tuple[
     del new
     lab = flat[starts]
     keep = np.flatnonzero(lab > 0)
-    order = keep[label_order(lab[keep], n)]          # runs by label, row-major within one
+    order = keep[stable_order(lab[keep])]          # runs by label, row-major within one
     lk = lab[order]
     groups = np.r_[0, np.flatnonzero(lk[1:] != lk[:-1]) + 1] if len(lk) else \
         np.zeros(0, dtype=np.intp)
@@ -673,7 +673,7 @@ def _add_volumes_sorted(fig: "TileFigures", d: np.ndarray, mask: np.ndarray, r0:
     if _groups_split(key, rr_l, cc_l):
         # a lot's cells of one row and chunk interrupted by another lot's: sort the cells
         # by lot (row-major within a lot) so that each group's cells are summed together
-        order = label_order(key, n)
+        order = stable_order(key)
         key, dl, rr_l, cc_l = key[order], dl[order], rr_l[order], cc_l[order]
         del order
     filled, dug = _fill_cut(dl, area)

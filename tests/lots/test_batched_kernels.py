@@ -24,7 +24,6 @@ from terrace_foundation.lots.scatter import (
     _repeat_rows,
 )
 from terrace_foundation.lots.subdivide import LotSet, _areas_of, piece_moments, subdivide_lots
-from terrace_foundation.report import label_order
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -60,9 +59,9 @@ def test_nearest_grid_equals_brute_force(kind, n):
 
 
 @pytest.mark.parametrize("n", [3, 65535, 65536, 1_000_000])
-def test_label_order_is_the_stable_argsort(n):
+def test_stable_order_of_labels_is_the_stable_argsort(n):
     lab = np.random.default_rng(n).integers(0, n + 1, 200_000).astype(np.int32)
-    assert np.array_equal(label_order(lab, n), np.argsort(lab, kind="stable"))
+    assert np.array_equal(stable_order(lab), np.argsort(lab, kind="stable"))
 
 
 def _cut_polygons_before(poly: np.ndarray, count: np.ndarray, s: np.ndarray, valid: np.ndarray,

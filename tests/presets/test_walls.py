@@ -51,20 +51,20 @@ def test_shared_edges_many_is_pair_by_pair():
     assert len(pieces) > 0
 
 
-def test_lexsort_codes_is_numpy_lexsort():
-    # walls.lexsort_codes (one stable argsort of one int64 code) gives numpy.lexsort's
+def test_lexsort_order_is_numpy_lexsort():
+    # geometry.lexsort_order (one stable argsort of one int64 code) gives numpy.lexsort's
     # permutation: negative keys, ties, one to four keys, no rows, and ranges too wide for
     # one code (numpy.lexsort itself)
-    from terrace_foundation.presets.walls import lexsort_codes
+    from terrace_foundation.geometry import lexsort_order
     rng = np.random.default_rng(19)
     for _ in range(100):
         n = int(rng.integers(0, 400))
         keys = [rng.integers(-int(rng.integers(0, 30)), int(rng.integers(1, 40)), n)
                 for _ in range(int(rng.integers(1, 5)))]
-        assert (lexsort_codes(*keys) == np.lexsort(keys[::-1])).all()
+        assert (lexsort_order(*keys) == np.lexsort(keys[::-1])).all()
     wide = [np.array([2 ** 40, 0, 2 ** 40, 7]), np.array([1, 2 ** 30, 0, 3]),
             np.array([5, 5, 2 ** 31, 5])]
-    assert (lexsort_codes(*wide) == np.lexsort(wide[::-1])).all()
+    assert (lexsort_order(*wide) == np.lexsort(wide[::-1])).all()
 
 
 def test_walls_lie_on_the_shared_edges():

@@ -181,16 +181,18 @@ def test_box_dilate_matches_scipy():
 
 
 def test_partial_sums_are_ordered_as_by_three_keys():
-    # one int64 code sorted once gives lexsort's permutation (ties kept in order); negative
-    # columns and codes too large for int64 take the three keys
-    from terrace_foundation.terrain.tiles import _part_order
+    # PartialSums.totals orders its parts by geometry.lexsort_order of the three whole-number
+    # columns: lexsort's permutation (ties kept in order), negative columns and codes too
+    # large for int64 included
+    from terrace_foundation.geometry import lexsort_order
     rng = np.random.default_rng(12)
     p = np.column_stack([rng.integers(0, 40, 5000), rng.integers(0, 300, 5000),
                          rng.integers(0, 9, 5000), rng.normal(size=5000)]).astype(np.float64)
     p[1::7, :3] = p[::7, :3][: len(p[1::7])]                    # repeated triples
     for q in (p, p[:1], p[:0], np.where(np.arange(4) == 1, -p, p),
               np.where(np.arange(4) == 0, p * 2.0**40, p)):
-        assert np.array_equal(_part_order(q), np.lexsort((q[:, 2], q[:, 1], q[:, 0])))
+        got = lexsort_order(*(q[:, i].astype(np.int64) for i in range(3)))
+        assert np.array_equal(got, np.lexsort((q[:, 2], q[:, 1], q[:, 0])))
 
 
 def test_partial_sums_do_not_depend_on_the_split():

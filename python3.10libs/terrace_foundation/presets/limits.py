@@ -58,6 +58,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..geometry import lexsort_order
 from ..report import _num
 from ..terrain.edt import distance_transform, distance_within, nearest_within
 from ..terrain.kernels import cell_sides, lot_sides
@@ -1365,10 +1366,10 @@ def walls_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, float],
     """Outline, wing and tier walls from :func:`step_wall_sides` arrays, in
     ``(axis, row, col)`` order (sides gathered from tiles are sorted into it first).
     """
-    from .walls import _merge_many, lexsort_codes
+    from .walls import _merge_many
     if len(sides["row"]) == 0:
         return []
-    order = lexsort_codes(sides["axis"], sides["row"], sides["col"])
+    order = lexsort_order(sides["axis"], sides["row"], sides["col"])
     sd = {k: v[order] for k, v in sides.items()}
     seg = np.concatenate([cell_sides(sd["row"][sel], sd["col"][sel], axis == 0, origin,
                                      cell_size)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import bbox_pairs, group_pairs
+from ..geometry import bbox_pairs, group_pairs, lexsort_order
 from ..terrain.kernels import cell_sides, lot_sides, neighbour_pairs
 from ..wall import Wall
 
@@ -289,40 +289,6 @@ def grid_step_sides(lot_mask: np.ndarray, own: tuple[int, int, int, int] | None 
     return {k: np.concatenate(v) for k, v in out.items()}
 
 
-def lexsort_codes(*keys: np.ndarray) -> np.ndarray:
-    """``numpy.lexsort(keys[::-1])`` of (N,) arrays of whole numbers, ``keys[0]`` the primary
-    one: the same permutation (both sorts are stable) from one stable argsort of one int64
-    code (each key shifted to start at 0 and weighted by the ranges of the keys after it)
-    where it fits, else ``numpy.lexsort``.
-
-    Parameters
-    ----------
-    *keys : (N,) ndarray of int
-        Sort keys, most significant first.
-
-    Returns
-    -------
-    (N,) ndarray of int
-        The permutation.
-    """
-    if len(keys[0]) == 0:
-        return np.lexsort(keys[::-1])
-    cols = [np.asarray(x, dtype=np.int64) for x in keys]
-    lows = [int(x.min()) for x in cols]
-    spans = [int(x.max()) - lo + 1 for x, lo in zip(cols, lows)]
-    total = 1
-    for sp in spans:
-        total *= sp
-    if total >= 2 ** 62:
-        return np.lexsort(keys[::-1])
-    code = cols[0] - lows[0]
-    for x, lo, sp in zip(cols[1:], lows[1:], spans[1:]):
-        code *= sp
-        code += x
-        code -= lo
-    return np.argsort(code, kind="stable")
-
-
 def grid_steps_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, float],
                           cell_size: float) -> dict[tuple[int, int], np.ndarray]:
     """:func:`grid_steps` from :func:`grid_step_sides` arrays (gathered from tiles in any
@@ -334,7 +300,7 @@ def grid_steps_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, flo
         r, c, lo, hi = (sides[k][on] for k in ("row", "col", "lo", "hi"))
         if len(r) == 0:
             continue
-        order = lexsort_codes(lo, hi, r, c)
+        order = lexsort_order(lo, hi, r, c)
         r, c, lo, hi = r[order], c[order], lo[order], hi[order]
         seg = cell_sides(r, c, horizontal, origin, cell_size)
         starts = np.r_[0, np.nonzero((lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1]))[0] + 1]

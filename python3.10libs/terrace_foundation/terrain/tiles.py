@@ -37,7 +37,7 @@ from typing import Iterator
 import numpy as np
 
 from ..errors import TerraceInputError
-from ..geometry import stable_order
+from ..geometry import lexsort_order, stable_order
 from ..params import DEFAULT_TILE_SIZE, TILE_CHUNK
 
 __all__ = ["CHUNK", "DEFAULT_TILE_SIZE", "check_tile_size", "plan_tiles", "window_sums",
@@ -310,7 +310,8 @@ class PartialSums:
         if not self.parts:
             return out
         p = np.concatenate(self.parts)
-        order = _part_order(p)
+        # (key, row or block, chunk): whole numbers in float64 columns
+        order = lexsort_order(*(p[:, i].astype(np.int64) for i in range(3)))
         k = p[order, 0].astype(np.int64)
         starts = np.r_[0, np.nonzero(k[1:] != k[:-1])[0] + 1]
         out[k[starts]] = np.add.reduceat(p[order, 3], starts)
@@ -381,25 +382,6 @@ def _group_apply(plan, v: np.ndarray) -> np.ndarray:
         return sums
     keep, cells, g_starts = extra
     return np.concatenate([sums[keep], np.add.reduceat(v[cells], g_starts)])
-
-
-def _part_order(p: np.ndarray) -> np.ndarray:
-    """``numpy.lexsort((p[:, 2], p[:, 1], p[:, 0]))`` of partial sums ``(key, row or block,
-    chunk, sum)``, whose first three columns hold whole numbers: the same permutation (both
-    sorts are stable) from one int64 code ``(key * rows + row) * chunks + chunk`` sorted
-    once, when they are non-negative and the code fits (always, for a grid's rows and
-    chunks and a map's lots); three float64 keys otherwise.
-    """
-    k, r, c = (p[:, i].astype(np.int64) for i in range(3))
-    if len(p) and min(k.min(), r.min(), c.min()) >= 0:
-        nk, nr, nc = int(k.max()) + 1, int(r.max()) + 1, int(c.max()) + 1
-        if nk * nr * nc < 2**62:
-            code = k * nr
-            code += r
-            code *= nc
-            code += c
-            return np.argsort(code, kind="stable")
-    return np.lexsort((p[:, 2], p[:, 1], p[:, 0]))
 
 
 def iter_windows(tiles: list[Window]) -> Iterator[tuple[int, Window]]:

@@ -100,6 +100,15 @@ def test_split_steps_cases_move_cells():
     assert sum(k > 0 for k in moved) >= 8, moved
 
 
+def _rectangle_lots(rng, m: int, n: int) -> np.ndarray:
+    """A lot mask (m, n) of 0-4 overlapping rectangles, lots 1.., drawn from ``rng``."""
+    lm = np.zeros((m, n), dtype=np.int32)
+    for lot in range(1, int(rng.integers(1, 6))):
+        r, c = (int(v) for v in rng.integers(0, min(m, n) - 3, 2))
+        lm[r:r + int(rng.integers(1, 15)), c:c + int(rng.integers(1, 15))] = lot
+    return lm
+
+
 def test_steep_sides_and_the_walls_and_grid_sides_from_them_match_the_window_passes():
     # limits.steep_sides (the tile's sides stepping by more than max_step, found once in
     # grade_tile) against the pass over own's sides, and step_wall_sides /
@@ -111,10 +120,7 @@ def test_steep_sides_and_the_walls_and_grid_sides_from_them_match_the_window_pas
     rng = np.random.default_rng(17)
     for _ in range(20):
         m, n = (int(v) for v in rng.integers(6, 50, 2))
-        lm = np.zeros((m, n), dtype=np.int32)
-        for lot in range(1, int(rng.integers(1, 6))):
-            r, c = (int(v) for v in rng.integers(0, min(m, n) - 3, 2))
-            lm[r:r + int(rng.integers(1, 15)), c:c + int(rng.integers(1, 15))] = lot
+        lm = _rectangle_lots(rng, m, n)
         near = np.where(lm > 0, lm, rng.integers(0, 5, (m, n))).astype(np.int32)
         terrain = rng.normal(0.0, 1.0, (m, n)).round(1)
         graded = np.where(rng.random((m, n)) < 0.5, terrain, terrain + rng.normal(0, 2, (m, n)))
@@ -149,10 +155,7 @@ def test_survey_lot_pairs_of_the_lots_box_are_those_of_the_tile():
     rng = np.random.default_rng(7)
     for _ in range(20):
         m, n = (int(v) for v in rng.integers(8, 60, 2))
-        lm = np.zeros((m, n), dtype=np.int32)
-        for lot in range(1, int(rng.integers(1, 6))):
-            r, c = (int(v) for v in rng.integers(0, min(m, n) - 3, 2))
-            lm[r:r + int(rng.integers(1, 15)), c:c + int(rng.integers(1, 15))] = lot
+        lm = _rectangle_lots(rng, m, n)
         own = (int(rng.integers(0, 4)), m - int(rng.integers(0, 4)),
                int(rng.integers(0, 4)), n - int(rng.integers(0, 4)))
         want = _own_pairs(lm, own)

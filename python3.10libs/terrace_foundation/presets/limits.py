@@ -1279,11 +1279,15 @@ def step_wall_sides(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarra
     that step by more than some height at most ``min_height``: ``(rows, cols, step)``,
     row-major, rows and columns of the first cell relative to ``own``'s corner and ``step``
     the first cell's height less the second's (as :func:`steep_sides`); the sides are
-    then taken from it instead of a pass over the window (the same sides, the same bits).
+    then taken from it; without it, :func:`steep_sides` of ``own`` at ``min_height`` (the
+    same sides, the same bits).
     ``owner``, if given, is ``np.where(lot_mask > 0, lot_mask, nearest)``.
     """
     if owner is None:
         owner = np.where(lot_mask > 0, lot_mask, nearest)
+    if steps is None:
+        m, n = graded.shape
+        steps = steep_sides(graded, (0, m, 0, n) if own is None else own, min_height)
     out: dict[str, list[np.ndarray]] = {k: [] for k in ("axis", "row", "col", "lot_low",
                                                         "lot_high", "low", "high")}
     for axis in (0, 1):
@@ -1295,12 +1299,9 @@ def step_wall_sides(graded: np.ndarray, lot_mask: np.ndarray, nearest: np.ndarra
         sub = (slice(None), slice(None)) if own is None else \
             (slice(own[0], own[1]), slice(own[2], own[3]))
         ga, gb = graded[a][sub], graded[b][sub]
-        if steps is None:
-            r, c = np.nonzero(np.abs(ga - gb) > min_height)
-        else:
-            r, c, d_ = steps[axis]
-            at = np.flatnonzero(np.abs(d_) > min_height)
-            r, c = r[at], c[at]
+        r, c, d_ = steps[axis]
+        at = np.flatnonzero(np.abs(d_) > min_height)
+        r, c = r[at], c[at]
         ha, hb = ga[r, c], gb[r, c]
         la, lb = lot_mask[a][sub][r, c], lot_mask[b][sub][r, c]
         oa, ob = owner[a][sub][r, c], owner[b][sub][r, c]

@@ -16,7 +16,7 @@ import numpy as np
 __all__ = [
     "roll_next", "slot_sum", "group_pairs", "pad_polygons", "widen_polygons", "bbox_pairs", "clip_halfplane", "clip_halfplanes", "polygon_area", "polygon_moments",
     "polygon_halfplanes", "polygon_bounds", "fan_triangles", "stable_order",
-    "lexsort_order",
+    "lexsort_order", "unique_pairs",
 ]
 
 
@@ -88,6 +88,45 @@ def lexsort_order(*keys: np.ndarray) -> np.ndarray:
         code += x
         code -= lo
     return np.argsort(code, kind="stable")
+
+
+def unique_pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct pairs ``(a[i], b[i])`` of whole numbers, as
+    ``numpy.unique(numpy.column_stack([a, b]), axis=0, return_inverse=True,
+    return_counts=True)`` gives them (pairs sorted by ``a``, then ``b``), from one 1-D sort
+    of one int64 key per pair (each side shifted to start at 0) instead of a sort of row
+    records; ``numpy.unique`` with ``axis=0`` itself where the key would not fit.
+
+    Parameters
+    ----------
+    a, b : (N,) ndarray of int
+
+    Returns
+    -------
+    pairs : (U, 2) ndarray
+        The distinct pairs, sorted, in the dtype of ``a`` and ``b`` together.
+    inverse : (N,) ndarray of intp
+        Each input pair's row in ``pairs``.
+    counts : (U,) ndarray of intp
+        How often each pair occurs.
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    dt = np.result_type(a, b)
+    if len(a) == 0:
+        return np.zeros((0, 2), dtype=dt), np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
+    lo_a, lo_b = int(a.min()), int(b.min())
+    span_a, span_b = int(a.max()) - lo_a + 1, int(b.max()) - lo_b + 1
+    if span_a * span_b >= 2 ** 62:
+        pairs, inv, cnt = np.unique(np.column_stack([a, b]), axis=0, return_inverse=True,
+                                    return_counts=True)
+        return pairs, inv.reshape(-1), cnt
+    key = a.astype(np.int64) - lo_a
+    key *= span_b
+    key += b
+    key -= lo_b
+    ukey, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
+    pairs = np.column_stack([ukey // span_b + lo_a, ukey % span_b + lo_b]).astype(dt, copy=False)
+    return pairs, inv.reshape(-1), cnt
 
 
 def pad_polygons(poly: np.ndarray, count: np.ndarray) -> np.ndarray:

@@ -59,6 +59,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .geometry import unique_pairs
 from .presets import Band
 from .presets.grading import balanced_pads, cell_pad_heights
 from .presets.limits import (
@@ -428,11 +429,7 @@ def plan_pads(job: GradingJob, surveys: list[Survey], vertex_pads: np.ndarray,
     pads = cell_pad[1:]
     sides = np.concatenate([s.sides for s in surveys])
     if len(sides):
-        # (each pair as one key lo * base + hi: its rows in the order np.unique(axis=0) sorts
-        # them, by one 1-D sort instead of a sort of row records)
-        base = int(sides.max()) + 1
-        key, count = np.unique(sides[:, 0] * base + sides[:, 1], return_counts=True)
-        pairs = np.column_stack([key // base, key % base])
+        pairs, _, count = unique_pairs(sides[:, 0], sides[:, 1])
     else:
         pairs, count = np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.int64)
     if job.pad_rule == "balanced" and job.n_lots > 1:

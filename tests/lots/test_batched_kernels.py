@@ -323,3 +323,21 @@ def test_sample_blocks_equal_the_brute_force(kind):
             if sel.any():
                 mine = pts[p_start[g]:p_start[g] + n[g]]
                 assert np.array_equal(want[sel] - p_start[g], _nearest_brute(qq[sel], mine))
+
+
+def test_unique_pairs_is_numpy_unique_of_rows():
+    # geometry.unique_pairs (one int64 key per pair, one 1-D sort) gives numpy.unique's
+    # rows, inverse and counts with axis=0: negative ids (tier walls), int32 and int64
+    # inputs, one pair, no pairs, and spans too wide for one key (numpy.unique itself)
+    from terrace_foundation.geometry import unique_pairs
+    rng = np.random.default_rng(41)
+    cases = [(rng.integers(-5, 30, n), rng.integers(-3, 40, n)) for n in (0, 1, 7, 500, 5000)]
+    cases.append((rng.integers(0, 9, 300).astype(np.int32), rng.integers(0, 9, 300).astype(np.int32)))
+    cases.append((np.array([2 ** 40, 0, 2 ** 40]), np.array([2 ** 31, 5, 2 ** 31])))
+    for a, b in cases:
+        got = unique_pairs(a, b)
+        want = np.unique(np.column_stack([a, b]).reshape(-1, 2), axis=0, return_inverse=True,
+                         return_counts=True)
+        assert got[0].dtype == want[0].dtype and np.array_equal(got[0], want[0])
+        assert np.array_equal(got[1], want[1].reshape(-1))
+        assert np.array_equal(got[2], want[2])

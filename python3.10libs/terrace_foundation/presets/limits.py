@@ -58,7 +58,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..geometry import lexsort_order
+from ..geometry import lexsort_order, unique_pairs
 from ..report import _num
 from ..terrain.edt import distance_transform, distance_within, nearest_within
 from ..terrain.kernels import cell_sides, lot_sides
@@ -1379,14 +1379,8 @@ def walls_from_sides(sides: dict[str, np.ndarray], origin: tuple[float, float],
     low, high = sd["low"], sd["high"]
     o = np.asarray(origin, dtype=np.float64)
     out = []
-    # (each (lot_low, lot_high) row as one key: the rows in the order np.unique(axis=0)
-    # sorts them, by one 1-D sort; lot ids are negative on tier walls, so shifted first)
-    lo_id = int(min(la.min(), lb.min()))
-    base = int(max(la.max(), lb.max())) - lo_id + 1
-    ukey, inv = np.unique((la.astype(np.int64) - lo_id) * base + (lb - lo_id),
-                          return_inverse=True)
-    uniq = np.column_stack([ukey // base + lo_id, ukey % base + lo_id])
-    del ukey
+    # (lot ids are negative on tier walls)
+    uniq, inv, _ = unique_pairs(la, lb)
     # the sides of each key in their (axis, row, col) order: one stable sort, then slices
     by_key = np.argsort(inv.ravel(), kind="stable")
     bounds = np.searchsorted(inv.ravel()[by_key], np.arange(len(uniq) + 1))

@@ -341,3 +341,20 @@ def test_unique_pairs_is_numpy_unique_of_rows():
         assert got[0].dtype == want[0].dtype and np.array_equal(got[0], want[0])
         assert np.array_equal(got[1], want[1].reshape(-1))
         assert np.array_equal(got[2], want[2])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_made_vertices_equal_the_all_pairs_comparison(seed):
+    from terrace_foundation.lots.subdivide import _made
+
+    rng = np.random.default_rng(seed)
+    n, k, k2 = 50, int(rng.integers(1, 8)), int(rng.integers(1, 9))
+    grid = np.array([0.0, -0.0, 1.0, 2.5, np.nan])        # shared values, signed zeros, NaN
+    before = grid[rng.integers(0, len(grid), (n, k, 2))]
+    after = grid[rng.integers(0, len(grid), (n, k2, 2))]
+    after[:, : min(k, k2)] = np.where(rng.random((n, min(k, k2), 1)) < 0.5,
+                                      before[:, : min(k, k2)], after[:, : min(k, k2)])
+    after_n = rng.integers(0, k2 + 1, n)
+    same = np.all(after[:, :, None, :] == before[:, None, :, :], axis=-1).any(axis=2)
+    want = ~same & (np.arange(k2)[None, :] < after_n[:, None])
+    np.testing.assert_array_equal(_made(before, after, after_n), want)

@@ -408,3 +408,32 @@ def test_the_pipeline_passes_the_pad_reach_as_row_relief(monkeypatch):
     tf.generate(hf, [reg], preset="grading", lot_layout="contour", min_lot_size=2000.0,
                 max_wall_height=3.0, max_embankment_height=5.0)
     assert seen and set(seen) == {13.0}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_samples_inside_equals_the_broadcast_test(seed):
+    from terrace_foundation.geometry import polygon_halfplanes
+    from terrace_foundation.lots import contour
+    from terrace_foundation.lots.contour import samples_inside
+
+    rng = np.random.default_rng(seed)
+    b, q, s = 30, 90, 49
+    ang = np.sort(rng.uniform(0, 2 * np.pi, (q, 6)), axis=1)
+    count = rng.integers(0, 7, q)
+    pieces = rng.uniform(-50, 50, (q, 1, 2)) + 20.0 * np.stack([np.cos(ang), np.sin(ang)], -1)
+    pieces = np.where((np.arange(6)[None, :] < np.maximum(count, 1)[:, None])[..., None],
+                      pieces, pieces[:, :1])
+    plot = rng.integers(0, b, q)
+    px, py = rng.uniform(-80, 80, (2, b, s))
+    normal, offset = polygon_halfplanes(pieces, count)
+    lhs = normal[:, None, :, 0] * px[plot][:, :, None] + normal[:, None, :, 1] * py[plot][:, :, None]
+    tol = 1e-9 * (np.abs(offset) + 1.0)[:, None, :]
+    want = np.zeros((b, s), dtype=bool)
+    np.logical_or.at(want, plot, np.all(lhs <= offset[:, None, :] + tol, axis=2))
+    np.testing.assert_array_equal(samples_inside(px, py, plot, normal, offset), want)
+    old = contour.CHUNK
+    try:                                # chunks of a few pieces each: the same answer
+        contour.CHUNK = 3 * s
+        np.testing.assert_array_equal(samples_inside(px, py, plot, normal, offset), want)
+    finally:
+        contour.CHUNK = old

@@ -52,8 +52,8 @@ import numpy as np
 
 from ..geometry import polygon_halfplanes
 
-__all__ = ["lot_structure", "contour_cut_normals", "contour_curves", "CONTOUR_ASPECT",
-           "FLAT_RELIEF", "ROW_RELIEF"]
+__all__ = ["lot_structure", "samples_inside", "contour_cut_normals", "contour_curves",
+           "CONTOUR_ASPECT", "FLAT_RELIEF", "ROW_RELIEF"]
 
 #: a lot stops being cut along the contour once it is this many times longer than deep
 CONTOUR_ASPECT = 4.0
@@ -86,7 +86,7 @@ KNOT_SNAP = 0.05
 SIMPLIFY = 0.02
 #: heights sampled across the window on each slab line to find the contour's crossing
 CURVE_SAMPLES = 9
-#: numbers per chunk of the point-in-piece tests of :func:`lot_structure` (8 MB of float64)
+#: numbers per chunk of the point-in-piece tests of :func:`samples_inside` (8 MB of float64)
 CHUNK = 1_000_000
 
 Terrain = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -143,16 +143,7 @@ def lot_structure(lots, which: np.ndarray, terrain: Terrain,
     py = lo[:, 1, None] + span[:, 1, None] * ty[None]
     # which samples lie in the lot: inside one of its convex pieces
     normal, offset = polygon_halfplanes(pieces, count)                    # (Q, J, 2), (Q, J)
-    inside = np.zeros(px.shape, dtype=bool)
-    # (piece, sample, side) tests in chunks of about CHUNK numbers, so memory stays bounded
-    # on maps with many lots
-    step = max(1, CHUNK // max(px.shape[1] * normal.shape[1], 1))
-    for a in range(0, len(plot), step):
-        q = slice(a, a + step)
-        lhs = normal[q, None, :, 0] * px[plot[q]][:, :, None] + \
-            normal[q, None, :, 1] * py[plot[q]][:, :, None]               # (q, S, J)
-        tol = 1e-9 * (np.abs(offset[q]) + 1.0)[:, None, :]
-        np.logical_or.at(inside, plot[q], np.all(lhs <= offset[q, None, :] + tol, axis=2))
+    inside = samples_inside(px, py, plot, normal, offset)
     inside[~inside.any(axis=1)] = True        # a sliver between the samples: use them all
     half = np.maximum(span / (2.0 * samples), 1e-9)
     sx = np.broadcast_to(half[:, 0, None], px.shape)
@@ -170,6 +161,48 @@ def lot_structure(lots, which: np.ndarray, terrain: Terrain,
     split = np.sqrt((jxx - jyy) ** 2 + 4.0 * jxy * jxy)
     coherence = np.where(trace > 0, split / np.where(trace > 0, trace, 1.0), 1.0)
     return strength[:, None] * np.column_stack([c, sn]), np.clip(coherence, 0.0, 1.0)
+
+
+def samples_inside(px: np.ndarray, py: np.ndarray, plot: np.ndarray, normal: np.ndarray,
+                   offset: np.ndarray) -> np.ndarray:
+    """Which sample points of each lot lie in one of the lot's convex pieces.
+
+    Parameters
+    ----------
+    px, py : (B, S) ndarray
+        The samples of each lot, world units.
+    plot : (Q,) ndarray of int
+        The lot (row of ``px``) of each piece.
+    normal, offset : (Q, J, 2), (Q, J) ndarray
+        Each piece's sides as half-planes ``normal . p <= offset``
+        (:func:`~terrace_foundation.geometry.polygon_halfplanes`).
+
+    Returns
+    -------
+    (B, S) ndarray of bool
+        True where a sample is within ``1e-9 (|offset| + 1)`` of the inside of every side of
+        some piece of its lot.
+
+    Notes
+    -----
+    One side at a time over ``(pieces, samples)`` in chunks of about :data:`CHUNK`
+    numbers, so memory stays bounded on maps with many lots; a sample is marked by a plain
+    assignment of True, whatever other pieces of its lot mark it too.
+    """
+    inside = np.zeros(px.shape, dtype=bool)
+    limit = offset + 1e-9 * (np.abs(offset) + 1.0)                        # (Q, J)
+    step = max(1, CHUNK // max(px.shape[1], 1))
+    for a in range(0, len(plot), step):
+        q = slice(a, a + step)
+        qx, qy = px[plot[q]], py[plot[q]]                                 # (q, S)
+        ok = np.ones(qx.shape, dtype=bool)
+        for jj in range(normal.shape[1]):
+            lhs = normal[q, jj, 0, None] * qx
+            lhs += normal[q, jj, 1, None] * qy
+            ok &= lhs <= limit[q, jj, None]
+        pi, si = np.nonzero(ok)
+        inside[plot[q][pi], si] = True
+    return inside
 
 
 def row_aspect(coherence: np.ndarray, aspect: float = CONTOUR_ASPECT) -> np.ndarray:

@@ -295,7 +295,11 @@ def _made(before: np.ndarray, after: np.ndarray, after_n: np.ndarray) -> np.ndar
     """Which vertices of the clipped polygons ``after`` are not vertices of ``before`` (the
     crossings the clip made), ``(N, K')`` bool.
     """
-    same = np.all(after[:, :, None, :] == before[:, None, :, :], axis=-1).any(axis=2)
+    ax, ay = after[..., 0], after[..., 1]
+    same = np.zeros(ax.shape, dtype=bool)
+    # one slot of ``before`` at a time: (N, K') passes, no (N, K', K, 2) comparison array
+    for j in range(before.shape[1]):
+        same |= (ax == before[:, j, None, 0]) & (ay == before[:, j, None, 1])
     return ~same & (np.arange(after.shape[1])[None, :] < after_n[:, None])
 
 
@@ -311,7 +315,10 @@ def _snap(poly: np.ndarray, count: np.ndarray, made: np.ndarray, axis: np.ndarra
     on_x = (axis == 0)[:, None]
     a = np.where(on_x, poly[..., 0], poly[..., 1])                       # (N, K)
     b = np.where(on_x, poly[..., 1], poly[..., 0])
-    scale = np.maximum(1.0, np.abs(np.where(made[..., None], poly, 0.0)).max(axis=(1, 2)))
+    # (the largest |coordinate| of the made vertices: x and y folded first, one reduction
+    # over the slots instead of one over slots and coordinates)
+    mag = np.maximum(np.abs(poly[..., 0]), np.abs(poly[..., 1]))
+    scale = np.maximum(1.0, np.where(made, mag, 0.0).max(axis=1))
     tol = (SNAP * scale)[:, None]
     v = value[:, None]
     if knot is None:

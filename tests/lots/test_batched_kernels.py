@@ -325,6 +325,24 @@ def test_sample_blocks_equal_the_brute_force(kind):
                 assert np.array_equal(want[sel] - p_start[g], _nearest_brute(qq[sel], mine))
 
 
+def test_sample_blocks_with_hundreds_of_candidates():
+    """A block whose group's points all lie far off (every one a candidate: more than 256
+    columns, past the small column type the search keeps its winners in) and groups of one
+    query: the brute force's answers."""
+    rng = np.random.default_rng(7)
+    n = np.array([300, 5, 1, 40])
+    nq = np.array([500, 1, 3, 0])
+    q = np.concatenate([rng.random((k, 2)) for k in nq]) + 100.0
+    qg = np.repeat(np.arange(len(n)), nq)
+    p_start = np.cumsum(n) - n
+    pts = np.concatenate([rng.random((k, 2)) for k in n])
+    pts[:300] = 5000.0 + 0.01 * pts[:300]                   # group 0: a far cluster
+    blocks = SampleBlocks(q, qg, n)
+    got = blocks.nearest(pts, p_start, n)
+    assert np.array_equal(got, _nearest_dense(q, qg, pts, p_start, n))
+    assert blocks._candidates(pts, p_start, n).sum(axis=1).max() > 256
+
+
 def test_unique_pairs_is_numpy_unique_of_rows():
     # geometry.unique_pairs (one int64 key per pair, one 1-D sort) gives numpy.unique's
     # rows, inverse and counts with axis=0: negative ids (tier walls), int32 and int64

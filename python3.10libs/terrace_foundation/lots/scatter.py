@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import group_pairs, stable_order
+from ..geometry import group_pairs, lexsort_order, stable_order
 from ..region import Region, points_in_groups, region_edges
 
 __all__ = ["scatter_points", "relax_points", "region_rng", "scatter_in_regions",
@@ -405,6 +405,8 @@ class SampleBlocks:
         self.order, self.b_start, self.b_count, self.b_group = empty, empty, empty, empty
         self.qx = self.qy = np.zeros(0)
         self.b_lo = self.b_hi = np.zeros((0, 2))
+        self.b_class, self.b_row = empty, empty
+        self.classes: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         if self.n_q == 0:
             return
         g_first = np.flatnonzero(np.r_[True, q_group[1:] != q_group[:-1]])
@@ -437,6 +439,31 @@ class SampleBlocks:
                                      np.minimum.reduceat(self.qy, starts)])
         self.b_hi = np.column_stack([np.maximum.reduceat(self.qx, starts),
                                      np.maximum.reduceat(self.qy, starts)])
+        self._pad_classes()
+
+    def _pad_classes(self) -> None:
+        """The queries laid out once for the searches: blocks of one padded size (query count
+        rounded up to 8) together, one ``(blocks, size)`` row each in ``classes[k]`` (``x``,
+        ``y``, and the query's index, :attr:`n_q` in the padding; a padded slot repeats its
+        block's first query); block ``b`` is row ``b_row[b]`` of class ``b_class[b]``.
+        """
+        q_pad = -(-self.b_count // 8) * 8
+        sizes, self.b_class = np.unique(q_pad, return_inverse=True)
+        self.b_class = self.b_class.reshape(-1).astype(np.intp)
+        by_class = stable_order(self.b_class)
+        n_in = np.bincount(self.b_class, minlength=len(sizes))
+        self.b_row = np.empty(len(q_pad), dtype=np.intp)
+        self.b_row[by_class] = np.arange(len(q_pad)) - np.repeat(np.cumsum(n_in) - n_in, n_in)
+        self.classes = []
+        first = 0
+        for size, n in zip(sizes.tolist(), n_in.tolist()):
+            blk = by_class[first:first + n]
+            first += n
+            lq = np.arange(size)
+            real = lq[None, :] < self.b_count[blk, None]
+            qi = self.b_start[blk, None] + np.where(real, lq[None, :], 0)
+            index = np.where(real, self.order.take(qi), self.n_q)
+            self.classes.append((self.qx.take(qi), self.qy.take(qi), index))
 
     def _candidates(self, pts: np.ndarray, p_start: np.ndarray, p_count: np.ndarray,
                     chunk: int = 1 << 20) -> np.ndarray:
@@ -446,22 +473,39 @@ class SampleBlocks:
         n = p_count[self.b_group]
         w = max(int(n.max()), 1)
         mask = np.zeros((len(n), w), dtype=bool)
+        # each group's points in one row, padded with infinitely far ones (whose distances
+        # to a box, nearest and farthest, are infinite: never a candidate, never the bound)
         local = np.arange(w)
+        real = local[None, :] < p_count[:, None]
+        idx = np.where(real, p_start[:, None] + local[None, :], 0)
+        gx = np.where(real, pts[:, 0].take(idx), np.inf)
+        gy = np.where(real, pts[:, 1].take(idx), np.inf)
         step = max(1, chunk // w)
         for s in range(0, len(n), step):
             sl = slice(s, s + step)
-            real = local[None, :] < n[sl, None]
-            idx = np.where(real, p_start[self.b_group[sl], None] + local[None, :], 0)
-            px, py = pts[idx, 0], pts[idx, 1]
+            px, py = gx.take(self.b_group[sl], axis=0), gy.take(self.b_group[sl], axis=0)
             x0, y0 = self.b_lo[sl, 0, None], self.b_lo[sl, 1, None]
             x1, y1 = self.b_hi[sl, 0, None], self.b_hi[sl, 1, None]
-            ex = np.maximum(np.maximum(x0 - px, px - x1), 0.0)
-            ey = np.maximum(np.maximum(y0 - py, py - y1), 0.0)
-            fx = np.maximum(px - x0, x1 - px)
-            fy = np.maximum(py - y0, y1 - py)
-            far2 = np.where(real, fx * fx + fy * fy, np.inf)
-            bound = far2.min(axis=1, keepdims=True) * (1.0 + 1e-9)
-            mask[sl] = real & (ex * ex + ey * ey <= bound)
+            # distance to the box along x: max(x0 - px, px - x1, 0); farthest distance:
+            # max(px - x0, x1 - px) = -min(x0 - px, px - x1) (a difference negated is the
+            # difference the other way round, bit for bit), whose square is min(...)**2
+            a, b = x0 - px, px - x1
+            ex = np.maximum(a, b)
+            np.maximum(ex, 0.0, out=ex)
+            fx = np.minimum(a, b, out=a)
+            a, b = y0 - py, py - y1
+            ey = np.maximum(a, b)
+            np.maximum(ey, 0.0, out=ey)
+            fy = np.minimum(a, b, out=a)
+            fx *= fx
+            fy *= fy
+            fx += fy
+            bound = fx.min(axis=1, keepdims=True) * (1.0 + 1e-9)
+            ex *= ex
+            ey *= ey
+            ex += ey
+            # (a block of a group without points, which the contract excludes, has none)
+            mask[sl] = (ex <= bound) & (bound < np.inf)
         return mask
 
     def nearest(self, pts: np.ndarray, p_start: np.ndarray, p_count: np.ndarray,
@@ -482,16 +526,17 @@ class SampleBlocks:
         """
         p_start = np.asarray(p_start, dtype=np.intp)
         p_count = np.asarray(p_count, dtype=np.intp)
-        out = np.empty(self.n_q, dtype=np.intp)
+        pts = np.asarray(pts, dtype=np.float64).reshape(-1, 2)
+        out = np.empty(self.n_q + 1, dtype=np.intp)           # and a slot for the padding
         if self.n_q == 0:
-            return out
+            return out[:0]
         mask = self._candidates(pts, p_start, p_count)
         c_n = mask.sum(axis=1)
         # the points and one infinitely far point (the padding of the candidate rows)
         px, py = np.append(pts[:, 0], np.inf), np.append(pts[:, 1], np.inf)
-        # blocks by query count (rounded up to 8), then by candidate count: tight chunks
+        # blocks by padded query count (their class), then by candidate count: tight chunks
+        order = lexsort_order(self.b_class, c_n)
         q_pad = -(-self.b_count // 8) * 8
-        order = np.lexsort((c_n, q_pad))
         q_sorted = q_pad[order]
         size = np.cumsum(q_sorted * c_n[order])
         b = 0
@@ -502,32 +547,46 @@ class SampleBlocks:
             blk = order[b:e]
             r, col = np.nonzero(mask[blk])
             rank = np.arange(len(r)) - np.searchsorted(r, r)
-            cand = np.full((len(blk), max(int(c_n[blk].max()), 1)), len(pts), dtype=np.intp)
+            n_c = max(int(c_n[blk].max()), 1)
+            cand = np.full((len(blk), n_c), len(pts), dtype=np.intp)
             cand[r, rank] = p_start[self.b_group[blk[r]]] + col
-            lq = np.arange(int(q_sorted[b]))
-            real = lq[None, :] < self.b_count[blk, None]
-            qi = np.where(real, self.b_start[blk, None] + lq[None, :], 0)
-            qx, qy = self.qx.take(qi), self.qy.take(qi)
-            cx, cy = px.take(cand), py.take(cand)
-            # candidate by candidate over whole (block, query) arrays: a later candidate
-            # wins only when strictly nearer (the lowest index on a tie, as argmin)
-            best_d = np.full(qx.shape, np.inf)
-            best = np.full(qx.shape, len(pts), dtype=np.intp)
+            cls_x, cls_y, cls_index = self.classes[int(self.b_class[blk[0]])]
+            rows = self.b_row[blk]
+            # slot-major (query slot, block): each candidate's coordinates one contiguous
+            # row broadcast down the slots (a column per block was a short row each)
+            qx = np.ascontiguousarray(cls_x.take(rows, axis=0).T)
+            qy = np.ascontiguousarray(cls_y.take(rows, axis=0).T)
+            cand_t = np.ascontiguousarray(cand.T)
+            cx, cy = px.take(cand_t), py.take(cand_t)
+            # candidate by candidate over whole (query slot, block) arrays: a later
+            # candidate wins only when strictly nearer (the lowest index on a tie, as
+            # argmin); the winner kept as its column, the largest column at which a query's
+            # distance went down (a small integer: cheaper than copying indices where nearer)
+            best_d = np.empty(qx.shape)
+            col_t = np.uint8 if n_c <= 256 else np.intp
+            best = np.zeros(qx.shape, dtype=col_t)
             d, dy = np.empty(qx.shape), np.empty(qx.shape)
             nearer = np.empty(qx.shape, dtype=bool)
-            for j in range(cand.shape[1]):
-                np.subtract(qx, cx[:, j, None], out=d)
+            step = np.empty(qx.shape, dtype=col_t)
+            # the mask as 0 / 1 of the column type (a bool times a column past 255 as int)
+            flag = nearer.view(np.uint8) if col_t is np.uint8 else nearer
+            for j in range(n_c):
+                np.subtract(qx, cx[j], out=d)
                 d *= d
-                np.subtract(qy, cy[:, j, None], out=dy)
+                np.subtract(qy, cy[j], out=dy)
                 dy *= dy
                 d += dy
+                if j == 0:                         # the first candidate: nearer than none
+                    best_d[...] = d
+                    continue
                 np.less(d, best_d, out=nearer)
                 np.minimum(best_d, d, out=best_d)       # d where nearer: the same values
-                np.copyto(best, cand[:, j, None], where=nearer)
-            flat = real.reshape(-1)
-            out[self.order.take(np.compress(flat, qi))] = np.compress(flat, best)
+                np.multiply(flag, j, out=step)
+                np.maximum(best, step, out=best)
+            best = cand_t.reshape(-1).take(best.astype(np.intp) * len(blk) + np.arange(len(blk)))
+            out[cls_index.take(rows, axis=0).T] = best
             b = e
-        return out
+        return out[:self.n_q]
 
 
 def _nearest_grid(q: np.ndarray, q_group: np.ndarray, pts: np.ndarray,

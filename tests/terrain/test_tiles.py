@@ -389,6 +389,28 @@ def test_nearest_label_near_the_cells_equals_the_whole_sweep(shape, block, col_o
         assert mine == pytest.approx(oct_d.min(), abs=1e-9)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_running_max_of_negative_rows_by_their_bits_equals_numpys(seed):
+    # the backward row cones' running maxima over int64 bits: negative values (ties, -inf,
+    # -0.0, subnormals, huge and tiny magnitudes), rows read forward and reversed
+    from terrace_foundation.terrain import kernels
+    rng = np.random.default_rng(seed)
+    a = -np.abs(rng.normal(size=(5, 301))) * 10.0 ** rng.integers(-300, 300, size=(5, 301))
+    a[rng.random(a.shape) < 0.2] = -np.inf
+    a[rng.random(a.shape) < 0.05] = -0.0
+    a[rng.random(a.shape) < 0.05] = -5e-324
+    a[:, ::7] = a[:, 3:4]                                  # ties
+    a[4] = -np.inf                                         # a row of -inf only
+    for x in (a, a[:, ::-1], a[:3, 10:200]):
+        want = np.maximum.accumulate(x, axis=-1)
+        got = np.empty_like(x)
+        kernels._running_max_negative(x, got)
+        assert got.tobytes() == want.tobytes()
+        back = np.empty_like(a)[:x.shape[0], :x.shape[1]][:, ::-1]    # a reversed output
+        kernels._running_max_negative(x, back)
+        assert back.tobytes() == want.tobytes()
+
+
 @pytest.mark.parametrize("strip", [1, 7, 30, 1000])
 def test_nearest_label_of_a_dense_band_swept_in_strips_equals_the_whole_sweep(strip):
     # a dense band is swept as strips of its rows (each grown by the halo, stacked as

@@ -800,7 +800,6 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     clock("slopes")
     before, after, mask = before_b[t_sl], after_b[t_sl], lm_b[t_sl]
     lots_in = lots_b[t_sl]
-    d = after - before
     # per-lot extremes over the runs of a lot's cells along the box's rows, the tile's cells
     # only (labels zero elsewhere): reductions of the contiguous box arrays, no sort of cells
     after_c = np.ascontiguousarray(after_b)
@@ -819,6 +818,8 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     fig.lot_count["cells"] = g["cells"]
     fig.counts["lot_cells"] = int(g["cells"].sum())      # the tile's lot cells
     del g
+    d = after - before
+    del before, before_b                    # the terrain before: read by nothing after this
     clock("lot figures")
     # partial sums over the changed cells (a selection that does not depend on the window),
     # a band of rows at a time: the parts are per (lot, row, chunk), so bands of whole rows
@@ -843,6 +844,37 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
     fig.lot_count["buildable"] = np.bincount(mask[flat], minlength=n + 1)
     del flat
     clock("pads")
+    near = near_b[t_sl]                         # band | lots_in
+    if not near.all():
+        # the largest change outside the band: over the changed cells there, 0 if none
+        # (every other cell out there has a change of 0)
+        away = np.greater(changed, near)                       # changed & ~near
+        fig.maxima["change_outside_band"] = \
+            float(np.abs(d[away]).max()) if away.any() else 0.0
+        del away
+    if cut != tile:                    # the rest of the tile: unchanged, outside the band
+        fig.maxima["change_outside_band"] = max(fig.maxima["change_outside_band"], 0.0)
+    # a slope made steeper by more than the margin is steeper as a tangent too (the
+    # conversion is monotone): only those cells are converted
+    touched = np.logical_and(changed, near, out=changed)
+    del near
+    # and only where the tangent grew enough for the degrees to grow by the margin: arctan's
+    # slope is at most 180 / pi degrees per unit of tangent, so a cell whose tangent grew by
+    # less than radians(margin) cannot gain the margin (0.1 % of slack covers the roundings
+    # of the conversion, ~1e-14 degrees); the rest are converted and compared as before
+    if CREATED_SLOPE_MARGIN > 0:
+        touched &= np.subtract(sa, sb) >= _MARGIN_TANGENT
+    else:
+        touched &= sa > sb
+    deg_after = _deg(sa[touched])
+    made = deg_after > _deg(sb[touched]) + CREATED_SLOPE_MARGIN
+    if made.any():
+        fig.maxima["slope_created"] = float(deg_after[made].max())
+        fig.counts["steep_created"] = int((deg_after[made] > CREATED_SLOPE_LIMIT).sum())
+    clock("created slopes")
+    # the tile's own arrays the band attribution does not read, freed before it (its sweep
+    # windows set the tile's peak in memory where the band is dense)
+    del d, changed, touched, sa, sb, sa_b, sb_b, lab_c, deg_after, made
     if fig.counts["band"]:
         # the band's cells go to their nearest lot (octagonal distance, global ramps), found
         # around each band cell within the attribution halo; their edge slopes against
@@ -858,34 +890,6 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
             grouped_extremes(near_band, {"e": es}, n, {"e": ("max",)})["e_max"])
         del es, near_band, br, bc
         clock("embankments")
-    near = near_b[t_sl]                         # band | lots_in
-    if not near.all():
-        # the largest change outside the band: over the changed cells there, 0 if none
-        # (every other cell out there has a change of 0)
-        away = np.greater(changed, near)                       # changed & ~near
-        fig.maxima["change_outside_band"] = \
-            float(np.abs(d[away]).max()) if away.any() else 0.0
-        del away
-    if cut != tile:                    # the rest of the tile: unchanged, outside the band
-        fig.maxima["change_outside_band"] = max(fig.maxima["change_outside_band"], 0.0)
-    # a slope made steeper by more than the margin is steeper as a tangent too (the
-    # conversion is monotone): only those cells are converted
-    touched = np.logical_and(changed, near, out=changed)
-    del near, near_b
-    # and only where the tangent grew enough for the degrees to grow by the margin: arctan's
-    # slope is at most 180 / pi degrees per unit of tangent, so a cell whose tangent grew by
-    # less than radians(margin) cannot gain the margin (0.1 % of slack covers the roundings
-    # of the conversion, ~1e-14 degrees); the rest are converted and compared as before
-    if CREATED_SLOPE_MARGIN > 0:
-        touched &= np.subtract(sa, sb) >= _MARGIN_TANGENT
-    else:
-        touched &= sa > sb
-    deg_after = _deg(sa[touched])
-    made = deg_after > _deg(sb[touched]) + CREATED_SLOPE_MARGIN
-    if made.any():
-        fig.maxima["slope_created"] = float(deg_after[made].max())
-        fig.counts["steep_created"] = int((deg_after[made] > CREATED_SLOPE_LIMIT).sum())
-    clock("created slopes")
     fig.seconds = time.perf_counter() - t_start
     return fig
 

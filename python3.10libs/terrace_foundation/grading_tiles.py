@@ -81,7 +81,7 @@ from .presets.limits import (
 from .presets.walls import grid_step_sides
 from .report import edge_tangents_at, grouped_extremes, inner_cells
 from .terrain.edt import nearest_within
-from .terrain.kernels import lot_sides, nearest_label, slope_tangent_near
+from .terrain.kernels import cells_of, lot_sides, nearest_label, slope_tangent_near
 from .terrain.tiles import CHUNK, PartialSums, Window, grow, heap_kept, plan_tiles
 from .tiling import (
     BUILDABLE_DEG,
@@ -357,9 +357,13 @@ def survey_tile(job: GradingJob, tile: Window, source) -> Survey:
     if rule == "mean":
         # (PartialSums.add of the heights on the lots, given its cells directly: the lot
         # cells whose height is not zero, in row-major order; zeros add nothing)
-        r, c = np.nonzero(sel & (h_t != 0))
-        out.heights.add_cells(h_t[r, c], m_t[r, c], r.astype(np.int64) + tile[0],
-                              c.astype(np.int64) + tile[2])
+        # (the cells as kernels.cells_of lists them, their values by boolean selection:
+        # the same row-major cells as np.nonzero and h_t[r, c], without 2-D gathers)
+        on = sel & (h_t != 0)
+        r, c = cells_of(on)
+        r += tile[0]
+        c += tile[2]
+        out.heights.add_cells(h_t[on], m_t[on], r, c)
     elif rule in ("min", "max"):
         out.h_min = cell_pad_heights(h_t, m_t, job.n_lots, "min")[0]
         out.h_max = cell_pad_heights(h_t, m_t, job.n_lots, "max")[0]
@@ -613,7 +617,7 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
     fig.lot_count["cells"] = g["cells"]
     changed = d != 0
     on_lots = changed & lots_in
-    rr_l, cc_l = np.nonzero(on_lots)
+    rr_l, cc_l = cells_of(on_lots)
     dl, key = d[on_lots], mask[on_lots]
     # (the same cells grouped once for the sums that share them: the earthwork on the lots
     # (_grading_faces' "on_lot") with the fill and the cut, the whole earthwork with the
@@ -622,7 +626,7 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
                                [np.maximum(dl, 0.0) * area, np.maximum(-dl, 0.0) * area,
                                 np.abs(dl)], key, rr_l + r0, cc_l + c0)
     dc = d[changed]
-    rr_c, cc_c = np.nonzero(changed)
+    rr_c, cc_c = cells_of(changed)
     PartialSums.add_cells_many([fig.sums[n_] for n_ in ("cut_total", "fill_total", "net_total",
                                                         "earth_total")],
                                [np.maximum(-dc, 0.0), np.maximum(dc, 0.0), dc, np.abs(dc)], 0,
@@ -683,7 +687,7 @@ def grade_tile(job: GradingJob, tile: Window, source, sink) -> GradingFigures:
         # the nearest lot (octagonal cones, kernels.nearest_label: swept in blocks around
         # the band cells only, the labels of the window's cone_envelope bit for bit) and the
         # steepest slope (report.edge_tangents_at, bit for bit) at the band cells
-        er, ec = np.nonzero(emb_band)
+        er, ec = cells_of(emb_band)
         near_b = _nearest_lots(lm, er + (tile[0] - win[0]), ec + (tile[2] - win[2]), cs,
                                halos["attribution"], win[2], info.get("lot_distance"))
         es_b = np.degrees(np.arctan(edge_tangents_at(after_e, emb_band_e | lots_e,

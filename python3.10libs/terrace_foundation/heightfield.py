@@ -191,6 +191,19 @@ class Heightfield:
         fc = c - c0
         if _mapped(h) and len(r0) > SAMPLE_BAND_ROWS:
             h00, h01, h10, h11 = _corners_by_band(h, r0, c0)
+        elif h.flags.c_contiguous and rows >= 2 and cols >= 2:
+            # (flat takes of one index moved by a column and a row: the same corners as
+            # the 2-D gathers below, without their index broadcasting)
+            hf = h.reshape(-1)
+            at = r0 * cols
+            at += c0
+            h00 = hf.take(at).astype(np.float64, copy=False)
+            at += 1
+            h01 = hf.take(at).astype(np.float64, copy=False)
+            at += cols
+            h11 = hf.take(at).astype(np.float64, copy=False)
+            at -= 1
+            h10 = hf.take(at).astype(np.float64, copy=False)
         else:
             h00 = h[r0, c0].astype(np.float64)
             h01 = h[r0, c0 + 1].astype(np.float64)

@@ -103,6 +103,25 @@ def test_column_pass_int16_and_int32_sides_match_a_brute_force_oracle():
             np.testing.assert_array_equal(near[:, c], fr[np.argmax(gap == best[:, None], axis=1)])
 
 
+def test_column_pass_equals_the_running_extremes_of_np_where():
+    # the sentinels too (columns without a feature): the same bytes as the plain
+    # formulation, np.where and numpy's accumulate down the columns
+    from terrace_foundation.terrain.edt import _column_pass
+    rng = np.random.default_rng(31)
+    for m in (1, 5, 300, 2 ** 13 + 3):
+        feat = rng.random((m, 70)) < 0.05
+        feat[:, :3] = False
+        dt, far = (np.int16, 2 ** 14) if m <= 2 ** 13 else (np.int32, 2 ** 30)
+        rows = np.arange(m, dtype=dt)[:, None]
+        above = np.maximum.accumulate(np.where(feat, rows, dt(-far)), axis=0)
+        below = np.minimum.accumulate(np.where(feat, rows, dt(far))[::-1], axis=0)[::-1]
+        da, db = rows - above, below - rows
+        want_near = np.where(db < da, below, above)
+        da_got, near_got = _column_pass(feat)
+        assert da_got.tobytes() == np.minimum(da, db).tobytes() and da_got.dtype == dt
+        assert near_got.tobytes() == want_near.tobytes() and near_got.dtype == dt
+
+
 def test_distance_on_a_window_of_lots_with_holes_matches_scipy():
     # long rows (the row-by-row running extremes of the column pass and of the envelope's
     # marks): blobs with holes and empty margins, as a grading window has

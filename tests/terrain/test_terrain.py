@@ -206,3 +206,26 @@ def test_slope_degrees_matches_numpy_gradient():
     # a 45 degree plane
     ramp = np.tile(np.arange(10.0) * 3.0, (5, 1))
     np.testing.assert_allclose(slope_degrees(ramp, 3.0), 45.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sample_equals_the_bilinear_formula_of_2d_gathers(dtype):
+    # Heightfield.sample's flat takes: the same corners and the same bits as 2-D gathers,
+    # on C-ordered and strided grids, points off the grid (clamped) included
+    rng = np.random.default_rng(5)
+    for h in (rng.normal(size=(40, 57)).astype(dtype), rng.normal(size=(57, 40)).astype(dtype).T,
+              rng.normal(size=(2, 2)).astype(dtype)):
+        hf = tf.Heightfield(h, 2.0, (100.0, 300.0))
+        x = rng.uniform(90.0, 110.0 + 2.0 * h.shape[1], 500)
+        y = rng.uniform(290.0 - 2.0 * h.shape[0], 310.0, 500)
+        rows, cols = h.shape
+        r, c = hf.world_to_grid(x, y)
+        r, c = np.clip(r, 0.0, rows - 1.0), np.clip(c, 0.0, cols - 1.0)
+        r0 = np.minimum(np.floor(r).astype(np.intp), rows - 2)
+        c0 = np.minimum(np.floor(c).astype(np.intp), cols - 2)
+        fr, fc = r - r0, c - c0
+        h00, h01 = h[r0, c0].astype(np.float64), h[r0, c0 + 1].astype(np.float64)
+        h10, h11 = h[r0 + 1, c0].astype(np.float64), h[r0 + 1, c0 + 1].astype(np.float64)
+        top, bottom = h00 + (h01 - h00) * fc, h10 + (h11 - h10) * fc
+        want = top + (bottom - top) * fr
+        assert hf.sample(x, y).tobytes() == want.tobytes()

@@ -267,16 +267,24 @@ def _column_pass(feat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     m = feat.shape[0]
     dt, far = (np.int16, 2 ** 14) if m <= 2 ** 13 else (np.int32, 2 ** 30)
     rows = np.arange(m, dtype=dt)[:, None]
-    above = np.where(feat, rows, dt(-far))
+    # (the row where feat, else the sentinel, as 0/1 times (row -/+ far) -/+ far: whole-array
+    # products of one broadcast operand each, cheaper than np.where's two; the same numbers,
+    # every intermediate within dt: |row -/+ far| < 2 far)
+    above = feat.astype(dt)
+    below = above.copy()
+    above *= rows + dt(far)
+    above -= dt(far)
     _accumulate_down(np.maximum, above)
-    below = np.where(feat, rows, dt(far))
+    below *= rows - dt(far)
+    below += dt(far)
     _accumulate_down(np.minimum, below[::-1])
     da = rows - above
     db = below - rows
-    near_row = np.where(db < da, below, above)
-    del above, below
+    # (the nearer of the two rows, a tie to the row above, written over ``above``)
+    np.copyto(above, below, where=db < da)
+    del below
     np.minimum(da, db, out=da)
-    return da, near_row
+    return da, above
 
 
 def distance_transform(features: np.ndarray, cell_size: float = 1.0
@@ -322,8 +330,13 @@ def distance_transform(features: np.ndarray, cell_size: float = 1.0
     del h
     col = np.ascontiguousarray(arg_t.T)
     del arg_t
+    # (the column pass's numbers at each cell's nearest column by flat takes of one index
+    # array: the values of np.take_along_axis(..., col, axis=1), without its broadcast
+    # index arrays)
+    at = col.astype(np.int64)
+    at += (np.arange(m, dtype=np.int64) * n)[:, None]
     # f[col] + (x - col)^2: integers below 2^53, exact
-    d2 = np.take_along_axis(da, col, axis=1).astype(np.float64)
+    d2 = da.reshape(-1).take(at).astype(np.float64)
     del da
     d2 *= d2
     off = np.arange(n, dtype=np.int64)[None, :] - col
@@ -332,8 +345,8 @@ def distance_transform(features: np.ndarray, cell_size: float = 1.0
     del off
     # (int32 indices where every flat index row * n + col fits in them: half the memory)
     index = np.int32 if m * n < 2 ** 31 else np.int64
-    r_idx = np.take_along_axis(near_row, col, axis=1).astype(index, copy=False)
-    del near_row
+    r_idx = near_row.reshape(-1).take(at).astype(index, copy=False)
+    del near_row, at
     np.sqrt(d2, out=d2)
     d2 *= cell_size
     return d2, (r_idx, col.astype(index, copy=False))

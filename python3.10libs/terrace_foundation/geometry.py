@@ -437,6 +437,11 @@ def clip_halfplanes(poly: np.ndarray, count: np.ndarray, normals: np.ndarray,
     return np.stack([wx[:width].T, wy[:width].T], axis=-1), count
 
 
+#: The share of the polygons a half-plane must cut for :func:`_clip_step` to cut them all in
+#: one pass (:func:`_clip_step_all`) rather than gather the cut ones and write them back.
+CUT_ALL_SHARE = 0.6
+
+
 def _clip_step(wx: np.ndarray, wy: np.ndarray, count: np.ndarray, nx: np.ndarray,
                ny: np.ndarray, offset: np.ndarray, on_line: bool
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
@@ -456,6 +461,8 @@ def _clip_step(wx: np.ndarray, wy: np.ndarray, count: np.ndarray, nx: np.ndarray
     any_out = live & out_side.any(axis=0)
     any_in = live & ~out_side.all(axis=0)
     cut = np.nonzero(any_out & any_in)[0]
+    if len(cut) >= CUT_ALL_SHARE * n:
+        return _clip_step_all(wx, wy, count, s, nx, ny, offset, on_line)
     new_count = np.where(any_out, 0, count)
     if len(cut):
         line = None
@@ -487,6 +494,28 @@ def _clip_step(wx: np.ndarray, wy: np.ndarray, count: np.ndarray, nx: np.ndarray
         if kc < k:
             wx[kc:, cut], wy[kc:, cut] = cx[0], cy[0]
     return wx, wy, new_count, width
+
+
+def _clip_step_all(wx: np.ndarray, wy: np.ndarray, count: np.ndarray, s: np.ndarray,
+                   nx: np.ndarray, ny: np.ndarray, offset: np.ndarray, on_line: bool
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """:func:`_clip_step` when its line cuts most polygons: every polygon goes through
+    :func:`_cut_slots` (no gather of the cut ones, no write back), the working arrays
+    replaced by its output. The same result: a polygon the line does not cut keeps its
+    vertices in order (all inside, none crossing) or none (all outside, or no vertices),
+    and every polygon's unused slots hold its first kept item, or its first vertex when it
+    keeps none (as :func:`_clip_step` pads the dropped ones and every polygon is padded).
+    """
+    k, n = wx.shape
+    line = _axis_line(np.column_stack([nx, ny]), offset) if on_line else None
+    valid = np.arange(k)[:, None] < count
+    ox, oy, new_count = _cut_slots(wx, wy, count, s, valid, line)
+    width = max(int(new_count.max()), 1)
+    new_count = np.where(new_count >= 3, new_count, 0)
+    unused = np.arange(ox.shape[0])[:, None] >= new_count
+    np.copyto(ox, ox[0], where=unused)
+    np.copyto(oy, oy[0], where=unused)
+    return ox, oy, new_count, width
 
 
 def polygon_halfplanes(poly: np.ndarray, count: np.ndarray, shared: bool = False

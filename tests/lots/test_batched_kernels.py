@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from terrace_foundation import geometry
 from terrace_foundation.geometry import (
     _cut_polygons,
     bbox_pairs,
@@ -119,8 +120,13 @@ def _clip_one_by_one(poly, count, normals, offsets, on_line):
     return poly, count
 
 
+@pytest.mark.parametrize("share", [0.0, None, 2.0])
 @pytest.mark.parametrize("seed", range(12))
-def test_clip_halfplanes_in_place_equals_one_clip_at_a_time(seed):
+def test_clip_halfplanes_in_place_equals_one_clip_at_a_time(seed, share, monkeypatch):
+    # share: every step through the one pass over all polygons (0), by the share cut
+    # (the default), or every step on the cut polygons gathered (2)
+    if share is not None:
+        monkeypatch.setattr(geometry, "CUT_ALL_SHARE", share)
     rng = np.random.default_rng(seed)
     n, k, h = int(rng.integers(1, 300)), int(rng.integers(3, 9)), int(rng.integers(0, 30))
     t = np.sort(rng.uniform(0, 2 * np.pi, (n, k)), axis=1)

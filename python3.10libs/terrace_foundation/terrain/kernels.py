@@ -423,14 +423,20 @@ def nearest_label(lot_mask: np.ndarray, rows: np.ndarray, cols: np.ndarray, cell
     w = block + 2 * halo
     if len(rows) == 0:
         return np.zeros(0, dtype=lot_mask.dtype)
-    nbr, nbc = (m + block - 1) // block, (n + block - 1) // block
-    key = (rows // block) * nbc + cols // block
-    # the blocks holding wanted cells, in order (numpy.unique's, without sorting the cells)
-    seen = np.zeros(nbr * nbc, dtype=bool)
-    seen[key] = True
-    blocks = np.flatnonzero(seen)
     box = _wanted_box(rows, cols, halo, m, n)
-    if m < w or n < w or _box_cells(box) <= len(blocks) * w * w:
+    # a block holds at most block * block wanted cells: when that many blocks' windows have
+    # as many cells as the box, the band is dense whichever blocks hold its cells (the
+    # blocks are not listed)
+    dense = m < w or n < w or _box_cells(box) <= -(-len(rows) // (block * block)) * w * w
+    if not dense:
+        nbr, nbc = (m + block - 1) // block, (n + block - 1) // block
+        key = (rows // block) * nbc + cols // block
+        # the blocks holding wanted cells, in order (numpy.unique's, without sorting them)
+        seen = np.zeros(nbr * nbc, dtype=bool)
+        seen[key] = True
+        blocks = np.flatnonzero(seen)
+        dense = _box_cells(box) <= len(blocks) * w * w
+    if dense:
         # one window around all the wanted cells has no more cells than the blocks' windows
         # (a dense band): swept in strips of its rows
         a, which, wr = _strips(rows, box, halo, strip)

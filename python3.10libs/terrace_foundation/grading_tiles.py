@@ -287,10 +287,10 @@ def _local(tile: Window, win: Window) -> Window:
 
 
 def _mask(job: GradingJob, win: Window) -> np.ndarray:
-    flat, _, lab = job.raster.rasterize(win)
-    lm = np.zeros((win[1] - win[0], win[3] - win[2]), dtype=np.int32)
-    lm.ravel()[flat] = lab
-    return lm
+    """The lot id of every cell of ``win`` (0 off the lots), int32: the labels of
+    ``job.raster.rasterize(win)``, written span by span (no list of the cells).
+    """
+    return job.raster.rasterize_labels(win)
 
 
 def _rim_cells(lm: np.ndarray, own: Window, cs: float, width: float

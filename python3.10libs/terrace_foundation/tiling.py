@@ -39,7 +39,7 @@ from .report import (
 )
 from .terrain.blend import add_blurred
 from .terrain.kernels import nearest_label, slope_tangent_near
-from .terrain.project import rasterize_into, rasterize_window
+from .terrain.project import rasterize_into, rasterize_labels_into, rasterize_window
 from .terrain.tiles import (
     CHUNK,
     PartialSums,
@@ -356,6 +356,20 @@ class ReferenceJob:
             return e, np.zeros(0), e
         xy, value = self.corners(sel)
         return rasterize_window(xy, value, self.tri_label[sel], self.grid(), win)
+
+    def rasterize_labels(self, win: Window) -> np.ndarray:
+        """The lot id of every cell of ``win``, 0 off the lots: ``(rows, cols)`` int32, the
+        labels of :meth:`rasterize` (:func:`~.terrain.project.rasterize_labels_into`).
+        """
+        r0, r1, c0, c1 = win
+        out = np.zeros((r1 - r0, c1 - c0), dtype=np.int32)
+        b = self.bbox
+        sel = np.nonzero((b[:, 0] < r1) & (b[:, 1] >= r0) & (b[:, 2] < c1) & (b[:, 3] >= c0)
+                         & (b[:, 1] >= b[:, 0]) & (b[:, 3] >= b[:, 2]))[0]
+        if len(sel):
+            xy, value = self.corners(sel)
+            rasterize_labels_into(xy, value, self.tri_label[sel], self.grid(), win, out)
+        return out
 
     def rasterize_into(self, win: Window, label_out: np.ndarray, value_out: np.ndarray
                        ) -> Window | None:

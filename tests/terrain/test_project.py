@@ -160,3 +160,28 @@ def test_into_window_arrays_refuses_a_label_of_zero():
     with pytest.raises(ValueError, match="label of 0"):
         project.rasterize_into(xy, np.zeros((1, 3)), np.array([0]), grid, (0, 8, 0, 8),
                                np.zeros((8, 8), dtype=np.int32), np.zeros((8, 8)))
+
+
+@pytest.mark.parametrize("max_candidates", [250_000, 40, 7])
+def test_labels_into_a_window_array_are_the_labels_of_rasterize_window(max_candidates):
+    # rasterize_labels_into: the labels of rasterize_window's cells (the lowest triangle of a
+    # cell covered twice), written span by span; labels drawn from a few values so that
+    # triangles of different labels share edges through cell centres, in either order
+    rng = np.random.default_rng(17)
+    grid = Heightfield(np.zeros((40, 40)), 1.0, (0.0, 40.0))
+    for step, jitter in ((3.0, 0.0), (3.7, 0.2), (2.0, 0.0)):
+        xy = lattice(9, step, 2.0, 38.0, jitter, rng)
+        for flip in (False, True):
+            xy_f = xy[::-1].copy() if flip else xy
+            value = rng.uniform(0, 10, xy_f.shape[:2])
+            label = rng.integers(1, 4, len(xy_f))
+            for win in [(0, 40, 0, 40), (5, 17, 3, 30), (20, 21, 0, 40), (0, 40, 13, 14),
+                        (38, 40, 38, 40)]:
+                r0, r1, c0, c1 = win
+                idx, _, lb = rasterize_window(xy_f, value, label, grid, win, max_candidates)
+                want = np.zeros(((r1 - r0) * (c1 - c0)), dtype=np.int32)
+                want[idx] = lb
+                got = np.zeros((r1 - r0, c1 - c0), dtype=np.int32)
+                project.rasterize_labels_into(xy_f, value, label, grid, win, got,
+                                              max_candidates)
+                np.testing.assert_array_equal(got.ravel(), want)

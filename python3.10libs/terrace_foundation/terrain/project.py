@@ -18,7 +18,7 @@ import numpy as np
 
 from ..heightfield import Heightfield
 
-__all__ = ["rasterize_triangles", "rasterize_window", "rasterize_into"]
+__all__ = ["rasterize_triangles", "rasterize_window", "rasterize_into", "rasterize_labels_into"]
 
 #: Tolerance of the inside test: a centre on an edge (or within 1e-9 of it) is inside.
 EPS = -1e-9
@@ -537,6 +537,73 @@ def rasterize_into(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: np.ndar
     if box[1] < 0:
         return None
     return box[0], box[1] + 1, box[2], box[3] + 1
+
+
+def rasterize_labels_into(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: np.ndarray,
+                          grid: Heightfield, window: tuple[int, int, int, int],
+                          label_out: np.ndarray, max_candidates: int = 250_000) -> None:
+    """The labels of :func:`rasterize_window` written into an array of the window: each
+    covered cell takes the label of its lowest triangle, the other cells are left as they are.
+
+    The same labels as ``label_out.ravel()[index] = label`` of :func:`rasterize_window`'s
+    cells, without their values, their lists or one owner per window cell: each chunk of
+    triangles (:func:`_chunk_spans`) writes its spans' labels a column offset at a time as
+    they come. A cell covered twice (a centre on a shared edge) matters only where the two
+    triangles' labels differ: after all writes, the entries whose label the cell did not
+    take mark their cells, and those few cells take the label of their lowest triangle
+    among every entry on them.
+
+    Parameters
+    ----------
+    tri_xy, tri_value, tri_label, grid, max_candidates
+        As for :func:`rasterize_triangles` (``tri_value`` only places the triangles).
+    window : (row0, row1, col0, col1)
+        Half-open window of the grid.
+    label_out : (row1 - row0, col1 - col0) ndarray, C-contiguous
+        Written in place at the covered cells.
+    """
+    r0, r1, c0, c1 = window
+    width = c1 - c0
+    lab = label_out.reshape(-1)
+    assert np.shares_memory(lab, label_out), "the window array is written in place"
+    tri_label = tri_label.astype(label_out.dtype, copy=False)
+    done = []                                   # (cells, their triangles, their labels)
+    for co, t, row, lo, hi, slow in _chunk_spans(tri_xy, tri_value, grid, window,
+                                                max_candidates):
+        k = hi - lo + 1
+        run = k > 0
+        if not run.all():
+            t, row, lo, k = t[run], row[run], lo[run], k[run]
+        if len(k):
+            order = _longest_first(k)
+            t, row, lo, k = t[order], row[order], lo[order], k[order]
+            running = len(k) - np.cumsum(np.bincount(k))   # spans longer than each offset
+            lab_t = tri_label[t]
+            start = (row - r0) * width - c0
+            start += lo
+            for i in range(int(k[0])):
+                m = int(running[i])
+                cell = start[:m] + i
+                lab[cell] = lab_t[:m]
+                done.append((cell, t[:m], lab_t[:m]))
+        if slow is not None and len(slow[1]):
+            s_lab = tri_label[slow[0]]
+            lab[slow[1]] = s_lab
+            done.append((slow[1], slow[0], s_lab))
+    # cells whose entries disagree on the label: the lowest triangle's
+    lost = [cell[lab[cell] != lt] for cell, _, lt in done]
+    lost = [c for c in lost if len(c)]
+    if not lost:
+        return
+    mark = np.zeros(lab.size, dtype=bool)
+    mark[np.concatenate(lost)] = True
+    hit = [(cell[mark[cell]], tt[mark[cell]]) for cell, tt, _ in done]
+    cell = np.concatenate([h[0] for h in hit])
+    tt = np.concatenate([h[1] for h in hit])
+    order = np.lexsort((tt, cell))
+    cell, tt = cell[order], tt[order]
+    first = np.r_[True, cell[1:] != cell[:-1]]
+    lab[cell[first]] = tri_label[tt[first]]
 
 
 def _grow_box(box: list[int], row0: int, row1: int, col0: int, col1: int) -> None:

@@ -183,27 +183,45 @@ def group_pairs(a_group: np.ndarray, b_start: np.ndarray, b_count: np.ndarray,
 
 
 def bbox_pairs(alo: np.ndarray, ahi: np.ndarray, blo: np.ndarray, bhi: np.ndarray,
-               chunk: int = 4_000_000) -> tuple[np.ndarray, np.ndarray]:
-    """Index pairs ``(i, j)`` whose boxes ``[alo[i], ahi[i]]`` and ``[blo[j], bhi[j]]`` overlap.
+               chunk: int = 4_000_000, a_group: np.ndarray | None = None,
+               b_group: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs ``(i, j)`` whose boxes ``[alo[i], ahi[i]]`` and ``[blo[j], bhi[j]]`` overlap
+    (and, given groups, with ``a_group[i] == b_group[j]``).
 
     Boxes are ``(n, 2)`` corner arrays (closed: touching boxes overlap). Sort and sweep on
     ``x``: two closed intervals overlap exactly when ``b`` starts inside ``a``
     (``alo <= blo <= ahi``) or ``a`` starts inside ``b`` (``blo < alo <= bhi``), and both sets
     of pairs are contiguous runs of the boxes sorted by their start, found by binary search.
     The work is the number of pairs overlapping on ``x`` (then filtered on ``y``), not all
-    pairs. Pairs come out sorted by ``i``, then ``j``.
+    pairs. With groups (whole numbers below ``2**53``) the boxes are sorted by group, then
+    start (a complex key ``group + 1j * x``, which numpy orders by its real part, then its
+    imaginary part), so the runs hold only boxes of the same group: the work is the pairs of
+    a group overlapping on ``x``. Pairs come out sorted by ``i``, then ``j``.
     """
     empty = np.zeros(0, dtype=np.intp)
     if len(alo) == 0 or len(blo) == 0:
         return empty, empty
     out_i, out_j = [empty], [empty]
+
+    def sweep_key(lo: np.ndarray, group: np.ndarray | None) -> np.ndarray:
+        if group is None:
+            return lo[:, 0]
+        z = np.empty(len(lo), dtype=np.complex128)
+        z.real = group
+        z.imag = lo[:, 0]
+        return z
+
+    grouped = a_group is not None and b_group is not None
+    ga, gb = (a_group, b_group) if grouped else (None, None)
     # b starting inside a: for each a, the run of b sorted by start in [alo, ahi]
     # a starting inside b: for each b, the run of a sorted by start in (blo, bhi]
-    for lo1, hi1, lo2, swap in ((alo, ahi, blo, False), (blo, bhi, alo, True)):
-        order = np.argsort(lo2[:, 0], kind="stable")
-        starts = lo2[order, 0]
-        s = np.searchsorted(starts, lo1[:, 0], side="right" if swap else "left")
-        e = np.searchsorted(starts, hi1[:, 0], side="right")
+    for lo1, hi1, lo2, g1, g2, swap in ((alo, ahi, blo, ga, gb, False),
+                                        (blo, bhi, alo, gb, ga, True)):
+        k2 = sweep_key(lo2, g2)
+        order = np.argsort(k2, kind="stable")
+        starts = k2[order]
+        s = np.searchsorted(starts, sweep_key(lo1, g1), side="right" if swap else "left")
+        e = np.searchsorted(starts, sweep_key(hi1, g1), side="right")
         n = np.maximum(e - s, 0)
         # ragged runs in bounded chunks of pairs
         cum = np.cumsum(n)

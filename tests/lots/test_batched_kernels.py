@@ -42,6 +42,15 @@ def test_bbox_pairs_sort_and_sweep_equals_all_pairs(seed):
     ov = np.all((alo[:, None] <= bhi[None]) & (blo[None] <= ahi[:, None]), axis=2)
     bi, bj = np.nonzero(ov)
     assert np.array_equal(i, bi) and np.array_equal(j, bj)
+    # within groups (a few, and -0.0 beside 0.0 among the starts): the pairs of one group
+    ga, gb = rng.integers(0, 4, len(alo)), rng.integers(0, 4, len(blo))
+    alo[rng.random(len(alo)) < 0.1, 0] = -0.0
+    blo[rng.random(len(blo)) < 0.1, 0] = 0.0
+    i, j = bbox_pairs(alo, ahi, blo, bhi, chunk=int(rng.integers(1, 40)), a_group=ga,
+                      b_group=gb)
+    ov = np.all((alo[:, None] <= bhi[None]) & (blo[None] <= ahi[:, None]), axis=2)
+    bi, bj = np.nonzero(ov & (ga[:, None] == gb[None]))
+    assert np.array_equal(i, bi) and np.array_equal(j, bj)
 
 
 @pytest.mark.parametrize("kind", ["uniform", "ties", "clustered"])

@@ -255,11 +255,9 @@ def intersect_pieces(pieces: np.ndarray, piece_count: np.ndarray, cells: np.ndar
     """
     plo, phi = polygon_bounds(pieces)
     clo, chi = polygon_bounds(cells)
-    # candidate pairs by bounding box (sort-and-sweep on x, then filter on y)
-    ci, pi = bbox_pairs(clo, chi, plo, phi)
-    if piece_group is not None and cell_group is not None:
-        same = cell_group[ci] == piece_group[pi]
-        ci, pi = ci[same], pi[same]
+    # candidate pairs by bounding box (sort-and-sweep on x within each group, then filter
+    # on y)
+    ci, pi = bbox_pairs(clo, chi, plo, phi, a_group=cell_group, b_group=piece_group)
     if len(ci) == 0:
         return np.zeros((0, 3, 2)), np.zeros(0, dtype=int), np.zeros(0, dtype=int)
     normal, offset = polygon_halfplanes(cells, cell_count)

@@ -38,7 +38,7 @@ from .report import (
     inner_cells,
 )
 from .terrain.blend import add_blurred
-from .terrain.kernels import nearest_label, slope_tangent_near
+from .terrain.kernels import cells_of, nearest_label, slope_tangent_near
 from .terrain.project import rasterize_into, rasterize_labels_into, rasterize_window
 from .terrain.tiles import (
     CHUNK,
@@ -893,7 +893,7 @@ def terrace_tile(job: ReferenceJob, tile: Window, source, sink) -> TileFigures:
         # the band's cells go to their nearest lot (octagonal distance, global ramps), found
         # around each band cell within the attribution halo; their edge slopes against
         # their eight neighbours (inside the box: a band cell's neighbours are in it)
-        br, bc = np.nonzero(band)                  # tile cells (row-major)
+        br, bc = cells_of(band)                    # tile cells (row-major)
         near_band = nearest_label(lm, br + (r0 - win[0]), bc + (c0 - win[2]), cs,
                                   job.halos["attribution"], col_offset=win[2], block=48)
         es = edge_tangents_at(after_b, near_b, br + (r0 - box[0]),

@@ -676,10 +676,11 @@ def _split_lots(mesh, lots_meta: list, terrain: np.ndarray, terraced: Terraced,
     triangles = (mesh.triangles - first[:, None]).astype(np.int64)
     pad_arr = np.asarray(terraced.pads, dtype=np.float64).reshape(-1)[:n_lots]
     pads = pad_arr.tolist()
-    lots = [Lot(lot_id=i + 1, region_id=region_id, footprint=fp, area=area,
-                vertices=vertices[v_start[i]:v_start[i + 1]],
-                terrain=terrain[v_start[i]:v_start[i + 1]],
-                triangles=triangles[t_start[i]:t_start[i + 1]], pad_height=pads[i])
+    # (the fields by position, in Lot's order: lot_id, region_id, footprint, area,
+    # vertices, terrain, triangles, pad_height; keywords cost a quarter more)
+    lots = [Lot(i + 1, region_id, fp, area, vertices[v_start[i]:v_start[i + 1]],
+                terrain[v_start[i]:v_start[i + 1]], triangles[t_start[i]:t_start[i + 1]],
+                pads[i])
             for i, (region_id, fp, area) in enumerate(lots_meta)]
     vs, ts = np.asarray(v_start), np.asarray(t_start)
     columns = LotColumns.from_mesh(

@@ -533,7 +533,9 @@ class GradingFigures(TileFigures):
 
 
 def _deg(t: np.ndarray) -> np.ndarray:
-    return np.degrees(np.arctan(t))
+    """Degrees of the slope whose tangent is ``t`` (converted in the arctangent's array)."""
+    a = np.arctan(t)
+    return np.degrees(a, out=a)
 
 
 def _side_pairs(shape: tuple[int, int], own: Window):

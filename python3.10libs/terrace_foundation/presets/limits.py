@@ -61,7 +61,7 @@ import numpy as np
 from ..geometry import lexsort_order, unique_pairs
 from ..report import _num
 from ..terrain.edt import distance_transform, distance_within, nearest_within
-from ..terrain.kernels import cell_sides, lot_sides
+from ..terrain.kernels import cell_sides, cells_of, lot_sides
 from ..wall import Wall
 from . import Band
 
@@ -1010,17 +1010,21 @@ def grade_limited(heights: np.ndarray, lot_mask: np.ndarray, pad: np.ndarray,
     # 1. steps between pads above the wall limit: half the excess on each side of the edge
     e_down = np.zeros(lm.shape)
     e_up = np.zeros(lm.shape)
-    for sa, sb in (((slice(None), slice(None, -1)), (slice(None), slice(1, None))),
-                   ((slice(None, -1), slice(None)), (slice(1, None), slice(None)))):
+    nw = lm.shape[1]
+    ed_f, eu_f = e_down.ravel(), e_up.ravel()
+    for sa, sb, second in (((slice(None), slice(None, -1)), (slice(None), slice(1, None)), 1),
+                           ((slice(None, -1), slice(None)), (slice(1, None), slice(None)), nw)):
         # (only the cells on a side between two lots: elsewhere the share is 0; the same
-        # sides seen from either cell)
-        rr, cc = lot_sides(lm[sa], lm[sb])[:2]
-        for p_, q_ in ((sa, sb), (sb, sa)):
-            la, lb = lm[p_], lm[q_]
-            step = pad[la[rr, cc]] - pad[lb[rr, cc]]
+        # sides seen from either cell, each cell by its flat index: the side's first cell
+        # at ``at``, its second ``second`` further; their lot ids as lot_sides gives them)
+        rr, cc, ia, ib = lot_sides(lm[sa], lm[sb])
+        at = rr * nw
+        at += cc
+        for at_p, i_p, i_q in ((at, ia, ib), (at + second, ib, ia)):
+            step = pad[i_p] - pad[i_q]
             share = step_share(np.abs(step), max_wall, max_emb)
-            for e_, take in ((e_down[p_], step > 0), (e_up[p_], step < 0)):
-                e_[rr, cc] = np.maximum(e_[rr, cc], np.where(take, share, 0.0))
+            for e_flat, take in ((ed_f, step > 0), (eu_f, step < 0)):
+                e_flat[at_p] = np.maximum(e_flat[at_p], np.where(take, share, 0.0))
     # and towards the outline: each lot cell nearest to a cell on the band's outer edge (the
     # rim) comes within a wall and an embankment of the terrain there
     if boundary != "wall":
@@ -1357,8 +1361,11 @@ def steep_sides(graded: np.ndarray, own: tuple[int, int, int, int], height: floa
         b = (slice(1, None), slice(None)) if axis == 0 else (slice(None), slice(1, None))
         sub = (slice(own[0], own[1]), slice(own[2], own[3]))
         d = np.subtract(graded[a][sub], graded[b][sub])
-        r, c = np.nonzero(np.abs(d) > height)
-        out[axis] = (r, c, d[r, c])
+        # (the cells by kernels.cells_of and their steps by the same mask: the arrays of
+        # np.nonzero and d[r, c])
+        over = np.abs(d) > height
+        r, c = cells_of(over)
+        out[axis] = (r, c, d[over])
     return out
 
 

@@ -210,7 +210,7 @@ def lot_sides(a: np.ndarray, b: np.ndarray
     cent of them), then those whose two labels are lots: the same sides in the same order,
     with two comparisons fewer over the whole window.
     """
-    r, c = np.nonzero(a != b)
+    r, c = cells_of(a != b)
     la, lb = a[r, c], b[r, c]
     keep = (la > 0) & (lb > 0)
     return r[keep], c[keep], la[keep], lb[keep]

@@ -125,6 +125,11 @@ def test_window_holds_the_cells_of_the_grid_in_it():
         assert_same((idx[order], v[order], lb[order]), (want, val[inside], lab[inside]))
 
 
+#: windows of the 40 x 40 grid the window writers are tested on: whole, inner, one row, one
+#: column, the corner
+WINDOWS = [(0, 40, 0, 40), (5, 17, 3, 30), (20, 21, 0, 40), (0, 40, 13, 14), (38, 40, 38, 40)]
+
+
 @pytest.mark.parametrize("max_candidates", [250_000, 40, 7])
 def test_into_window_arrays_writes_the_cells_of_the_window(max_candidates):
     # the cells, values and labels of rasterize_window written into window arrays: with
@@ -135,8 +140,7 @@ def test_into_window_arrays_writes_the_cells_of_the_window(max_candidates):
         xy = lattice(9, step, 2.0, 38.0, jitter, rng)
         value = rng.uniform(0, 10, xy.shape[:2])
         label = rng.integers(1, 9, len(xy))
-        for win in [(0, 40, 0, 40), (5, 17, 3, 30), (20, 21, 0, 40), (0, 40, 13, 14),
-                    (38, 40, 38, 40)]:
+        for win in WINDOWS:
             r0, r1, c0, c1 = win
             idx, v, lb = rasterize_window(xy, value, label, grid, win, max_candidates)
             lab_w = np.zeros((r1 - r0, c1 - c0), dtype=np.int32)
@@ -175,8 +179,7 @@ def test_labels_into_a_window_array_are_the_labels_of_rasterize_window(max_candi
             xy_f = xy[::-1].copy() if flip else xy
             value = rng.uniform(0, 10, xy_f.shape[:2])
             label = rng.integers(1, 4, len(xy_f))
-            for win in [(0, 40, 0, 40), (5, 17, 3, 30), (20, 21, 0, 40), (0, 40, 13, 14),
-                        (38, 40, 38, 40)]:
+            for win in WINDOWS:
                 r0, r1, c0, c1 = win
                 idx, _, lb = rasterize_window(xy_f, value, label, grid, win, max_candidates)
                 want = np.zeros(((r1 - r0) * (c1 - c0)), dtype=np.int32)

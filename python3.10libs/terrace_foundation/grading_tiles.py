@@ -79,7 +79,7 @@ from .presets.limits import (
     terrain_step,
 )
 from .presets.walls import grid_step_sides
-from .report import edge_tangents_at, grouped_extremes, inner_cells
+from .report import _deg, edge_tangents_at, grouped_extremes, inner_cells
 from .terrain.edt import nearest_within
 from .terrain.kernels import cells_of, lot_sides, nearest_label, slope_tangent_near
 from .terrain.tiles import CHUNK, PartialSums, Window, grow, heap_kept, plan_tiles
@@ -530,12 +530,6 @@ class GradingFigures(TileFigures):
         np.maximum.at(best, inv.reshape(-1), steps)
         a, b = np.divmod(uniq, self.n_lots + 1)
         return dict(zip(zip(a.tolist(), b.tolist()), best.tolist()))
-
-
-def _deg(t: np.ndarray) -> np.ndarray:
-    """Degrees of the slope whose tangent is ``t`` (converted in the arctangent's array)."""
-    a = np.arctan(t)
-    return np.degrees(a, out=a)
 
 
 def _side_pairs(shape: tuple[int, int], own: Window):

@@ -32,7 +32,11 @@ __all__ = ["lot_statistics", "lot_extras", "inner_cells", "edge_slopes",
 
 
 def _deg(tangent: np.ndarray) -> np.ndarray:
-    return np.degrees(np.arctan(tangent))
+    """Degrees of the slopes whose tangents are ``tangent`` (converted in the arctangent's
+    array; the numbers of ``np.degrees(np.arctan(tangent))``).
+    """
+    a = np.arctan(tangent)
+    return np.degrees(a, out=a)
 
 
 def _grouped(labels: np.ndarray, values: dict[str, np.ndarray], n: int,

@@ -33,6 +33,7 @@ from .heightfield import Heightfield, release_pages
 from .report import (
     CREATED_SLOPE_LIMIT,
     CREATED_SLOPE_MARGIN,
+    _deg,
     edge_tangents_at,
     grouped_extremes,
     inner_cells,
@@ -342,15 +343,19 @@ class ReferenceJob:
         return ReferenceJob(self.shape, self.cell_size, xy, value, self.tri_label[keep], self.h,
                             self.reach, self.n_lots)
 
+    def covering(self, win: Window) -> np.ndarray:
+        """The triangles whose cell box (non-empty) meets ``win``, ascending indices."""
+        r0, r1, c0, c1 = win
+        b = self.bbox
+        return np.nonzero((b[:, 0] < r1) & (b[:, 1] >= r0) & (b[:, 2] < c1) & (b[:, 3] >= c0)
+                          & (b[:, 1] >= b[:, 0]) & (b[:, 3] >= b[:, 2]))[0]
+
     def rasterize(self, win: Window) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Lot cells in ``win``: flat index in the window's array, slice height and lot id.
 
         Each cell once, in no particular order.
         """
-        r0, r1, c0, c1 = win
-        b = self.bbox
-        sel = np.nonzero((b[:, 0] < r1) & (b[:, 1] >= r0) & (b[:, 2] < c1) & (b[:, 3] >= c0)
-                         & (b[:, 1] >= b[:, 0]) & (b[:, 3] >= b[:, 2]))[0]
+        sel = self.covering(win)
         if len(sel) == 0:
             e = np.zeros(0, dtype=np.int64)
             return e, np.zeros(0), e
@@ -361,11 +366,8 @@ class ReferenceJob:
         """The lot id of every cell of ``win``, 0 off the lots: ``(rows, cols)`` int32, the
         labels of :meth:`rasterize` (:func:`~.terrain.project.rasterize_labels_into`).
         """
-        r0, r1, c0, c1 = win
-        out = np.zeros((r1 - r0, c1 - c0), dtype=np.int32)
-        b = self.bbox
-        sel = np.nonzero((b[:, 0] < r1) & (b[:, 1] >= r0) & (b[:, 2] < c1) & (b[:, 3] >= c0)
-                         & (b[:, 1] >= b[:, 0]) & (b[:, 3] >= b[:, 2]))[0]
+        out = np.zeros((win[1] - win[0], win[3] - win[2]), dtype=np.int32)
+        sel = self.covering(win)
         if len(sel):
             xy, value = self.corners(sel)
             rasterize_labels_into(xy, value, self.tri_label[sel], self.grid(), win, out)
@@ -379,10 +381,7 @@ class ReferenceJob:
         Returns the box of the lot cells in the window's own coordinates (half-open), None
         when the window has none.
         """
-        r0, r1, c0, c1 = win
-        b = self.bbox
-        sel = np.nonzero((b[:, 0] < r1) & (b[:, 1] >= r0) & (b[:, 2] < c1) & (b[:, 3] >= c0)
-                         & (b[:, 1] >= b[:, 0]) & (b[:, 3] >= b[:, 2]))[0]
+        sel = self.covering(win)
         if len(sel) == 0:
             return None
         xy, value = self.corners(sel)
@@ -452,10 +451,6 @@ class _Clock:
         t = time.thread_time()
         self.into[step] = self.into.get(step, 0.0) + t - self.t
         self.t = t
-
-
-def _deg(t: np.ndarray) -> np.ndarray:
-    return np.degrees(np.arctan(t))
 
 
 def _add_sums(sums: list[PartialSums], values: list[np.ndarray], keys: np.ndarray | int,

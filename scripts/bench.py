@@ -389,6 +389,9 @@ def run_overhead(size: int, rounds: int) -> dict:
 def main(argv=None) -> int:
     from terrace_foundation.cli import own_process
     own_process()                   # measure the engine as the CLI runs it
+    from terrace_foundation import native
+    # native kernels or numpy (TERRACE_FOUNDATION_NATIVE=0 / 1 chooses; same output bits)
+    print(f"kernels: {native.status()}", file=sys.stderr, flush=True)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1025, 2049, 4097])
     ap.add_argument("--preset", default=None, help="engine preset (default: the reference)")

@@ -74,6 +74,18 @@ def needs_program(path: str, why: str) -> str:
     return found
 
 
+def needs_native():
+    """The native kernels' library (``terrace_foundation.native.lib()`` with the environment's
+    choice ignored), else skip (fail under CI: ``pip install`` builds it wherever a C compiler
+    is, and CI has one)."""
+    from terrace_foundation import native
+
+    handle, why = native._load(native.LIBRARY)
+    if handle is None:
+        _missing("the native kernels", why, True)
+    return handle
+
+
 #: Where tests leave files worth looking at (screenshots); ``TERRACE_TEST_ARTIFACTS`` moves it.
 ARTIFACTS = Path(os.environ.get("TERRACE_TEST_ARTIFACTS") or REPO / "test-artifacts")
 

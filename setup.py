@@ -10,7 +10,7 @@ import importlib.util
 import os
 import sys
 
-from setuptools import setup
+from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -43,4 +43,33 @@ class BuildPyWithNative(build_py):
             print(f"warning: {exc}; the engine will run its numpy kernels", file=sys.stderr)
 
 
-setup(cmdclass={"build_py": BuildPyWithNative})
+def _wheel_command():
+    """bdist_wheel tagged for this platform (py3-none-<platform>): the wheel carries a compiled
+    library, but no Python extension, so any Python 3 on the platform can load it.
+    """
+    try:
+        from setuptools.command.bdist_wheel import bdist_wheel
+    except ImportError:
+        try:
+            from wheel.bdist_wheel import bdist_wheel
+        except ImportError:
+            return None
+
+    class PlatformWheel(bdist_wheel):
+        def get_tag(self):
+            return ("py3", "none", super().get_tag()[2])
+
+    return PlatformWheel
+
+
+class NativeDistribution(Distribution):
+    """A distribution with platform code (the kernels' library), so wheels are not pure."""
+
+    def has_ext_modules(self):
+        return True
+
+
+commands = {"build_py": BuildPyWithNative}
+if _wheel_command() is not None:
+    commands["bdist_wheel"] = _wheel_command()
+setup(cmdclass=commands, distclass=NativeDistribution)

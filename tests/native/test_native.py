@@ -147,3 +147,30 @@ def test_built_library_is_readable_by_others(tmp_path):
     out = tmp_path / nbuild.library_name()
     nbuild.build(str(out), quiet=True)
     assert os.stat(out).st_mode & 0o044 == 0o044
+
+
+def test_wheel_carries_the_library_and_is_platform_tagged(tmp_path):
+    """``pip wheel .``: setup.py builds the library into the wheel, tagged py3-none-<platform>
+    (compiled code, but no Python extension)."""
+    import shutil
+    import subprocess
+    import zipfile
+
+    from terrace_testkit import REPO
+
+    _compiler_or_skip()
+    # a copy of the sources without a library of their own, so only the build can put it there
+    src = tmp_path / "src"
+    shutil.copytree(REPO / "python3.10libs", src / "python3.10libs",
+                    ignore=shutil.ignore_patterns("*.so", "*.dylib", "*.dll", "__pycache__",
+                                                  "*.egg-info"))
+    for rel in ("setup.py", "pyproject.toml", "README.md"):
+        shutil.copy(REPO / rel, src / rel)
+    out = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
+                          str(tmp_path / "dist"), str(src)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    (wheel,) = (tmp_path / "dist").glob("*.whl")
+    assert wheel.name.split("-")[2:4] == ["py3", "none"]
+    assert not wheel.name.endswith("-any.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert f"terrace_foundation/native/{nbuild.library_name()}" in names

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import native
 from .errors import TerraceInputError
 from .geometry import group_pairs
 from .heightfield import MAX_COORDINATE
@@ -620,6 +621,14 @@ def points_in_groups(x: np.ndarray, y: np.ndarray, group: np.ndarray, a: np.ndar
             sel = pid[mine]
             srow = row_of[ps[mine]]
             n_sel = len(sel)
+        if slots is not None and (kernel := _parity_kernel()) is not None:
+            # the native twin of _slot_parity, all of the class's points in one call
+            per_slab = np.ascontiguousarray(np.stack([np.stack(t, axis=-1) for t in slots],
+                                                     axis=1))          # (slabs, w, 5)
+            pi_all = slice(0, n_sel) if uniform else sel
+            ri_all = group if uniform else srow
+            out[pi_all] = _parity_native(kernel, x[pi_all], y[pi_all], ri_all, per_slab)
+            continue
         rows = max(1, chunk // w)
         for r0 in range(0, n_sel, rows):
             if uniform:
@@ -637,6 +646,47 @@ def points_in_groups(x: np.ndarray, y: np.ndarray, group: np.ndarray, a: np.ndar
                 xcross = eax + (py - eay) * (ebx - eax) / (eby - eay)
             out[pi] = (np.count_nonzero(straddle & (px < xcross), axis=1) % 2) == 1
     return out
+
+
+def _parity_kernel():
+    """The native twin of :func:`_slot_parity` (``tf_slot_parity``), or ``None``."""
+    return native.kernel("tf_slot_parity", None, native.PTR, native.PTR, native.PTR,
+                         native.I64, native.PTR, native.I64, native.PTR)
+
+
+def _parity_native(kernel, px: np.ndarray, py: np.ndarray, row: np.ndarray,
+                   table: np.ndarray) -> np.ndarray:
+    """:func:`_slot_parity` by the native kernel: the same answers, bit for bit.
+
+    Parameters
+    ----------
+    kernel
+        :func:`_parity_kernel`'s answer (not ``None``).
+    px, py : (N,) ndarray of float64
+    row : (N,) ndarray of int
+        Each point's slab, ``0 .. slabs - 1``.
+    table : (slabs, w, 5) ndarray of float64
+        Per slab and edge slot ``(ax, ay, by, bx - ax, by - ay)`` (:func:`_slot_tables`'
+        arrays side by side).
+
+    Returns
+    -------
+    (N,) ndarray of bool
+    """
+    px = np.ascontiguousarray(px, dtype=np.float64)
+    py = np.ascontiguousarray(py, dtype=np.float64)
+    row = np.ascontiguousarray(row, dtype=np.int64)
+    if table.dtype != np.float64 or table.ndim != 3 or table.shape[2] != 5 \
+            or not table.flags.c_contiguous:
+        raise TypeError("tf_slot_parity: a C-ordered (slabs, w, 5) float64 table")
+    if not (len(px) == len(py) == len(row)):
+        raise ValueError("tf_slot_parity: points and rows of different lengths")
+    if len(row) and (row.min() < 0 or row.max() >= table.shape[0]):
+        raise ValueError("tf_slot_parity: a point's slab is out of range")
+    out = np.empty(len(px), dtype=np.uint8)
+    kernel(px.ctypes.data, py.ctypes.data, row.ctypes.data, len(px), table.ctypes.data,
+           table.shape[1], out.ctypes.data)
+    return out.view(bool)
 
 
 def _slot_tables(cols: list[np.ndarray], w: int) -> list[tuple[np.ndarray, ...]]:

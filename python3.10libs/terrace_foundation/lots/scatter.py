@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import native
 from ..geometry import group_pairs, lexsort_order, stable_order
 from ..region import Region, points_in_groups, region_edges
 
@@ -224,14 +225,25 @@ def relax_in_regions(points: np.ndarray, group: np.ndarray, edges, bounds: np.nd
     p_start = np.concatenate([[0], np.cumsum(n_pts)[:-1]]).astype(np.intp)
     pts = points.copy()
     # the samples are fixed: blocked once for the groups the brute force would take
-    # (SampleBlocks gives its answers), the grid hashing for the others
+    # (SampleBlocks gives its answers; the native kernel, when there is one, is that brute
+    # force), the grid hashing for the others
     dense = n_pts[s_group] < DENSE_BELOW
-    blocks = SampleBlocks(samples[dense], s_group[dense], n_pts)
+    kernel = _nearest_kernel()
+    if kernel is None:
+        blocks = SampleBlocks(samples[dense], s_group[dense], n_pts)
+    else:
+        d_q = np.ascontiguousarray(samples[dense], dtype=np.float64)
+        d_group = np.ascontiguousarray(s_group[dense], dtype=np.int64)
+        d_start = np.ascontiguousarray(p_start, dtype=np.int64)
+        d_count = np.ascontiguousarray(n_pts, dtype=np.int64)
     rest = np.flatnonzero(~dense)
     for _ in range(iterations):
         before = pts.copy()
         nearest = np.empty(len(samples), dtype=np.intp)
-        nearest[dense] = blocks.nearest(pts, p_start, n_pts)
+        if kernel is None:
+            nearest[dense] = blocks.nearest(pts, p_start, n_pts)
+        else:
+            nearest[dense] = _nearest_native(kernel, d_q, d_group, pts, d_start, d_count)
         if len(rest):
             nearest[rest] = nearest_in_groups(samples[rest], s_group[rest], pts, p_start,
                                               n_pts)
@@ -323,9 +335,59 @@ def nearest_in_groups(q: np.ndarray, q_group: np.ndarray, pts: np.ndarray,
     return out
 
 
+def _nearest_kernel():
+    """The native twin of :func:`_nearest_dense` (``tf_nearest_in_groups``), or ``None``."""
+    return native.kernel("tf_nearest_in_groups", None, native.PTR, native.PTR, native.I64,
+                         native.PTR, native.PTR, native.PTR, native.PTR)
+
+
+def _nearest_native(kernel, q: np.ndarray, q_group: np.ndarray, pts: np.ndarray,
+                    p_start: np.ndarray, p_count: np.ndarray) -> np.ndarray:
+    """:func:`_nearest_dense` by the native kernel: the same indices, bit for bit.
+
+    Parameters
+    ----------
+    kernel
+        :func:`_nearest_kernel`'s answer (not ``None``).
+    q : (Q, 2) ndarray of float64, C-ordered
+    q_group : (Q,) ndarray of int64
+        Group of each query; every one in ``0 .. len(p_start) - 1``.
+    pts : (P, 2) ndarray
+    p_start, p_count : (G,) ndarray of int64
+        Each group's points, within ``pts``.
+
+    Returns
+    -------
+    (Q,) ndarray of int
+        Global index into ``pts`` of each query's nearest point of its group (the lowest
+        index on a tie; ``p_start`` of a group without points, as :func:`_nearest_dense`).
+    """
+    pts = np.ascontiguousarray(pts, dtype=np.float64).reshape(-1, 2)
+    for a, dt in ((q, np.float64), (q_group, np.int64), (p_start, np.int64),
+                  (p_count, np.int64)):
+        if a.dtype != dt or not a.flags.c_contiguous:
+            raise TypeError("tf_nearest_in_groups: C-ordered float64 queries, int64 groups")
+    if len(q_group) and (q_group.min() < 0 or q_group.max() >= len(p_start)):
+        raise ValueError("tf_nearest_in_groups: a query's group is out of range")
+    if len(p_start) and int((p_start + np.maximum(p_count, 0)).max(initial=0)) > len(pts):
+        raise ValueError("tf_nearest_in_groups: a group reaches past the points")
+    out = np.empty(len(q), dtype=np.int64)
+    kernel(q.ctypes.data, q_group.ctypes.data, len(q), pts.ctypes.data, p_start.ctypes.data,
+           p_count.ctypes.data, out.ctypes.data)
+    return out.astype(np.intp, copy=False)
+
+
 def _nearest_dense(q: np.ndarray, q_group: np.ndarray, pts: np.ndarray, p_start: np.ndarray,
                    p_count: np.ndarray, chunk: int = 1 << 17) -> np.ndarray:
-    """Nearest point of its own group by brute force, groups of similar size together."""
+    """Nearest point of its own group by brute force, groups of similar size together (the
+    native kernel's, :func:`_nearest_native`, when there is one).
+    """
+    kernel = _nearest_kernel()
+    if kernel is not None and len(q):
+        return _nearest_native(kernel, np.ascontiguousarray(q, dtype=np.float64).reshape(-1, 2),
+                               np.ascontiguousarray(q_group, dtype=np.int64), pts,
+                               np.ascontiguousarray(p_start, dtype=np.int64),
+                               np.ascontiguousarray(p_count, dtype=np.int64))
     out = np.empty(len(q), dtype=np.intp)
     if len(q_group) and bool((q_group[1:] >= q_group[:-1]).all()):
         # already group by group (the relaxation's samples): runs instead of sorting

@@ -66,8 +66,8 @@ def build(out: str = LIBRARY, quiet: bool = False) -> str:
         from setuptools._distutils.sysconfig import customize_compiler
     except ImportError:                                    # pragma: no cover - old setuptools
         try:
-            from distutils.ccompiler import new_compiler  # type: ignore[no-redef]
-            from distutils.sysconfig import customize_compiler  # type: ignore[no-redef]
+            from distutils.ccompiler import new_compiler
+            from distutils.sysconfig import customize_compiler
         except ImportError as exc:
             raise RuntimeError(f"{HERE}: cannot build the native kernels without "
                                f"setuptools ({exc})") from None

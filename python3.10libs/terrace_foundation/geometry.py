@@ -298,6 +298,14 @@ def clip_halfplane(poly: np.ndarray, count: np.ndarray, normal: np.ndarray,
         return poly, count
     normal = np.broadcast_to(np.asarray(normal, dtype=np.float64), (n, 2))
     offset = np.broadcast_to(np.asarray(offset, dtype=np.float64), (n,))
+    kernel = _clip_kernel() if k and np.asarray(count).dtype == np.int64 else None
+    if kernel is not None and bool((np.asarray(count) > 0).any()):
+        # one half-plane of the batched kernel; this function pads every polygon of fewer
+        # than 3 vertices with its first one, as clip_halfplanes' one-pass step does
+        done = _clip_native(kernel, poly, count, normal[:, None, :], offset[:, None], on_line,
+                            few_padded=True)
+        if done is not None:
+            return done
     valid = np.arange(k)[None, :] < count[:, None]
     s = poly[:, :, 0] * normal[:, None, 0] + poly[:, :, 1] * normal[:, None, 1] - offset[:, None]
     # only polygons with vertices on both sides are cut; the others are kept whole or dropped
@@ -437,6 +445,11 @@ def clip_halfplanes(poly: np.ndarray, count: np.ndarray, normals: np.ndarray,
     n, k, _ = poly.shape
     if normals.shape[1] == 0 or n == 0 or not (count > 0).any():
         return poly, count
+    kernel = _clip_kernel() if k and np.asarray(count).dtype == np.int64 else None
+    if kernel is not None:
+        done = _clip_native(kernel, poly, count, normals, offsets, on_line)
+        if done is not None:
+            return done
     count = np.asarray(count).copy()
     # the working arrays, every slot past a polygon's count its first vertex (as the
     # convention has it; clip_halfplane pads its output the same way)
@@ -458,6 +471,80 @@ def clip_halfplanes(poly: np.ndarray, count: np.ndarray, normals: np.ndarray,
 #: The share of the polygons a half-plane must cut for :func:`_clip_step` to cut them all in
 #: one pass (:func:`_clip_step_all`) rather than gather the cut ones and write them back.
 CUT_ALL_SHARE = 0.6
+
+
+def _clip_kernel():
+    """The native twin of :func:`clip_halfplanes` (``tf_clip_halfplanes``), or ``None``."""
+    from . import native
+
+    return native.kernel("tf_clip_halfplanes", native.I64, native.PTR, native.PTR, native.I64,
+                         native.I64, native.PTR, native.PTR, native.I64, native.I64, native.I64,
+                         native.PTR, native.PTR, native.PTR, native.PTR, native.PTR,
+                         native.PTR)
+
+
+def _clip_native(kernel, poly: np.ndarray, count: np.ndarray, normals: np.ndarray,
+                 offsets: np.ndarray, on_line: bool, few_padded: bool = False
+                 ) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`clip_halfplanes` by the native kernel: the same arrays, bit for bit.
+
+    The kernel clips each polygon through all its half-planes; what the numpy code decides
+    for the whole batch is put together here from its records: the output width (the
+    largest count at the last step the numpy loop runs, before counts below 3 become 0) and
+    the slots of polygons that had 1 or 2 vertices, all inside, at the first step (left as
+    they came, unless a step the loop runs cuts :data:`CUT_ALL_SHARE` of the batch: then
+    every slot is the first vertex, as :func:`_clip_step_all` leaves them).
+
+    Parameters
+    ----------
+    kernel
+        :func:`_clip_kernel`'s answer (not ``None``).
+    poly, count, normals, offsets, on_line
+        As :func:`clip_halfplanes` (``count`` of int64, some polygon with vertices, ``poly``
+        with at least one slot).
+    few_padded : bool
+        Pad the polygons of 1 or 2 vertices with their first vertex whatever the batch
+        (:func:`clip_halfplane`, one half-plane).
+
+    Returns
+    -------
+    (poly, count) or None
+        As :func:`clip_halfplanes`; ``None`` when a polygon outgrows the slots the kernel is
+        given (non-convex input: the caller runs the numpy code).
+    """
+    n, k, _ = poly.shape
+    h = normals.shape[1]
+    p = np.ascontiguousarray(poly, dtype=np.float64)
+    cnt = np.ascontiguousarray(count, dtype=np.int64)
+    if cnt.shape != (n,) or cnt.min() < 0 or cnt.max() > k:
+        raise ValueError("clip_halfplanes: counts must be 0 .. K, one a polygon")
+    nrm = np.ascontiguousarray(np.broadcast_to(normals, (n, h, 2)), dtype=np.float64)
+    off = np.ascontiguousarray(np.broadcast_to(offsets, (n, h)), dtype=np.float64)
+    out_count = np.empty(n, dtype=np.int64)
+    last_live = np.empty(n, dtype=np.int64)
+    last_count = np.empty(n, dtype=np.int64)
+    few = np.empty(n, dtype=np.uint8)
+    # a convex polygon gains at most one vertex a half-plane: a few slots of room first,
+    # then room for every half-plane
+    for w in dict.fromkeys((k + min(h, 4), k + h)):
+        out = np.empty((n, w, 2))
+        n_cut = np.zeros(h, dtype=np.int64)
+        status = kernel(p.ctypes.data, cnt.ctypes.data, n, k, nrm.ctypes.data, off.ctypes.data,
+                        h, int(bool(on_line)), w, out.ctypes.data, out_count.ctypes.data,
+                        last_live.ctypes.data, last_count.ctypes.data, n_cut.ctypes.data,
+                        few.ctypes.data)
+        if status == 2:
+            raise MemoryError("tf_clip_halfplanes: out of memory")
+        if status == 0:
+            break
+    else:
+        return None
+    last = int(last_live.max())                  # the last step the numpy loop runs
+    width = max(int(last_count[last_live == last].max()), 1)
+    if few.any() and (few_padded or bool((n_cut[:last + 1] >= CUT_ALL_SHARE * n).any())):
+        rows = np.flatnonzero(few)
+        out[rows] = out[rows, :1]
+    return np.ascontiguousarray(out[:, :width]), out_count
 
 
 def _clip_step(wx: np.ndarray, wy: np.ndarray, count: np.ndarray, nx: np.ndarray,

@@ -560,7 +560,8 @@ def _label_fields(lab: np.ndarray, a: np.ndarray, c: np.ndarray, which: np.ndarr
     del apex
     first = np.argmax(seeded, axis=1)
     last = wr - 1 - np.argmax(seeded[:, ::-1], axis=1)
-    _sweep_fields(v, lab, range(int(first.min()), wr), wa, wd, ramp, back)
+    sweep = _sweep_fields_native if _sweep_kernel(lab.dtype) is not None else _sweep_fields
+    sweep(v, lab, range(int(first.min()), wr), wa, wd, ramp, back)
     top = int(last.max())
     keep = [(f, int(last[f]) + 1) for f in np.nonzero(last < top)[0]]
     saved = [(v[r:, f].copy(), lab[r:, f].copy()) for f, r in keep]
@@ -568,7 +569,7 @@ def _label_fields(lab: np.ndarray, a: np.ndarray, c: np.ndarray, which: np.ndarr
     # (a row's up sweep reads the rows below it only)
     at = sub_rows - a[sub_which]                 # the wanted cells' rows in their windows
     lowest = int(at.min())
-    _sweep_fields(v, lab, range(top, lowest - 1, -1), wa, wd, ramp, back)
+    sweep(v, lab, range(top, lowest - 1, -1), wa, wd, ramp, back)
     for (f, r), (sv, sl) in zip(keep, saved):
         v[r:, f] = sv
         lab[r:, f] = sl
@@ -661,6 +662,56 @@ def _sweep_fields(v: np.ndarray, lab: np.ndarray, rows: range, wa: float, wd: fl
         cl[...] = cl.reshape(-1)[pos]
         np.maximum(fwd, bwd, out=cur)
         prev = r
+
+
+def _sweep_kernel(label_dtype: np.dtype):
+    """The native twin of :func:`_sweep_fields` for labels of ``label_dtype`` (int32 or
+    int64: ``tf_sweep_fields_i32`` / ``_i64``), or ``None``.
+    """
+    name = {np.dtype(np.int32): "tf_sweep_fields_i32",
+            np.dtype(np.int64): "tf_sweep_fields_i64"}.get(np.dtype(label_dtype))
+    if name is None:
+        return None
+    from .. import native
+
+    return native.kernel(name, native.I64, native.PTR, native.PTR, native.I64, native.I64,
+                         native.I64, native.I64, native.I64, native.I64, native.F64,
+                         native.F64, native.PTR, native.PTR)
+
+
+def _sweep_fields_native(v: np.ndarray, lab: np.ndarray, rows: range, wa: float, wd: float,
+                         ramp: np.ndarray, back: np.ndarray) -> None:
+    """:func:`_sweep_fields` by the native kernel (:func:`_sweep_kernel`): the same values
+    and labels, bit for bit, in place.
+
+    Parameters
+    ----------
+    v : (W, F, N) ndarray of float64, C-contiguous
+    lab : (W, F, N) ndarray of int32 or int64, C-contiguous
+    rows : range
+        The rows swept, in order (step 1 or -1), all within ``0 .. W - 1``.
+    wa, wd : float
+        The axial and diagonal steps.
+    ramp, back : (F, N) ndarray of float64
+    """
+    wr, f, n = v.shape
+    if lab.shape != v.shape or v.dtype != np.float64 or not v.flags.c_contiguous \
+            or not lab.flags.c_contiguous:
+        raise TypeError("tf_sweep_fields: C-contiguous (W, F, N) float64 values and labels")
+    if abs(rows.step) != 1 or (len(rows) and not (0 <= min(rows[0], rows[-1])
+                                                  and max(rows[0], rows[-1]) < wr)):
+        raise ValueError("tf_sweep_fields: rows out of the windows")
+    ramp = np.ascontiguousarray(ramp, dtype=np.float64)
+    back = np.ascontiguousarray(back, dtype=np.float64)
+    if ramp.shape != (f, n) or back.shape != (f, n):
+        raise ValueError("tf_sweep_fields: ramp and back of shape (F, N)")
+    if not len(rows):
+        return
+    status = _sweep_kernel(lab.dtype)(v.ctypes.data, lab.ctypes.data, wr, f, n, rows.start,
+                                      rows.stop, rows.step, float(wa), float(wd),
+                                      ramp.ctypes.data, back.ctypes.data)
+    if status:
+        raise MemoryError("tf_sweep_fields: out of memory")
 
 
 def _running_max_negative(a: np.ndarray, out: np.ndarray) -> None:

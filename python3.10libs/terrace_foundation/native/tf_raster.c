@@ -117,3 +117,85 @@
 
 TF_SWEEP_FIELDS(tf_sweep_fields_i32, int32_t)
 TF_SWEEP_FIELDS(tf_sweep_fields_i64, int64_t)
+
+/* terrain.project.rasterize_into / rasterize_labels_into, bit for bit: every cell of the
+ * window (rows wr0..wr1-1, columns wc0..wc1-1 of the grid) whose centre passes a triangle's
+ * inside test takes the label (and value) of its lowest such triangle; other cells are left
+ * as they are. The inside test and the value are the numpy code's per-cell expressions
+ * (project._cells), in the same order:
+ *   w1 = (w1a * col + w1b * row) + w1k, w2 likewise; inside where w1 >= EPS, w2 >= EPS and
+ *   w1 + w2 <= TOP; value = (va * col + vb * row) + vk;
+ * tested over each triangle's cell box (r0..r1, c0..c1, clipped to the window), triangles
+ * whose determinant is zero (ok == 0) covering nothing. The numpy code finds the same cells
+ * by spans with exact error bounds (project._spans); triangles are taken from the last to
+ * the first, so the lowest one's write is the one that stays.
+ *
+ * coef: (9, T) float64 rows w1a, w1b, w1k, w2a, w2b, w2k, va, vb, vk;
+ * box: (4, T) int64 rows r0, r1, c0, c1; ok: (T,) uint8; tri_label: (T,) of the label type;
+ * label_out: (wr1 - wr0, wc1 - wc0) of the label type; value_out: the same shape, float64,
+ * or NULL. covered (4,) int64: the box of the covered cells in window coordinates, first
+ * and last row, first and last column (last row -1 when no cell is covered). */
+#define TF_RASTERIZE(NAME, LT)                                                               \
+    TF_EXPORT void NAME(int64_t nt, const double *coef, const int64_t *box,                  \
+                        const uint8_t *ok, const LT *tri_label, int64_t wr0, int64_t wr1,     \
+                        int64_t wc0, int64_t wc1, double eps, double top, LT *label_out,     \
+                        double *value_out, int64_t *covered)                                 \
+    {                                                                                        \
+        const int64_t width = wc1 - wc0;                                                     \
+        int64_t b0 = wr1 - wr0, b1 = -1, b2 = width, b3 = -1;                                \
+        for (int64_t t = nt - 1; t >= 0; t--) {                                              \
+            if (!ok[t])                                                                      \
+                continue;                                                                    \
+            const int64_t ra = box[t] > wr0 ? box[t] : wr0;                                  \
+            const int64_t rb = box[nt + t] < wr1 - 1 ? box[nt + t] : wr1 - 1;                \
+            const int64_t ca = box[2 * nt + t] > wc0 ? box[2 * nt + t] : wc0;                \
+            const int64_t cb = box[3 * nt + t] < wc1 - 1 ? box[3 * nt + t] : wc1 - 1;        \
+            if (ra > rb || ca > cb)                                                          \
+                continue;                                                                    \
+            const double w1a = coef[t], w1b = coef[nt + t], w1k = coef[2 * nt + t];          \
+            const double w2a = coef[3 * nt + t], w2b = coef[4 * nt + t];                     \
+            const double w2k = coef[5 * nt + t];                                             \
+            const double va = coef[6 * nt + t], vb = coef[7 * nt + t], vk = coef[8 * nt + t];\
+            const LT label = tri_label[t];                                                   \
+            for (int64_t r = ra; r <= rb; r++) {                                             \
+                const double rr = (double)r;                                                 \
+                const double b1r = w1b * rr, b2r = w2b * rr, vbr = vb * rr;                  \
+                LT *lrow = label_out + (r - wr0) * width - wc0;                              \
+                double *vrow = value_out ? value_out + (r - wr0) * width - wc0 : NULL;       \
+                for (int64_t c = ca; c <= cb; c++) {                                         \
+                    const double cc = (double)c;                                             \
+                    double w1 = w1a * cc;                                                    \
+                    w1 += b1r;                                                               \
+                    w1 += w1k;                                                               \
+                    double w2 = w2a * cc;                                                    \
+                    w2 += b2r;                                                               \
+                    w2 += w2k;                                                               \
+                    if (!(w1 >= eps) || !(w2 >= eps) || !(w1 + w2 <= top))                   \
+                        continue;                                                            \
+                    lrow[c] = label;                                                         \
+                    if (vrow) {                                                              \
+                        double val = va * cc;                                                \
+                        val += vbr;                                                          \
+                        val += vk;                                                           \
+                        vrow[c] = val;                                                       \
+                    }                                                                        \
+                    if (r - wr0 < b0)                                                        \
+                        b0 = r - wr0;                                                        \
+                    if (r - wr0 > b1)                                                        \
+                        b1 = r - wr0;                                                        \
+                    if (c - wc0 < b2)                                                        \
+                        b2 = c - wc0;                                                        \
+                    if (c - wc0 > b3)                                                        \
+                        b3 = c - wc0;                                                        \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+        covered[0] = b0;                                                                     \
+        covered[1] = b1;                                                                     \
+        covered[2] = b2;                                                                     \
+        covered[3] = b3;                                                                     \
+    }
+
+TF_RASTERIZE(tf_rasterize_i32, int32_t)
+TF_RASTERIZE(tf_rasterize_i64, int64_t)
+

@@ -500,6 +500,9 @@ def rasterize_into(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: np.ndar
     width = c1 - c0
     if len(tri_label) and not tri_label.all():
         raise ValueError("a triangle label of 0 cannot be told from an empty cell")
+    if _raster_kernel(label_out.dtype) is not None:
+        return _rasterize_native(tri_xy, tri_value, tri_label, grid, window, label_out,
+                                 value_out)
     lab = label_out.reshape(-1)
     val_f = value_out.reshape(-1)
     assert np.shares_memory(lab, label_out) and np.shares_memory(val_f, value_out), \
@@ -564,6 +567,9 @@ def rasterize_labels_into(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: 
     """
     r0, r1, c0, c1 = window
     width = c1 - c0
+    if _raster_kernel(label_out.dtype) is not None:
+        _rasterize_native(tri_xy, tri_value, tri_label, grid, window, label_out, None)
+        return
     lab = label_out.reshape(-1)
     assert np.shares_memory(lab, label_out), "the window array is written in place"
     tri_label = tri_label.astype(label_out.dtype, copy=False)
@@ -604,6 +610,66 @@ def rasterize_labels_into(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: 
     cell, tt = cell[order], tt[order]
     first = np.r_[True, cell[1:] != cell[:-1]]
     lab[cell[first]] = tri_label[tt[first]]
+
+
+def _raster_kernel(label_dtype: np.dtype):
+    """The native twin of :func:`rasterize_into` / :func:`rasterize_labels_into` for labels
+    of ``label_dtype`` (int32 or int64: ``tf_rasterize_i32`` / ``_i64``), or ``None``.
+    """
+    name = {np.dtype(np.int32): "tf_rasterize_i32",
+            np.dtype(np.int64): "tf_rasterize_i64"}.get(np.dtype(label_dtype))
+    if name is None:
+        return None
+    from .. import native
+
+    return native.kernel(name, None, native.I64, native.PTR, native.PTR, native.PTR,
+                         native.PTR, native.I64, native.I64, native.I64, native.I64,
+                         native.F64, native.F64, native.PTR, native.PTR, native.PTR)
+
+
+def _rasterize_native(tri_xy: np.ndarray, tri_value: np.ndarray, tri_label: np.ndarray,
+                      grid: Heightfield, window: tuple[int, int, int, int],
+                      label_out: np.ndarray, value_out: np.ndarray | None
+                      ) -> tuple[int, int, int, int] | None:
+    """:func:`rasterize_into` (``value_out`` given) or :func:`rasterize_labels_into`
+    (``None``) by the native kernel (:func:`_raster_kernel`): the same cells, labels and
+    values, bit for bit.
+
+    The triangles' coefficients are :class:`_Coefficients`' (numpy, per triangle); the
+    kernel tests each cell of each triangle's box with :func:`_cells`' expressions, which
+    select the cells the numpy code's spans select (:func:`_spans`: exact bounds), and
+    writes the triangles from the last to the first, so the lowest one's label and value
+    stay.
+
+    Returns
+    -------
+    (row0, row1, col0, col1) or None
+        As :func:`rasterize_into`.
+    """
+    r0, r1, c0, c1 = window
+    if label_out.shape != (r1 - r0, c1 - c0) or not label_out.flags.c_contiguous:
+        raise ValueError("the window arrays are written in place (C-contiguous, its shape)")
+    if value_out is not None and (value_out.shape != label_out.shape
+                                  or value_out.dtype != np.float64
+                                  or not value_out.flags.c_contiguous):
+        raise ValueError("the window arrays are written in place (C-contiguous, its shape)")
+    covered = np.array([r1 - r0, -1, c1 - c0, -1], dtype=np.int64)
+    n = len(tri_label)
+    if n:
+        co = _Coefficients(np.asarray(tri_xy, dtype=np.float64),
+                           np.asarray(tri_value, dtype=np.float64), grid)
+        coef = np.ascontiguousarray(np.stack([co.w1a, co.w1b, co.w1k, co.w2a, co.w2b, co.w2k,
+                                              co.va, co.vb, co.vk]), dtype=np.float64)
+        box = np.ascontiguousarray(np.stack([co.r0, co.r1, co.c0, co.c1]), dtype=np.int64)
+        ok = np.ascontiguousarray(co.ok, dtype=np.uint8)
+        labels = np.ascontiguousarray(tri_label, dtype=label_out.dtype)
+        _raster_kernel(label_out.dtype)(
+            n, coef.ctypes.data, box.ctypes.data, ok.ctypes.data, labels.ctypes.data, r0, r1,
+            c0, c1, EPS, TOP, label_out.ctypes.data,
+            None if value_out is None else value_out.ctypes.data, covered.ctypes.data)
+    if covered[1] < 0:
+        return None
+    return int(covered[0]), int(covered[1]) + 1, int(covered[2]), int(covered[3]) + 1
 
 
 def _grow_box(box: list[int], row0: int, row1: int, col0: int, col1: int) -> None:

@@ -79,8 +79,9 @@ def build(out: str = LIBRARY, quiet: bool = False) -> str:
         try:
             objects = cc.compile(sources(), output_dir=tmp, extra_postargs=flags)
             partial = os.path.join(tmp, os.path.basename(out))
-            cc.link_shared_object(objects, partial,
-                                  extra_postargs=[] if cc.compiler_type == "msvc" else ["-shared"])
+            unix = cc.compiler_type != "msvc"
+            cc.link_shared_object(objects, partial, libraries=["m"] if unix else [],
+                                  extra_postargs=["-shared"] if unix else [])
         except Exception as exc:                           # CompileError, LinkError, OSError
             msg = str(exc).strip().splitlines()
             where = SOURCE or HERE

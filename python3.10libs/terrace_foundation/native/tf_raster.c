@@ -199,3 +199,51 @@ TF_SWEEP_FIELDS(tf_sweep_fields_i64, int64_t)
 TF_RASTERIZE(tf_rasterize_i32, int32_t)
 TF_RASTERIZE(tf_rasterize_i64, int64_t)
 
+/* terrain.kernels._slope_into, bit for bit: the slope tangent at rows r0..r1-1 and columns
+ * c0..c1-1 of the heights h (m, n), written into out there (at the cells of sel only, when
+ * sel is given): central differences times 0.5 inside h, one-sided differences on its edges,
+ * 0 along an axis of one cell; hypot of the two (libm's, as numpy's np.hypot); times
+ * 1 / cell_size when scale is set.
+ * h, out: float64 with row strides hs, os (elements, unit column stride); sel: uint8 (bool)
+ * of (r1 - r0, c1 - c0) with row stride ss (bytes), or NULL. */
+TF_EXPORT void tf_slope_into(const double *h, int64_t hs, int64_t m, int64_t n, int64_t r0,
+                             int64_t r1, int64_t c0, int64_t c1, int64_t scale, double inv,
+                             double *out, int64_t os, const uint8_t *sel, int64_t ss)
+{
+    for (int64_t r = r0; r < r1; r++) {
+        const double *row = h + r * hs;
+        const double *up = r > 0 ? h + (r - 1) * hs : NULL;
+        const double *dn = r + 1 < m ? h + (r + 1) * hs : NULL;
+        const uint8_t *srow = sel ? sel + (r - r0) * ss - c0 : NULL;
+        double *orow = out + r * os;
+        for (int64_t c = c0; c < c1; c++) {
+            if (srow && !srow[c])
+                continue;
+            double gx = 0.0, gy = 0.0;
+            if (n >= 2) {
+                if (c >= 1 && c + 1 < n) {
+                    gx = row[c + 1] - row[c - 1];
+                    gx *= 0.5;
+                } else if (c == 0) {
+                    gx = row[1] - row[0];
+                } else {
+                    gx = row[n - 1] - row[n - 2];
+                }
+            }
+            if (m >= 2) {
+                if (up && dn) {
+                    gy = dn[c] - up[c];
+                    gy *= 0.5;
+                } else if (r == 0) {
+                    gy = h[hs + c] - h[c];
+                } else {
+                    gy = h[(m - 1) * hs + c] - h[(m - 2) * hs + c];
+                }
+            }
+            double t = hypot(gx, gy);
+            if (scale)
+                t *= inv;
+            orow[c] = t;
+        }
+    }
+}

@@ -140,6 +140,8 @@ def _slope_into(h: np.ndarray, r0: int, r1: int, c0: int, c1: int, cell_size: fl
     others).
     """
     m, n = h.shape
+    if _slope_native(h, r0, r1, c0, c1, cell_size, out, sel):
+        return
     rr, cc = slice(r0, r1), slice(c0, c1)
     gx = np.empty((r1 - r0, c1 - c0)) if n >= 2 else np.zeros((r1 - r0, c1 - c0))
     gy = np.empty((r1 - r0, c1 - c0)) if m >= 2 else np.zeros((r1 - r0, c1 - c0))
@@ -173,6 +175,37 @@ def _slope_into(h: np.ndarray, r0: int, r1: int, c0: int, c1: int, cell_size: fl
     np.hypot(gx, gy, out=t)
     if cell_size != 1.0:                 # as slope_tangent
         t *= 1.0 / cell_size
+
+
+def _slope_native(h: np.ndarray, r0: int, r1: int, c0: int, c1: int, cell_size: float,
+                  out: np.ndarray, sel: np.ndarray | None) -> bool:
+    """:func:`_slope_into` by the native kernel (``tf_slope_into``): the same bits (libm's
+    ``hypot``, as numpy's). Returns False, having done nothing, when there is no kernel or
+    the arrays are not float64 rows of unit column stride (the numpy code then runs).
+    """
+    from .. import native
+
+    kernel = native.kernel("tf_slope_into", None, native.PTR, native.I64, native.I64,
+                           native.I64, native.I64, native.I64, native.I64, native.I64,
+                           native.I64, native.F64, native.PTR, native.I64, native.PTR,
+                           native.I64)
+    if kernel is None or r1 <= r0 or c1 <= c0:
+        return kernel is not None and (r1 <= r0 or c1 <= c0)
+    m, n = h.shape
+    if not (0 <= r0 and r1 <= m and 0 <= c0 and c1 <= n and out.shape[0] >= r1
+            and out.shape[1] >= c1):
+        raise ValueError("tf_slope_into: rows or columns outside the arrays")
+    rows_ok = all(a.dtype == np.float64 and a.strides[1] == 8 and a.strides[0] % 8 == 0
+                  for a in (h, out))
+    if sel is not None:
+        rows_ok = rows_ok and sel.dtype == np.bool_ and sel.strides[1] == 1 \
+            and sel.shape == (r1 - r0, c1 - c0)
+    if not rows_ok:
+        return False
+    kernel(h.ctypes.data, h.strides[0] // 8, m, n, r0, r1, c0, c1, int(cell_size != 1.0),
+           1.0 / cell_size, out.ctypes.data, out.strides[0] // 8,
+           None if sel is None else sel.ctypes.data, 0 if sel is None else sel.strides[0])
+    return True
 
 
 def neighbour_pairs(shape: tuple[int, int], diagonals: bool = True):

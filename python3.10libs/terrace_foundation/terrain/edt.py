@@ -317,6 +317,16 @@ def distance_transform(features: np.ndarray, cell_size: float = 1.0
     if not feat.any():
         zero = np.zeros((m, n), dtype=np.int32 if m * n < 2 ** 31 else np.int64)
         return np.full((m, n), np.inf), (zero, zero.copy())
+    exact = _edt_native(feat)
+    if exact is not None:
+        d2i, src = exact
+        index = np.int32 if m * n < 2 ** 31 else np.int64
+        d2 = d2i.astype(np.float64)
+        del d2i
+        np.sqrt(d2, out=d2)
+        d2 *= cell_size
+        r_idx, col = np.divmod(src, n)
+        return d2, (r_idx.astype(index, copy=False), col.astype(index, copy=False))
     # pass 1, down the columns: nearest feature row above and below (a column without a
     # feature gets far sentinels and takes no part in pass 2)
     da, near_row = _column_pass(feat)
@@ -392,6 +402,20 @@ def distance_within(features: np.ndarray, cell_size: float, reach: float
     if not feat.any():
         zero = np.zeros((m, n), dtype=index)
         return np.full((m, n), np.inf), (zero, zero.copy())
+    exact = _edt_native(feat)
+    if exact is not None:
+        # the nearest feature within K is the exact transform's (module docstring of
+        # _within_keys: a clipped column never wins a cell within reach)
+        d2i, src = exact
+        ok = d2i <= k * k
+        dist = d2i.astype(np.float64)
+        del d2i
+        np.sqrt(dist, out=dist)
+        dist *= cell_size
+        dist[~ok] = np.inf
+        src[~ok] = 0
+        r_idx, col = np.divmod(src, n)
+        return dist, (r_idx.astype(index, copy=False), col.astype(index, copy=False))
     key, near_row, s, kt = _within_keys(feat, k)
     d2 = np.right_shift(key, kt(s))
     ok = d2 <= k * k
@@ -448,6 +472,19 @@ def nearest_within(features: np.ndarray, cell_size: float, reach: float, beyond:
     if not feat.any():
         none = np.zeros(0, dtype=np.int64)
         return none, none.copy(), np.zeros(0)
+    exact = _edt_native(feat)
+    if exact is not None:
+        d2i, src_all = exact
+        kf = d2i.ravel()
+        within = kf <= k * k
+        if b2:
+            within &= kf >= min(b2, k * k + 1)
+        at = np.flatnonzero(within)
+        del within
+        dist = kf[at].astype(np.float64)
+        np.sqrt(dist, out=dist)
+        dist *= cell_size
+        return at, src_all.ravel()[at], dist
     key, near_row, s, kt = _within_keys(feat, k)
     kf = key.ravel()
     within = kf <= kt(((k * k) << s) + (1 << s) - 1)
@@ -475,6 +512,28 @@ def nearest_within(features: np.ndarray, cell_size: float, reach: float, beyond:
     np.sqrt(dist, out=dist)
     dist *= cell_size
     return at, src, dist
+
+
+def _edt_native(feat: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The exact transform's integers by the native kernel (``tf_edt``), or ``None`` when
+    there is none: ``(d2, src)``, each ``(M, N)`` int64, the squared distance in cells to the
+    nearest feature and its flat index ``row * N + col`` (ties to the smaller column, then
+    the nearer row, the row above on a tie: :func:`distance_transform`'s, bit for bit, and
+    within any reach :func:`distance_within`'s). ``feat`` must hold a feature.
+    """
+    from .. import native
+
+    kernel = native.kernel("tf_edt", native.I64, native.PTR, native.I64, native.I64,
+                           native.PTR, native.PTR)
+    if kernel is None:
+        return None
+    m, n = feat.shape
+    f8 = np.ascontiguousarray(feat, dtype=bool).view(np.uint8)
+    d2 = np.empty((m, n), dtype=np.int64)
+    src = np.empty((m, n), dtype=np.int64)
+    if kernel(f8.ctypes.data, m, n, d2.ctypes.data, src.ctypes.data):
+        raise MemoryError("tf_edt: out of memory")
+    return d2, src
 
 
 def _within_keys(feat: np.ndarray, k: int):

@@ -86,3 +86,21 @@ def test_native_transform_against_scipy():
     rows, cols = np.indices(feat.shape)
     d2 = ((rows - r) ** 2 + (cols - c) ** 2).astype(np.float64)
     np.testing.assert_array_equal(np.sqrt(d2) * 2.0, dist)
+
+
+def test_int64_kernel_equals_the_int32_one():
+    """tf_edt (grids of 2**31 cells or more) and tf_edt_i32 give the same numbers."""
+    needs_native()
+    rng = np.random.default_rng(5)
+    feat = rng.random((70, 90)) < 0.02
+    feat[3, 4] = True
+    d2, row, col = edt._edt_native(feat)
+    assert d2.dtype == np.int32
+    kernel = native.kernel("tf_edt", native.I64, native.PTR, native.I64, native.I64,
+                           native.PTR, native.PTR)
+    d2_64 = np.empty(feat.shape, dtype=np.int64)
+    src = np.empty(feat.shape, dtype=np.int64)
+    assert kernel(feat.view(np.uint8).ctypes.data, 70, 90, d2_64.ctypes.data,
+                  src.ctypes.data) == 0
+    np.testing.assert_array_equal(d2_64, d2)
+    np.testing.assert_array_equal(src, row.astype(np.int64) * 90 + col)

@@ -319,13 +319,12 @@ def distance_transform(features: np.ndarray, cell_size: float = 1.0
         return np.full((m, n), np.inf), (zero, zero.copy())
     exact = _edt_native(feat)
     if exact is not None:
-        d2i, src = exact
+        d2i, r_idx, col = exact
         index = np.int32 if m * n < 2 ** 31 else np.int64
         d2 = d2i.astype(np.float64)
         del d2i
         np.sqrt(d2, out=d2)
         d2 *= cell_size
-        r_idx, col = np.divmod(src, n)
         return d2, (r_idx.astype(index, copy=False), col.astype(index, copy=False))
     # pass 1, down the columns: nearest feature row above and below (a column without a
     # feature gets far sentinels and takes no part in pass 2)
@@ -406,15 +405,16 @@ def distance_within(features: np.ndarray, cell_size: float, reach: float
     if exact is not None:
         # the nearest feature within K is the exact transform's (module docstring of
         # _within_keys: a clipped column never wins a cell within reach)
-        d2i, src = exact
+        d2i, r_idx, col = exact
         ok = d2i <= k * k
         dist = d2i.astype(np.float64)
         del d2i
         np.sqrt(dist, out=dist)
         dist *= cell_size
-        dist[~ok] = np.inf
-        src[~ok] = 0
-        r_idx, col = np.divmod(src, n)
+        far = ~ok
+        dist[far] = np.inf
+        r_idx[far] = 0
+        col[far] = 0
         return dist, (r_idx.astype(index, copy=False), col.astype(index, copy=False))
     key, near_row, s, kt = _within_keys(feat, k)
     d2 = np.right_shift(key, kt(s))
@@ -474,17 +474,20 @@ def nearest_within(features: np.ndarray, cell_size: float, reach: float, beyond:
         return none, none.copy(), np.zeros(0)
     exact = _edt_native(feat)
     if exact is not None:
-        d2i, src_all = exact
+        d2i, row, col = exact
         kf = d2i.ravel()
         within = kf <= k * k
         if b2:
             within &= kf >= min(b2, k * k + 1)
         at = np.flatnonzero(within)
         del within
-        dist = kf[at].astype(np.float64)
+        dist = kf.take(at).astype(np.float64)
         np.sqrt(dist, out=dist)
         dist *= cell_size
-        return at, src_all.ravel()[at], dist
+        src = row.ravel().take(at).astype(np.int64)
+        src *= n
+        src += col.ravel().take(at)
+        return at, src, dist
     key, near_row, s, kt = _within_keys(feat, k)
     kf = key.ravel()
     within = kf <= kt(((k * k) << s) + (1 << s) - 1)
@@ -514,26 +517,37 @@ def nearest_within(features: np.ndarray, cell_size: float, reach: float, beyond:
     return at, src, dist
 
 
-def _edt_native(feat: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """The exact transform's integers by the native kernel (``tf_edt``), or ``None`` when
-    there is none: ``(d2, src)``, each ``(M, N)`` int64, the squared distance in cells to the
-    nearest feature and its flat index ``row * N + col`` (ties to the smaller column, then
-    the nearer row, the row above on a tie: :func:`distance_transform`'s, bit for bit, and
-    within any reach :func:`distance_within`'s). ``feat`` must hold a feature.
+def _edt_native(feat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The exact transform's integers by the native kernel, or ``None`` when there is none:
+    ``(d2, row, col)``, each ``(M, N)``, the squared distance in cells to the nearest feature
+    and its row and column (ties to the smaller column, then the nearer row, the row above on
+    a tie: :func:`distance_transform`'s, bit for bit, and within any reach
+    :func:`distance_within`'s). int32 (``tf_edt_i32``) where ``M * N < 2**31`` and every
+    squared distance fits, else int64 (``tf_edt``). ``feat`` must hold a feature.
     """
     from .. import native
 
+    m, n = feat.shape
+    f8 = np.ascontiguousarray(feat, dtype=bool).view(np.uint8)
+    if m * n < 2 ** 31 and m * m + n * n < 2 ** 31:
+        kernel = native.kernel("tf_edt_i32", native.I64, native.PTR, native.I64, native.I64,
+                               native.PTR, native.PTR, native.PTR)
+        if kernel is None:
+            return None
+        d2, row, col = (np.empty((m, n), dtype=np.int32) for _ in range(3))
+        if kernel(f8.ctypes.data, m, n, d2.ctypes.data, row.ctypes.data, col.ctypes.data):
+            raise MemoryError("tf_edt_i32: out of memory")
+        return d2, row, col
     kernel = native.kernel("tf_edt", native.I64, native.PTR, native.I64, native.I64,
                            native.PTR, native.PTR)
     if kernel is None:
         return None
-    m, n = feat.shape
-    f8 = np.ascontiguousarray(feat, dtype=bool).view(np.uint8)
     d2 = np.empty((m, n), dtype=np.int64)
     src = np.empty((m, n), dtype=np.int64)
     if kernel(f8.ctypes.data, m, n, d2.ctypes.data, src.ctypes.data):
         raise MemoryError("tf_edt: out of memory")
-    return d2, src
+    row, col = np.divmod(src, n)
+    return d2, row, col
 
 
 def _within_keys(feat: np.ndarray, k: int):

@@ -86,6 +86,24 @@ def needs_native():
     return handle
 
 
+def numpy_kernels(fn, *args, **kw):
+    """``fn(*args, **kw)`` with the engine's numpy kernels (``TERRACE_FOUNDATION_NATIVE=0``),
+    the environment and the loaded choice restored after: the oracle of tests/native."""
+    from terrace_foundation import native
+
+    before = os.environ.get(native.ENV)
+    os.environ[native.ENV] = "0"
+    native.reset()
+    try:
+        return fn(*args, **kw)
+    finally:
+        if before is None:
+            del os.environ[native.ENV]
+        else:
+            os.environ[native.ENV] = before
+        native.reset()
+
+
 #: Where tests leave files worth looking at (screenshots); ``TERRACE_TEST_ARTIFACTS`` moves it.
 ARTIFACTS = Path(os.environ.get("TERRACE_TEST_ARTIFACTS") or REPO / "test-artifacts")
 

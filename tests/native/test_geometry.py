@@ -6,30 +6,12 @@ remesh's squares."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from terrace_foundation import native
 from terrace_foundation.geometry import clip_halfplane, clip_halfplanes, polygon_halfplanes
-from terrace_testkit import needs_native
-
-
-def numpy_only(fn, *args, **kw):
-    """``fn(*args)`` with the numpy kernels, the environment restored after."""
-    before = os.environ.get(native.ENV)
-    os.environ[native.ENV] = "0"
-    native.reset()
-    try:
-        return fn(*args, **kw)
-    finally:
-        if before is None:
-            del os.environ[native.ENV]
-        else:
-            os.environ[native.ENV] = before
-        native.reset()
+from terrace_testkit import needs_native, numpy_kernels
 
 
 def _convex_batch(rng, n, k, snap):
@@ -90,7 +72,7 @@ def test_native_clip_equals_numpy(seed, n, k, h, axis_share, through_share, on_l
     poly, count = _convex_batch(rng, n, k, snap)
     normals, offsets = _halfplanes(rng, poly, count, h, axis_share, through_share)
     got = clip_halfplanes(poly, count, normals, offsets, on_line)
-    want = numpy_only(clip_halfplanes, poly, count, normals, offsets, on_line)
+    want = numpy_kernels(clip_halfplanes, poly, count, normals, offsets, on_line)
     _same(got, want)
 
 
@@ -108,7 +90,7 @@ def test_native_single_clip_equals_numpy(seed, n, k, axis_share, on_line, empty,
     if infinite:                        # as subdivide's uncut pieces: never cut
         offsets[rng.random(n) < 0.3] = np.inf
     args = (poly, count, normals[:, 0], offsets[:, 0], on_line)
-    _same(clip_halfplane(*args), numpy_only(clip_halfplane, *args))
+    _same(clip_halfplane(*args), numpy_kernels(clip_halfplane, *args))
 
 
 def test_two_vertex_polygons_keep_their_slots_unless_most_are_cut():
@@ -127,7 +109,7 @@ def test_two_vertex_polygons_keep_their_slots_unless_most_are_cut():
         normals[1:, 1] = [1.0, 0.0]
         offsets[1:, 1] = np.arange(9) * 3 + (0.5 if cut_later else 5.0)
         got = clip_halfplanes(poly, count, normals, offsets)
-        want = numpy_only(clip_halfplanes, poly, count, normals, offsets)
+        want = numpy_kernels(clip_halfplanes, poly, count, normals, offsets)
         _same(got, want)
 
 
@@ -145,5 +127,5 @@ def test_remesh_squares_against_pieces():
     sq = x0[:, None, :] + 10.0 * np.array([[0, 0], [1, 0], [1, 1], [0, 1]], dtype=float)
     for on_line in (False, True):
         got = clip_halfplanes(sq, np.full(n, 4), normals, offsets, on_line)
-        want = numpy_only(clip_halfplanes, sq, np.full(n, 4), normals, offsets, on_line)
+        want = numpy_kernels(clip_halfplanes, sq, np.full(n, 4), normals, offsets, on_line)
         _same(got, want)

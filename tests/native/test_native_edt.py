@@ -6,30 +6,13 @@ the oracle of the distances (tests/terrain/test_edt.py)."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from terrace_foundation import native
 from terrace_foundation.terrain import edt
-from terrace_testkit import needs, needs_native
-
-
-def numpy_only(fn, *args, **kw):
-    """``fn(*args)`` with the numpy kernels, the environment restored after."""
-    before = os.environ.get(native.ENV)
-    os.environ[native.ENV] = "0"
-    native.reset()
-    try:
-        return fn(*args, **kw)
-    finally:
-        if before is None:
-            del os.environ[native.ENV]
-        else:
-            os.environ[native.ENV] = before
-        native.reset()
+from terrace_testkit import needs, needs_native, numpy_kernels
 
 
 def _flat(out):
@@ -63,14 +46,14 @@ def test_native_transforms_equal_numpy(seed, m, n, share, cell, reach_cells, bey
                      (edt.distance_within, (feat, cell, reach)),
                      (edt.nearest_within, (feat, cell, reach, beyond)),
                      (edt.nearest_within, (feat, cell, np.inf, beyond))):
-        _same(fn(*args), numpy_only(fn, *args))
+        _same(fn(*args), numpy_kernels(fn, *args))
 
 
 def test_no_feature_is_the_numpy_answer():
     needs_native()
     feat = np.zeros((5, 7), dtype=bool)
-    _same(edt.distance_transform(feat, 2.0), numpy_only(edt.distance_transform, feat, 2.0))
-    _same(edt.nearest_within(feat, 2.0, 10.0), numpy_only(edt.nearest_within, feat, 2.0, 10.0))
+    _same(edt.distance_transform(feat, 2.0), numpy_kernels(edt.distance_transform, feat, 2.0))
+    _same(edt.nearest_within(feat, 2.0, 10.0), numpy_kernels(edt.nearest_within, feat, 2.0, 10.0))
 
 
 def test_native_transform_against_scipy():
@@ -89,18 +72,16 @@ def test_native_transform_against_scipy():
 
 
 def test_int64_kernel_equals_the_int32_one():
-    """tf_edt (grids of 2**31 cells or more) and tf_edt_i32 give the same numbers."""
+    """tf_edt_i64 (grids of 2**31 cells or more) and tf_edt_i32 give the same numbers."""
     needs_native()
     rng = np.random.default_rng(5)
     feat = rng.random((70, 90)) < 0.02
     feat[3, 4] = True
-    d2, row, col = edt._edt_native(feat)
-    assert d2.dtype == np.int32
-    kernel = native.kernel("tf_edt", native.I64, native.PTR, native.I64, native.I64,
-                           native.PTR, native.PTR)
-    d2_64 = np.empty(feat.shape, dtype=np.int64)
-    src = np.empty(feat.shape, dtype=np.int64)
-    assert kernel(feat.view(np.uint8).ctypes.data, 70, 90, d2_64.ctypes.data,
-                  src.ctypes.data) == 0
-    np.testing.assert_array_equal(d2_64, d2)
-    np.testing.assert_array_equal(src, row.astype(np.int64) * 90 + col)
+    got32 = edt._edt_native(feat)
+    assert got32[0].dtype == np.int32
+    kernel = native.kernel("tf_edt_i64", native.I64, native.PTR, native.I64, native.I64,
+                           native.PTR, native.PTR, native.PTR)
+    got64 = [np.empty(feat.shape, dtype=np.int64) for _ in range(3)]
+    assert kernel(feat.view(np.uint8).ctypes.data, 70, 90, *(a.ctypes.data for a in got64)) == 0
+    for a, b in zip(got64, got32):
+        np.testing.assert_array_equal(a, b)

@@ -5,30 +5,13 @@ windows inside, across and outside the grid, int32 and int64 labels."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from terrace_foundation import Heightfield, native
+from terrace_foundation import Heightfield
 from terrace_foundation.terrain import project
-from terrace_testkit import needs_native
-
-
-def numpy_only(fn, *args, **kw):
-    """``fn(*args)`` with the numpy kernels, the environment restored after."""
-    before = os.environ.get(native.ENV)
-    os.environ[native.ENV] = "0"
-    native.reset()
-    try:
-        return fn(*args, **kw)
-    finally:
-        if before is None:
-            del os.environ[native.ENV]
-        else:
-            os.environ[native.ENV] = before
-        native.reset()
+from terrace_testkit import needs_native, numpy_kernels
 
 
 def _triangles(rng, n, size, snap, cell):
@@ -73,10 +56,10 @@ def test_native_rasterizers_equal_numpy(seed, n, size, snap, cell, dtype, labels
         project.rasterize_labels_into(xy, value, label, grid, win, lab)
         return lab
 
-    got, want = into(), numpy_only(into)
+    got, want = into(), numpy_kernels(into)
     assert got[0] == want[0]
     assert got[1].tobytes() == want[1].tobytes() and got[2].tobytes() == want[2].tobytes()
-    assert labels_into().tobytes() == numpy_only(labels_into).tobytes()
+    assert labels_into().tobytes() == numpy_kernels(labels_into).tobytes()
 
 
 def test_lattice_with_centres_on_shared_edges():
@@ -103,4 +86,4 @@ def test_lattice_with_centres_on_shared_edges():
                 box = project.rasterize_into(*a, lab, val)
                 return box, lab.tobytes(), val.tobytes()
 
-            assert run() == numpy_only(run)
+            assert run() == numpy_kernels(run)

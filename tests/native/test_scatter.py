@@ -5,31 +5,13 @@ answers, and the relaxation that uses both the same points."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from terrace_foundation import native
 from terrace_foundation.lots import scatter
-from terrace_testkit import needs_native
-
-
-def numpy_only(fn, *args):
-    """``fn(*args)`` with the numpy kernels, the environment restored after."""
-    before = os.environ.get(native.ENV)
-    os.environ[native.ENV] = "0"
-    native.reset()
-    try:
-        return fn(*args)
-    finally:
-        if before is None:
-            del os.environ[native.ENV]
-        else:
-            os.environ[native.ENV] = before
-        native.reset()
+from terrace_testkit import needs_native, numpy_kernels
 
 
 def _case(rng, sizes, per_group, grid=None):
@@ -49,7 +31,7 @@ def _both(q, q_group, pts, p_start, p_count):
     kernel = scatter._nearest_kernel()
     got = scatter._nearest_native(kernel, np.ascontiguousarray(q), q_group, pts, p_start,
                                   p_count)
-    want = numpy_only(scatter._nearest_dense, q, q_group, pts, p_start, p_count)
+    want = numpy_kernels(scatter._nearest_dense, q, q_group, pts, p_start, p_count)
     return got, want
 
 
@@ -128,7 +110,7 @@ def test_relaxation_is_the_same_with_either_kernel():
         return scatter.relax_in_regions(points, group, region_edges(regions), bounds, 3, rngs)
 
     got = relax()
-    want = numpy_only(relax)
+    want = numpy_kernels(relax)
     assert got.tobytes() == want.tobytes()
 
 
@@ -160,7 +142,7 @@ def test_native_parity_equals_numpy(seed, n_regions, n_vertices, snap):
         x[len(pick): 2 * len(pick)] = a[pick, 0]
         y[len(pick): 2 * len(pick)] = a[pick, 1]
     got = points_in_groups(x, y, group, a, b, start, count)
-    want = numpy_only(points_in_groups, x, y, group, a, b, start, count)
+    want = numpy_kernels(points_in_groups, x, y, group, a, b, start, count)
     np.testing.assert_array_equal(got, want)
     # unsorted groups take the other branch of the numpy code
     perm = rng.permutation(len(group))

@@ -5,30 +5,12 @@ numpy's on hard values (subnormal, huge, infinite, NaN)."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from terrace_foundation import native
 from terrace_foundation.terrain import kernels as K
-from terrace_testkit import needs_native
-
-
-def numpy_only(fn, *args, **kw):
-    """``fn(*args)`` with the numpy kernels, the environment restored after."""
-    before = os.environ.get(native.ENV)
-    os.environ[native.ENV] = "0"
-    native.reset()
-    try:
-        return fn(*args, **kw)
-    finally:
-        if before is None:
-            del os.environ[native.ENV]
-        else:
-            os.environ[native.ENV] = before
-        native.reset()
+from terrace_testkit import needs_native, numpy_kernels
 
 
 @settings(max_examples=60, deadline=None)
@@ -41,7 +23,7 @@ def test_native_slopes_equal_numpy(seed, m, n, share, cell, rows):
     h = np.cumsum(rng.normal(0, 3, (m, n)), axis=0) * rng.uniform(0.1, 100)
     near = rng.random((m, n)) < share
     got = K.slope_tangent_near(h, near, cell, rows=rows)
-    want = numpy_only(K.slope_tangent_near, h, near, cell, rows=rows)
+    want = numpy_kernels(K.slope_tangent_near, h, near, cell, rows=rows)
     assert got.tobytes() == want.tobytes()
 
 
@@ -52,7 +34,7 @@ def test_native_slopes_of_a_strided_view_fall_back_or_agree():
     h = big[::2, ::3]                                  # not unit column stride: numpy runs
     near = np.ones(h.shape, dtype=bool)
     assert K.slope_tangent_near(h, near, 2.0).tobytes() == \
-        numpy_only(K.slope_tangent_near, h, near, 2.0).tobytes()
+        numpy_kernels(K.slope_tangent_near, h, near, 2.0).tobytes()
 
 
 def test_libm_hypot_is_numpys():

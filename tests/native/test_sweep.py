@@ -5,31 +5,13 @@ checked against scipy's exact distance transform elsewhere (tests/terrain)."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from terrace_foundation import native
 from terrace_foundation.terrain import kernels as K
-from terrace_testkit import needs_native
-
-
-def numpy_only(fn, *args, **kw):
-    """``fn(*args)`` with the numpy kernels, the environment restored after."""
-    before = os.environ.get(native.ENV)
-    os.environ[native.ENV] = "0"
-    native.reset()
-    try:
-        return fn(*args, **kw)
-    finally:
-        if before is None:
-            del os.environ[native.ENV]
-        else:
-            os.environ[native.ENV] = before
-        native.reset()
+from terrace_testkit import needs_native, numpy_kernels
 
 
 def _lot_mask(rng, m, n, lots, density, dtype):
@@ -82,7 +64,7 @@ def test_native_nearest_label_equals_numpy(seed, m, n, density, halo, col_offset
     near = distance_transform_cdt(mask == 0, metric="chessboard") <= halo // 2
     rows, cols = np.nonzero(near & (mask == 0))
     got = K.nearest_label(mask, rows, cols, 1.0, halo, col_offset=col_offset, block=8)
-    want = numpy_only(K.nearest_label, mask, rows, cols, 1.0, halo, col_offset=col_offset,
+    want = numpy_kernels(K.nearest_label, mask, rows, cols, 1.0, halo, col_offset=col_offset,
                       block=8)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)

@@ -523,30 +523,20 @@ def _edt_native(feat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] |
     and its row and column (ties to the smaller column, then the nearer row, the row above on
     a tie: :func:`distance_transform`'s, bit for bit, and within any reach
     :func:`distance_within`'s). int32 (``tf_edt_i32``) where ``M * N < 2**31`` and every
-    squared distance fits, else int64 (``tf_edt``). ``feat`` must hold a feature.
+    squared distance fits, else int64 (``tf_edt_i64``). ``feat`` must hold a feature.
     """
     from .. import native
 
     m, n = feat.shape
     f8 = np.ascontiguousarray(feat, dtype=bool).view(np.uint8)
-    if m * n < 2 ** 31 and m * m + n * n < 2 ** 31:
-        kernel = native.kernel("tf_edt_i32", native.I64, native.PTR, native.I64, native.I64,
-                               native.PTR, native.PTR, native.PTR)
-        if kernel is None:
-            return None
-        d2, row, col = (np.empty((m, n), dtype=np.int32) for _ in range(3))
-        if kernel(f8.ctypes.data, m, n, d2.ctypes.data, row.ctypes.data, col.ctypes.data):
-            raise MemoryError("tf_edt_i32: out of memory")
-        return d2, row, col
-    kernel = native.kernel("tf_edt", native.I64, native.PTR, native.I64, native.I64,
-                           native.PTR, native.PTR)
+    small = m * n < 2 ** 31 and m * m + n * n < 2 ** 31
+    kernel = native.kernel("tf_edt_i32" if small else "tf_edt_i64", native.I64, native.PTR,
+                           native.I64, native.I64, native.PTR, native.PTR, native.PTR)
     if kernel is None:
         return None
-    d2 = np.empty((m, n), dtype=np.int64)
-    src = np.empty((m, n), dtype=np.int64)
-    if kernel(f8.ctypes.data, m, n, d2.ctypes.data, src.ctypes.data):
+    d2, row, col = (np.empty((m, n), dtype=np.int32 if small else np.int64) for _ in range(3))
+    if kernel(f8.ctypes.data, m, n, d2.ctypes.data, row.ctypes.data, col.ctypes.data):
         raise MemoryError("tf_edt: out of memory")
-    row, col = np.divmod(src, n)
     return d2, row, col
 
 
